@@ -1,0 +1,91 @@
+//! `izwi bench ...`
+
+use anyhow::{ensure, Result};
+use clap::Subcommand;
+use izwi_core::bench::{decode_throughput, DecodeBenchConfig};
+use izwi_core::models::llama::LlamaConfig;
+
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Decode throughput of the engine at several batch sizes, beside the dense
+    /// single-sequence path of the same model (random weights, CPU).
+    Engine {
+        /// Batch sizes to measure, comma separated.
+        #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16")]
+        batch_sizes: Vec<usize>,
+        /// Tokens each sequence decodes.
+        #[arg(long, default_value_t = 64)]
+        tokens: usize,
+        /// Prompt length of each sequence.
+        #[arg(long, default_value_t = 32)]
+        prompt: usize,
+        /// Use the tiny test model instead of the ~50M-parameter one.
+        #[arg(long)]
+        tiny: bool,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(command: BenchCommand) -> Result<()> {
+    match command {
+        BenchCommand::Engine {
+            batch_sizes,
+            tokens,
+            prompt,
+            tiny,
+            json,
+        } => {
+            ensure!(
+                !batch_sizes.is_empty() && !batch_sizes.contains(&0),
+                "batch sizes must be at least 1"
+            );
+            ensure!(
+                tokens > 0 && prompt > 0,
+                "--tokens and --prompt must be at least 1"
+            );
+            let config = DecodeBenchConfig {
+                model: if tiny {
+                    LlamaConfig::tiny()
+                } else {
+                    LlamaConfig::bench()
+                },
+                batch_sizes,
+                prompt_len: prompt,
+                new_tokens: tokens,
+                seed: 0,
+            };
+            let report = decode_throughput(&config)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+                return Ok(());
+            }
+            println!(
+                "decode throughput, llama-architecture model with {:.1}M parameters, f32, CPU, {} threads",
+                report.parameters as f64 / 1e6,
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            );
+            println!("prompt {prompt} tokens, {tokens} decoded tokens per sequence\n");
+            println!(
+                "{:<34} {:>10} {:>10} {:>12}",
+                "", "tokens", "seconds", "tokens/s"
+            );
+            println!(
+                "{:<34} {:>10} {:>10} {:>12.1}",
+                "baseline: dense path, 1 sequence", tokens, "", report.dense_tokens_per_sec
+            );
+            for row in &report.rows {
+                println!(
+                    "{:<34} {:>10} {:>10.2} {:>12.1}   x{:.2} vs batch 1",
+                    format!("engine, batch {}", row.batch_size),
+                    row.decode_tokens,
+                    row.seconds,
+                    row.tokens_per_sec,
+                    row.ratio_to_batch_1
+                );
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,36 @@
+//! `izwi`: Izwi's capabilities on the command line. Parses, calls the library, formats.
+
+mod bench;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "izwi",
+    version,
+    about = "Local speech studio: transcription, speech and voice chat on your own machine"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Measure performance.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+fn main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().command {
+        Command::Bench(command) => bench::run(command),
+    }
+}

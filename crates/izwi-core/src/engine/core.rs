@@ -1,0 +1,287 @@
+//! The step loop's body: schedule → execute → process.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::config::EngineCoreConfig;
+use super::error::{EngineError, Result};
+use super::executor::{ForwardBatch, ModelExecutor, SequenceChunk};
+use super::kv_cache::{KVCacheManager, KVCacheStats};
+use super::metrics::{MetricsCollector, Outcome};
+use super::output::{OutputProcessor, StreamingOutput};
+use super::request::{EngineCoreRequest, RequestProcessor};
+use super::scheduler::{ScheduleResult, Scheduler};
+use super::sequence::Sequence;
+use super::types::{FinishReason, RequestId};
+
+/// Owns the scheduler, the KV cache and the model; advances every request by one step
+/// at a time. Single-threaded: [`Engine`](super::Engine) runs it on its own thread.
+pub struct EngineCore {
+    scheduler: Scheduler,
+    kv_cache: KVCacheManager,
+    executor: Box<dyn ModelExecutor>,
+    requests: RequestProcessor,
+    outputs: OutputProcessor,
+    metrics: Arc<MetricsCollector>,
+    eos_token_ids: Vec<u32>,
+    max_seq_len: usize,
+}
+
+impl EngineCore {
+    pub fn new(config: EngineCoreConfig, executor: Box<dyn ModelExecutor>) -> Result<Self> {
+        config.validate()?;
+        let spec = executor.spec().clone();
+        let bytes_per_block = spec.kv_cache.bytes_per_block(config.block_size);
+        let num_blocks = config
+            .num_blocks
+            .unwrap_or(config.kv_cache_bytes / bytes_per_block.max(1));
+        if num_blocks == 0 {
+            return Err(EngineError::Config(format!(
+                "kv_cache_bytes ({}) is smaller than one block of this model ({bytes_per_block} bytes)",
+                config.kv_cache_bytes
+            )));
+        }
+        let kv_cache = KVCacheManager::new(
+            num_blocks,
+            config.block_size,
+            spec.kv_cache,
+            &spec.device,
+            config.enable_prefix_caching,
+        )?;
+        let max_seq_len = config.max_seq_len.min(spec.max_position_embeddings);
+        tracing::info!(
+            num_blocks,
+            block_size = config.block_size,
+            cache_mib = num_blocks * bytes_per_block / (1 << 20),
+            "KV cache allocated"
+        );
+        Ok(Self {
+            scheduler: Scheduler::new(&config),
+            requests: RequestProcessor::new(
+                spec.vocab_size,
+                max_seq_len,
+                config.block_size,
+                num_blocks,
+            ),
+            outputs: OutputProcessor::new(spec.audio_seconds_per_token),
+            kv_cache,
+            executor,
+            metrics: Arc::new(MetricsCollector::default()),
+            eos_token_ids: spec.eos_token_ids,
+            max_seq_len,
+        })
+    }
+
+    /// Validates a request and queues it.
+    pub fn add_request(&mut self, request: EngineCoreRequest) -> Result<RequestId> {
+        let request = self.requests.process(request)?;
+        if self.scheduler.contains(&request.id) {
+            return Err(EngineError::DuplicateRequest(request.id));
+        }
+        let id = request.id.clone();
+        self.scheduler.add_request(request);
+        Ok(id)
+    }
+
+    /// Stops a request wherever it is and frees its cache blocks at once. Returns its
+    /// final output, or None if no such request is in the engine.
+    pub fn abort_request(&mut self, id: &RequestId) -> Option<StreamingOutput> {
+        let seq = self.scheduler.abort_request(id, &mut self.kv_cache)?;
+        Some(self.finish(seq, Vec::new(), FinishReason::Aborted))
+    }
+
+    /// Aborts everything (engine shutdown).
+    pub fn abort_all(&mut self) -> Vec<StreamingOutput> {
+        self.scheduler
+            .drain(&mut self.kv_cache)
+            .into_iter()
+            .map(|seq| self.finish(seq, Vec::new(), FinishReason::Aborted))
+            .collect()
+    }
+
+    pub fn has_unfinished(&self) -> bool {
+        self.scheduler.has_unfinished()
+    }
+
+    pub fn num_waiting(&self) -> usize {
+        self.scheduler.num_waiting()
+    }
+
+    pub fn num_running(&self) -> usize {
+        self.scheduler.num_running()
+    }
+
+    pub fn kv_cache_stats(&self) -> KVCacheStats {
+        self.kv_cache.stats()
+    }
+
+    pub fn metrics(&self) -> Arc<MetricsCollector> {
+        self.metrics.clone()
+    }
+
+    /// Runs one step and returns the output chunks it produced: one per sequence that
+    /// generated a token or finished (streaming or not; the caller filters).
+    pub fn step(&mut self) -> Vec<StreamingOutput> {
+        let started = Instant::now();
+        let schedule = self.scheduler.schedule(&mut self.kv_cache);
+        if schedule.is_empty() {
+            return Vec::new();
+        }
+        let batch = self.build_batch(&schedule);
+        let outputs = match self.execute(&batch) {
+            Ok(logits) => self.process(&batch, logits),
+            Err(message) => self.fail_batch(&batch, &message),
+        };
+        self.metrics.record_step(
+            batch.sequences.len(),
+            started,
+            schedule.preempted_requests.len(),
+            schedule.chunked_prefills,
+        );
+        self.metrics
+            .set_prefix_hit_tokens(self.kv_cache.stats().prefix_hit_tokens);
+        outputs
+    }
+
+    fn build_batch(&mut self, schedule: &ScheduleResult) -> ForwardBatch {
+        let sequences = schedule
+            .scheduled()
+            .filter_map(|s| {
+                let seq = self.scheduler.running_mut(&s.request_id)?;
+                let end = s.start_pos + s.num_tokens;
+                Some(SequenceChunk {
+                    request_id: s.request_id.clone(),
+                    tokens: seq.tokens[s.start_pos..end].to_vec(),
+                    start_pos: s.start_pos,
+                    block_table: self.kv_cache.block_table(&s.request_id).to_vec(),
+                    compute_logits: end == seq.len(),
+                })
+            })
+            .collect();
+        ForwardBatch {
+            sequences,
+            block_size: self.kv_cache.block_size(),
+        }
+    }
+
+    /// Runs the model, turning an error or a panic in model code into a message so a
+    /// bad batch fails its own requests and not the engine.
+    fn execute(&mut self, batch: &ForwardBatch) -> std::result::Result<Vec<Vec<f32>>, String> {
+        let executor = &mut self.executor;
+        let layers = self.kv_cache.layers();
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            executor
+                .execute(batch, layers)
+                .and_then(|logits| logits.to_vec2::<f32>())
+        }));
+        let expected = batch.sequences.iter().filter(|s| s.compute_logits).count();
+        match result {
+            Ok(Ok(rows)) if rows.len() == expected => Ok(rows),
+            Ok(Ok(rows)) => Err(format!(
+                "the model returned {} logit rows for {expected} sequences",
+                rows.len()
+            )),
+            Ok(Err(e)) => Err(format!("model error: {e}")),
+            Err(panic) => Err(format!("model panicked: {}", panic_message(&panic))),
+        }
+    }
+
+    fn process(&mut self, batch: &ForwardBatch, logits: Vec<Vec<f32>>) -> Vec<StreamingOutput> {
+        let mut rows = logits.into_iter();
+        let mut outputs = Vec::new();
+        for chunk in &batch.sequences {
+            let Some(seq) = self.scheduler.running_mut(&chunk.request_id) else {
+                continue;
+            };
+            seq.num_computed += chunk.tokens.len();
+            let mut sampled = None;
+            if let Some(mut row) = chunk.compute_logits.then(|| rows.next()).flatten() {
+                if seq.params.return_logits {
+                    seq.logits.push(row.clone());
+                }
+                let token = seq.sampler.sample(&mut row, &seq.tokens);
+                seq.tokens.push(token);
+                seq.first_token_at.get_or_insert_with(Instant::now);
+                sampled = Some((
+                    token,
+                    stop_reason(seq, token, &self.eos_token_ids, self.max_seq_len),
+                ));
+            }
+            self.kv_cache
+                .cache_full_blocks(&seq.id, &seq.tokens, seq.num_computed);
+            match sampled {
+                Some((token, Some(reason))) => {
+                    if let Some(seq) = self
+                        .scheduler
+                        .finish_request(&chunk.request_id, &mut self.kv_cache)
+                    {
+                        outputs.push(self.finish(seq, vec![token], reason));
+                    }
+                }
+                Some((token, None)) if seq.streaming => {
+                    outputs.push(self.outputs.chunk(seq, vec![token]))
+                }
+                _ => {}
+            }
+        }
+        outputs
+    }
+
+    fn fail_batch(&mut self, batch: &ForwardBatch, message: &str) -> Vec<StreamingOutput> {
+        tracing::error!(requests = batch.sequences.len(), "step failed: {message}");
+        let mut outputs = Vec::new();
+        for chunk in &batch.sequences {
+            if let Some(seq) = self
+                .scheduler
+                .finish_request(&chunk.request_id, &mut self.kv_cache)
+            {
+                outputs.push(self.finish(
+                    seq,
+                    Vec::new(),
+                    FinishReason::Failed(message.to_owned()),
+                ));
+            }
+        }
+        outputs
+    }
+
+    fn finish(&mut self, seq: Sequence, tokens: Vec<u32>, reason: FinishReason) -> StreamingOutput {
+        let outcome = match reason {
+            FinishReason::Aborted => Outcome::Aborted,
+            FinishReason::Failed(_) => Outcome::Failed,
+            FinishReason::Stop | FinishReason::Length => Outcome::Completed,
+        };
+        let generated = seq.output_tokens().len();
+        let output = self.outputs.finish(seq, tokens, reason);
+        if let Some(done) = &output.finished {
+            self.metrics.record_request(&done.stats, generated, outcome);
+        }
+        output
+    }
+}
+
+fn stop_reason(
+    seq: &Sequence,
+    token: u32,
+    eos_token_ids: &[u32],
+    max_seq_len: usize,
+) -> Option<FinishReason> {
+    if (!seq.params.ignore_eos && eos_token_ids.contains(&token))
+        || seq.params.stop_token_ids.contains(&token)
+    {
+        Some(FinishReason::Stop)
+    } else if seq.output_tokens().len() >= seq.params.max_tokens || seq.len() >= max_seq_len {
+        Some(FinishReason::Length)
+    } else {
+        None
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}

@@ -1,0 +1,74 @@
+//! The boundary between the engine and a model: what one step asks a model to compute.
+
+use candle_core::{Device, Tensor};
+
+use super::kv_cache::{KvCacheShape, LayerKvCache};
+use super::types::{BlockId, RequestId};
+
+/// What the engine needs to know about a model to schedule it and size its cache.
+#[derive(Debug, Clone)]
+pub struct ModelSpec {
+    pub vocab_size: usize,
+    /// Longest sequence the model's positions allow.
+    pub max_position_embeddings: usize,
+    pub eos_token_ids: Vec<u32>,
+    pub kv_cache: KvCacheShape,
+    pub device: Device,
+    /// Seconds of audio one generated token stands for (codec-token TTS models), used
+    /// for the real-time factor; None for text output.
+    pub audio_seconds_per_token: Option<f64>,
+}
+
+/// The new tokens of one sequence in a step.
+#[derive(Debug, Clone)]
+pub struct SequenceChunk {
+    pub request_id: RequestId,
+    /// Tokens to run this step (a prefill chunk, or the last sampled token).
+    pub tokens: Vec<u32>,
+    /// Tokens of the sequence already in the cache: the position of `tokens[0]`.
+    pub start_pos: usize,
+    /// Physical blocks of the sequence, in position order, covering every position up to
+    /// `start_pos + tokens.len()`.
+    pub block_table: Vec<BlockId>,
+    /// Whether the last token's logits are needed (the chunk ends the sequence).
+    pub compute_logits: bool,
+}
+
+impl SequenceChunk {
+    /// Positions visible after this step.
+    pub fn context_len(&self) -> usize {
+        self.start_pos + self.tokens.len()
+    }
+
+    /// The cache slot (block * block_size + offset) that holds position `pos`.
+    pub fn slot(&self, pos: usize, block_size: usize) -> u32 {
+        self.block_table[pos / block_size] * block_size as u32 + (pos % block_size) as u32
+    }
+}
+
+/// Every sequence scheduled in one step, run in one forward pass.
+#[derive(Debug, Clone)]
+pub struct ForwardBatch {
+    pub sequences: Vec<SequenceChunk>,
+    pub block_size: usize,
+}
+
+impl ForwardBatch {
+    pub fn num_tokens(&self) -> usize {
+        self.sequences.iter().map(|s| s.tokens.len()).sum()
+    }
+}
+
+/// A model the engine can run.
+pub trait ModelExecutor: Send {
+    fn spec(&self) -> &ModelSpec;
+
+    /// Runs one step: writes the K/V of every token of `batch` into `kv_cache` through
+    /// the block tables, attends over the cached contexts, and returns the logits
+    /// (`[n, vocab]`, f32) of the sequences with `compute_logits`, in batch order.
+    fn execute(
+        &mut self,
+        batch: &ForwardBatch,
+        kv_cache: &[LayerKvCache],
+    ) -> candle_core::Result<Tensor>;
+}

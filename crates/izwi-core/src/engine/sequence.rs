@@ -1,0 +1,72 @@
+//! The state of one request while the engine holds it.
+
+use std::time::Instant;
+
+use super::request::EngineCoreRequest;
+use super::types::{GenerationParams, Priority, RequestId};
+use crate::models::shared::sampling::Sampler;
+
+pub struct Sequence {
+    pub id: RequestId,
+    /// Prompt followed by the generated tokens.
+    pub tokens: Vec<u32>,
+    pub prompt_len: usize,
+    /// Leading tokens whose K/V are in the cache. Reset to 0 when preempted: the
+    /// sequence is then recomputed from its tokens.
+    pub num_computed: usize,
+    pub params: GenerationParams,
+    pub priority: Priority,
+    pub streaming: bool,
+    /// Admission order, the FCFS key.
+    pub arrival_order: u64,
+    pub sampler: Sampler,
+    /// Logits of each generated token, kept when `params.return_logits`.
+    pub logits: Vec<Vec<f32>>,
+    pub arrived_at: Instant,
+    pub first_scheduled_at: Option<Instant>,
+    pub first_token_at: Option<Instant>,
+    pub num_preemptions: u32,
+}
+
+impl Sequence {
+    pub fn new(request: EngineCoreRequest, arrival_order: u64) -> Self {
+        Self {
+            id: request.id,
+            prompt_len: request.prompt_tokens.len(),
+            tokens: request.prompt_tokens,
+            num_computed: 0,
+            sampler: Sampler::new(&request.params),
+            params: request.params,
+            priority: request.priority,
+            streaming: request.streaming,
+            arrival_order,
+            logits: Vec::new(),
+            arrived_at: Instant::now(),
+            first_scheduled_at: None,
+            first_token_at: None,
+            num_preemptions: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.tokens.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    pub fn output_tokens(&self) -> &[u32] {
+        &self.tokens[self.prompt_len..]
+    }
+
+    /// Tokens not yet in the cache.
+    pub fn num_uncomputed(&self) -> usize {
+        self.tokens.len() - self.num_computed
+    }
+
+    /// Whether only the last sampled token is left to run (the decode phase).
+    pub fn is_decoding(&self) -> bool {
+        self.num_computed >= self.prompt_len && self.num_uncomputed() == 1
+    }
+}

@@ -1,0 +1,98 @@
+use serde::{Deserialize, Serialize};
+
+/// The fields of a Hugging Face `LlamaConfig` (config.json) that the model uses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlamaConfig {
+    pub vocab_size: usize,
+    pub hidden_size: usize,
+    pub intermediate_size: usize,
+    pub num_hidden_layers: usize,
+    pub num_attention_heads: usize,
+    #[serde(default)]
+    pub num_key_value_heads: Option<usize>,
+    #[serde(default)]
+    pub head_dim: Option<usize>,
+    #[serde(default = "default_eps")]
+    pub rms_norm_eps: f64,
+    #[serde(default = "default_theta")]
+    pub rope_theta: f64,
+    #[serde(default = "default_max_positions")]
+    pub max_position_embeddings: usize,
+    #[serde(default)]
+    pub tie_word_embeddings: bool,
+    #[serde(default)]
+    pub eos_token_id: Option<EosTokens>,
+}
+
+/// `eos_token_id` is a number or a list of numbers in config.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum EosTokens {
+    One(u32),
+    Many(Vec<u32>),
+}
+
+fn default_eps() -> f64 {
+    1e-6
+}
+fn default_theta() -> f64 {
+    10_000.0
+}
+fn default_max_positions() -> usize {
+    4096
+}
+
+impl LlamaConfig {
+    pub fn num_kv_heads(&self) -> usize {
+        self.num_key_value_heads.unwrap_or(self.num_attention_heads)
+    }
+
+    pub fn head_dim(&self) -> usize {
+        self.head_dim
+            .unwrap_or(self.hidden_size / self.num_attention_heads)
+    }
+
+    pub fn eos_token_ids(&self) -> Vec<u32> {
+        match &self.eos_token_id {
+            None => Vec::new(),
+            Some(EosTokens::One(id)) => vec![*id],
+            Some(EosTokens::Many(ids)) => ids.clone(),
+        }
+    }
+
+    /// A few-hundred-kilobyte model for tests: 2 layers, 4 query heads sharing 2 KV heads.
+    pub fn tiny() -> Self {
+        Self {
+            vocab_size: 256,
+            hidden_size: 64,
+            intermediate_size: 128,
+            num_hidden_layers: 2,
+            num_attention_heads: 4,
+            num_key_value_heads: Some(2),
+            head_dim: None,
+            rms_norm_eps: 1e-6,
+            rope_theta: 10_000.0,
+            max_position_embeddings: 1024,
+            tie_word_embeddings: false,
+            eos_token_id: Some(EosTokens::One(0)),
+        }
+    }
+
+    /// About 50M parameters (the size of a small speech decoder), for benchmarks.
+    pub fn bench() -> Self {
+        Self {
+            vocab_size: 16_384,
+            hidden_size: 768,
+            intermediate_size: 2048,
+            num_hidden_layers: 6,
+            num_attention_heads: 12,
+            num_key_value_heads: Some(4),
+            head_dim: None,
+            rms_norm_eps: 1e-6,
+            rope_theta: 10_000.0,
+            max_position_embeddings: 4096,
+            tie_word_embeddings: true,
+            eos_token_id: Some(EosTokens::One(0)),
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! Model families that run on the engine. Each folder holds a family's config, weight
+//! loading, modules and its [`ModelExecutor`](crate::engine::ModelExecutor) glue;
+//! `shared` holds what families have in common.
+
+pub mod llama;
+pub mod shared;

@@ -1,0 +1,6 @@
+//! Building blocks every model family shares.
+
+pub mod paged_attention;
+pub mod rope;
+pub mod sampling;
+pub mod weights;

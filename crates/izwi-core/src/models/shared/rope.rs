@@ -1,0 +1,50 @@
+//! Rotary position embeddings (the rotate-half layout of Llama, Qwen and friends).
+
+use candle_core::{DType, Device, Result, Tensor};
+
+/// Precomputed cos/sin tables, applied to tokens at arbitrary positions so that one
+/// batch can mix sequences at different offsets.
+#[derive(Debug, Clone)]
+pub struct RotaryEmbedding {
+    cos: Tensor,
+    sin: Tensor,
+}
+
+impl RotaryEmbedding {
+    pub fn new(
+        head_dim: usize,
+        max_positions: usize,
+        theta: f64,
+        dtype: DType,
+        device: &Device,
+    ) -> Result<Self> {
+        let inv_freq: Vec<f32> = (0..head_dim / 2)
+            .map(|i| (1.0 / theta.powf(2.0 * i as f64 / head_dim as f64)) as f32)
+            .collect();
+        let inv_freq = Tensor::from_vec(inv_freq, (1, head_dim / 2), device)?;
+        let positions = Tensor::arange(0u32, max_positions as u32, device)?
+            .to_dtype(DType::F32)?
+            .reshape((max_positions, 1))?;
+        let freqs = positions.broadcast_mul(&inv_freq)?;
+        Ok(Self {
+            cos: freqs.cos()?.to_dtype(dtype)?,
+            sin: freqs.sin()?.to_dtype(dtype)?,
+        })
+    }
+
+    /// Rotates `x` (`[tokens, heads, head_dim]`, contiguous), token `i` by `positions[i]`.
+    pub fn apply(&self, x: &Tensor, positions: &Tensor) -> Result<Tensor> {
+        let (tokens, heads, dim) = x.dims3()?;
+        // Each token is its own batch entry of length one, with its own angle.
+        let cos = self
+            .cos
+            .index_select(positions, 0)?
+            .reshape((tokens, 1, dim / 2))?;
+        let sin = self
+            .sin
+            .index_select(positions, 0)?
+            .reshape((tokens, 1, dim / 2))?;
+        candle_nn::rotary_emb::rope(&x.reshape((tokens, heads, 1, dim))?, &cos, &sin)?
+            .reshape((tokens, heads, dim))
+    }
+}
