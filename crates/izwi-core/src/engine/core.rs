@@ -131,7 +131,24 @@ impl EngineCore {
         let batch = self.build_batch(&schedule);
         let outputs = match self.execute(&batch) {
             Ok(logits) => self.process(&batch, logits),
-            Err(message) => self.fail_batch(&batch, &message),
+            Err(message) if batch.sequences.len() == 1 => self.fail_batch(&batch, &message),
+            Err(message) => {
+                // Find the culprit: run each sequence alone so the others still go on.
+                // Rewriting the same K/V into the same slots is harmless.
+                tracing::warn!("batched step failed ({message}); retrying its sequences one by one");
+                let mut outputs = Vec::new();
+                for chunk in &batch.sequences {
+                    let single = ForwardBatch {
+                        sequences: vec![chunk.clone()],
+                        block_size: batch.block_size,
+                    };
+                    outputs.extend(match self.execute(&single) {
+                        Ok(logits) => self.process(&single, logits),
+                        Err(message) => self.fail_batch(&single, &message),
+                    });
+                }
+                outputs
+            }
         };
         self.metrics.record_step(
             batch.sequences.len(),
@@ -229,7 +246,7 @@ impl EngineCore {
     }
 
     fn fail_batch(&mut self, batch: &ForwardBatch, message: &str) -> Vec<StreamingOutput> {
-        tracing::error!(requests = batch.sequences.len(), "step failed: {message}");
+        tracing::error!(requests = batch.sequences.len(), "request failed: {message}");
         let mut outputs = Vec::new();
         for chunk in &batch.sequences {
             if let Some(seq) = self

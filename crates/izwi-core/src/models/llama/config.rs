@@ -14,8 +14,19 @@ pub struct LlamaConfig {
     pub head_dim: Option<usize>,
     #[serde(default = "default_eps")]
     pub rms_norm_eps: f64,
-    #[serde(default = "default_theta")]
-    pub rope_theta: f64,
+    /// transformers before 5.0 keeps the RoPE base here...
+    #[serde(default)]
+    pub rope_theta: Option<f64>,
+    /// ...and 5.x here, with the scaling type.
+    #[serde(default)]
+    pub rope_parameters: Option<RopeParameters>,
+    /// Long-context RoPE scaling (transformers before 5.0); not supported.
+    #[serde(default)]
+    pub rope_scaling: Option<serde_json::Value>,
+    #[serde(default)]
+    pub attention_bias: bool,
+    #[serde(default)]
+    pub mlp_bias: bool,
     #[serde(default = "default_max_positions")]
     pub max_position_embeddings: usize,
     #[serde(default)]
@@ -32,11 +43,16 @@ pub enum EosTokens {
     Many(Vec<u32>),
 }
 
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RopeParameters {
+    #[serde(default)]
+    pub rope_theta: Option<f64>,
+    #[serde(default)]
+    pub rope_type: Option<String>,
+}
+
 fn default_eps() -> f64 {
     1e-6
-}
-fn default_theta() -> f64 {
-    10_000.0
 }
 fn default_max_positions() -> usize {
     4096
@@ -50,6 +66,37 @@ impl LlamaConfig {
     pub fn head_dim(&self) -> usize {
         self.head_dim
             .unwrap_or(self.hidden_size / self.num_attention_heads)
+    }
+
+    pub fn rope_theta(&self) -> f64 {
+        self.rope_parameters
+            .as_ref()
+            .and_then(|p| p.rope_theta)
+            .or(self.rope_theta)
+            .unwrap_or(10_000.0)
+    }
+
+    /// Refuses checkpoints whose features this implementation lacks, rather than
+    /// running them wrong.
+    pub fn check_supported(&self) -> Result<(), String> {
+        let rope_type = self.rope_parameters.as_ref().and_then(|p| p.rope_type.as_deref());
+        if !matches!(rope_type, None | Some("default")) {
+            return Err(format!("RoPE type {rope_type:?} is not supported"));
+        }
+        if self.rope_scaling.as_ref().is_some_and(|v| !v.is_null()) {
+            return Err("RoPE scaling is not supported".into());
+        }
+        if self.attention_bias || self.mlp_bias {
+            return Err("attention or MLP biases are not supported".into());
+        }
+        if self.num_attention_heads % self.num_kv_heads() != 0 {
+            return Err(format!(
+                "{} attention heads cannot share {} key/value heads evenly",
+                self.num_attention_heads,
+                self.num_kv_heads()
+            ));
+        }
+        Ok(())
     }
 
     pub fn eos_token_ids(&self) -> Vec<u32> {
@@ -71,7 +118,11 @@ impl LlamaConfig {
             num_key_value_heads: Some(2),
             head_dim: None,
             rms_norm_eps: 1e-6,
-            rope_theta: 10_000.0,
+            rope_theta: None,
+            rope_parameters: None,
+            rope_scaling: None,
+            attention_bias: false,
+            mlp_bias: false,
             max_position_embeddings: 1024,
             tie_word_embeddings: false,
             eos_token_id: Some(EosTokens::One(0)),
@@ -89,7 +140,11 @@ impl LlamaConfig {
             num_key_value_heads: Some(4),
             head_dim: None,
             rms_norm_eps: 1e-6,
-            rope_theta: 10_000.0,
+            rope_theta: None,
+            rope_parameters: None,
+            rope_scaling: None,
+            attention_bias: false,
+            mlp_bias: false,
             max_position_embeddings: 4096,
             tie_word_embeddings: true,
             eos_token_id: Some(EosTokens::One(0)),

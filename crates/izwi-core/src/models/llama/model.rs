@@ -136,6 +136,7 @@ pub struct Llama {
 impl Llama {
     /// Builds the model from weights named as in Hugging Face's `LlamaForCausalLM`.
     pub fn load(config: LlamaConfig, vb: VarBuilder) -> Result<Self> {
+        config.check_supported().map_err(candle_core::Error::msg)?;
         let device = vb.device().clone();
         let dtype = vb.dtype();
         let embed_tokens = embedding(
@@ -155,7 +156,7 @@ impl Llama {
         let rope = RotaryEmbedding::new(
             config.head_dim(),
             config.max_position_embeddings,
-            config.rope_theta,
+            config.rope_theta(),
             dtype,
             &device,
         )?;
