@@ -33,9 +33,13 @@ impl EngineCore {
         config.validate()?;
         let spec = executor.spec().clone();
         let bytes_per_block = spec.kv_cache.bytes_per_block(config.block_size);
+        let max_seq_len = config.max_seq_len.min(spec.max_position_embeddings);
+        // Running sequences can never hold more than a full batch of full contexts;
+        // memory beyond that would sit idle, so the byte limit is a ceiling, not a target.
+        let useful_blocks = config.max_batch_size * max_seq_len.div_ceil(config.block_size);
         let num_blocks = config
             .num_blocks
-            .unwrap_or(config.kv_cache_bytes / bytes_per_block.max(1));
+            .unwrap_or((config.kv_cache_bytes / bytes_per_block.max(1)).min(useful_blocks));
         if num_blocks == 0 {
             return Err(EngineError::Config(format!(
                 "kv_cache_bytes ({}) is smaller than one block of this model ({bytes_per_block} bytes)",
@@ -49,7 +53,6 @@ impl EngineCore {
             &spec.device,
             config.enable_prefix_caching,
         )?;
-        let max_seq_len = config.max_seq_len.min(spec.max_position_embeddings);
         tracing::info!(
             num_blocks,
             block_size = config.block_size,

@@ -1,10 +1,11 @@
 use std::path::Path;
 
 use candle_core::{DType, Device, Module, Result, Tensor};
-use candle_nn::{embedding, linear_no_bias, rms_norm, Embedding, Linear, RmsNorm, VarBuilder};
+use candle_nn::{embedding, rms_norm, Embedding, RmsNorm, VarBuilder};
 
 use super::config::LlamaConfig;
 use crate::engine::{ForwardBatch, KvCacheShape, LayerKvCache, ModelExecutor, ModelSpec};
+use crate::models::shared::linear::Linear;
 use crate::models::shared::paged_attention::PagedAttentionMetadata;
 use crate::models::shared::rope::RotaryEmbedding;
 use crate::models::shared::weights::{load_safetensors, random_weights};
@@ -23,10 +24,10 @@ impl Attention {
     fn load(cfg: &LlamaConfig, vb: VarBuilder) -> Result<Self> {
         let (heads, kv_heads, dim) = (cfg.num_attention_heads, cfg.num_kv_heads(), cfg.head_dim());
         Ok(Self {
-            q_proj: linear_no_bias(cfg.hidden_size, heads * dim, vb.pp("q_proj"))?,
-            k_proj: linear_no_bias(cfg.hidden_size, kv_heads * dim, vb.pp("k_proj"))?,
-            v_proj: linear_no_bias(cfg.hidden_size, kv_heads * dim, vb.pp("v_proj"))?,
-            o_proj: linear_no_bias(heads * dim, cfg.hidden_size, vb.pp("o_proj"))?,
+            q_proj: Linear::load_no_bias(cfg.hidden_size, heads * dim, vb.pp("q_proj"))?,
+            k_proj: Linear::load_no_bias(cfg.hidden_size, kv_heads * dim, vb.pp("k_proj"))?,
+            v_proj: Linear::load_no_bias(cfg.hidden_size, kv_heads * dim, vb.pp("v_proj"))?,
+            o_proj: Linear::load_no_bias(heads * dim, cfg.hidden_size, vb.pp("o_proj"))?,
             num_heads: heads,
             num_kv_heads: kv_heads,
             head_dim: dim,
@@ -70,9 +71,9 @@ struct Mlp {
 impl Mlp {
     fn load(cfg: &LlamaConfig, vb: VarBuilder) -> Result<Self> {
         Ok(Self {
-            gate_proj: linear_no_bias(cfg.hidden_size, cfg.intermediate_size, vb.pp("gate_proj"))?,
-            up_proj: linear_no_bias(cfg.hidden_size, cfg.intermediate_size, vb.pp("up_proj"))?,
-            down_proj: linear_no_bias(cfg.intermediate_size, cfg.hidden_size, vb.pp("down_proj"))?,
+            gate_proj: Linear::load_no_bias(cfg.hidden_size, cfg.intermediate_size, vb.pp("gate_proj"))?,
+            up_proj: Linear::load_no_bias(cfg.hidden_size, cfg.intermediate_size, vb.pp("up_proj"))?,
+            down_proj: Linear::load_no_bias(cfg.intermediate_size, cfg.hidden_size, vb.pp("down_proj"))?,
         })
     }
 
@@ -149,9 +150,9 @@ impl Llama {
             .collect::<Result<Vec<_>>>()?;
         let norm = rms_norm(config.hidden_size, config.rms_norm_eps, vb.pp("model.norm"))?;
         let lm_head = if config.tie_word_embeddings {
-            Linear::new(embed_tokens.embeddings().clone(), None)
+            Linear::new(embed_tokens.embeddings(), None)?
         } else {
-            linear_no_bias(config.hidden_size, config.vocab_size, vb.pp("lm_head"))?
+            Linear::load_no_bias(config.hidden_size, config.vocab_size, vb.pp("lm_head"))?
         };
         let rope = RotaryEmbedding::new(
             config.head_dim(),
