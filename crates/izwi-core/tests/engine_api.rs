@@ -8,8 +8,8 @@ use std::time::Duration;
 use candle_core::Tensor;
 use common::*;
 use izwi_core::engine::{
-    Engine, EngineCoreConfig, EngineCoreRequest, EngineError, FinishReason, ForwardBatch, GenerationParams,
-    LayerKvCache, ModelExecutor, ModelSpec, Priority,
+    Engine, EngineCoreConfig, EngineCoreRequest, EngineError, FinishReason, ForwardBatch,
+    GenerationParams, LayerKvCache, ModelExecutor, ModelSpec, Priority,
 };
 use izwi_core::models::llama::Llama;
 
@@ -48,7 +48,11 @@ async fn generate_returns_the_reference_tokens_and_stats() {
     let (want, _) = reference_decode(&tiny_model(), &prompt, &greedy(12));
     assert_eq!(out.tokens, want);
     assert_eq!(out.prompt_len, prompt.len());
-    let reason = if want.len() == 12 { FinishReason::Length } else { FinishReason::Stop };
+    let reason = if want.len() == 12 {
+        FinishReason::Length
+    } else {
+        FinishReason::Stop
+    };
     assert_eq!(out.finish_reason, reason);
     assert!(out.stats.time_to_first_token.is_some());
     assert_eq!(out.stats.rtf, None, "a text model has no real-time factor");
@@ -80,7 +84,10 @@ async fn streaming_sends_every_token_in_order_then_the_output() {
         }
     };
     assert_eq!(streamed.len(), 20);
-    assert_eq!(streamed, output.tokens, "the stream carries exactly the output");
+    assert_eq!(
+        streamed, output.tokens,
+        "the stream carries exactly the output"
+    );
     assert_eq!(output.finish_reason, FinishReason::Length);
     assert!(rx.recv().await.is_none(), "nothing after the final chunk");
 }
@@ -104,7 +111,10 @@ async fn abort_frees_the_blocks_before_returning() {
         }
     };
     assert_eq!(last.finish_reason, FinishReason::Aborted);
-    assert!(!engine.abort_request(&id).await.expect("abort"), "already gone");
+    assert!(
+        !engine.abort_request(&id).await.expect("abort"),
+        "already gone"
+    );
     assert_eq!(engine.metrics().aborted_requests, 1);
 }
 
@@ -117,7 +127,10 @@ async fn dropping_the_receiver_aborts_the_request() {
         .expect("stream");
     drop(rx);
     until_idle(&engine).await;
-    assert_eq!(engine.kv_cache_stats().await.expect("stats").used_blocks(), 0);
+    assert_eq!(
+        engine.kv_cache_stats().await.expect("stats").used_blocks(),
+        0
+    );
     let pending = engine
         .add_request(EngineCoreRequest::new(vec![9; 10]).with_params(endless()))
         .await
@@ -139,25 +152,43 @@ async fn bad_requests_fail_at_once_with_the_reason_and_the_engine_goes_on() {
         max_tokens: 10,
         ..GenerationParams::default()
     });
-    let err = engine.generate(too_large).await.expect_err("cannot fit the cache");
+    let err = engine
+        .generate(too_large)
+        .await
+        .expect_err("cannot fit the cache");
     assert!(
-        matches!(err, EngineError::RequestTooLarge { tokens: 70, needed_blocks: 5, total_blocks: 4 }),
+        matches!(
+            err,
+            EngineError::RequestTooLarge {
+                tokens: 70,
+                needed_blocks: 5,
+                total_blocks: 4
+            }
+        ),
         "{err}"
     );
-    let err = engine.generate(EngineCoreRequest::new(vec![])).await.expect_err("empty prompt");
+    let err = engine
+        .generate(EngineCoreRequest::new(vec![]))
+        .await
+        .expect_err("empty prompt");
     assert!(err.to_string().contains("prompt is empty"), "{err}");
-    let err = engine.generate(EngineCoreRequest::new(vec![1, 9999])).await.expect_err("bad token");
+    let err = engine
+        .generate(EngineCoreRequest::new(vec![1, 9999]))
+        .await
+        .expect_err("bad token");
     assert!(err.to_string().contains("outside the vocabulary"), "{err}");
     let ok = engine
         .generate(EngineCoreRequest::new(vec![1; 10]).with_params(greedy(5)))
         .await
         .expect("a fitting request still runs");
     assert!(!ok.tokens.is_empty());
-    let request = EngineCoreRequest::new(vec![1]).with_id("same").with_params(GenerationParams {
-        max_tokens: 40,
-        ignore_eos: true,
-        ..GenerationParams::default()
-    });
+    let request = EngineCoreRequest::new(vec![1])
+        .with_id("same")
+        .with_params(GenerationParams {
+            max_tokens: 40,
+            ignore_eos: true,
+            ..GenerationParams::default()
+        });
     let first = engine.add_request(request.clone()).await.expect("first");
     let err = engine
         .add_request(request)
@@ -172,14 +203,21 @@ async fn bad_requests_fail_at_once_with_the_reason_and_the_engine_goes_on() {
 async fn stop_ends_pending_requests_as_aborted_and_refuses_new_ones() {
     let engine = Arc::new(engine());
     let pending = engine
-        .add_request(EngineCoreRequest::new(vec![3; 8]).with_params(endless()).with_priority(Priority::High))
+        .add_request(
+            EngineCoreRequest::new(vec![3; 8])
+                .with_params(endless())
+                .with_priority(Priority::High),
+        )
         .await
         .expect("add");
     engine.stop();
     engine.run().await; // resolves once stopped
     let out = pending.wait().await.expect("final output");
     assert_eq!(out.finish_reason, FinishReason::Aborted);
-    let err = engine.generate(EngineCoreRequest::new(vec![1])).await.expect_err("stopped");
+    let err = engine
+        .generate(EngineCoreRequest::new(vec![1]))
+        .await
+        .expect_err("stopped");
     assert!(matches!(err, EngineError::Stopped));
 }
 
@@ -196,7 +234,11 @@ impl ModelExecutor for Poisoned {
         self.model.spec()
     }
 
-    fn execute(&mut self, batch: &ForwardBatch, kv_cache: &[LayerKvCache]) -> candle_core::Result<Tensor> {
+    fn execute(
+        &mut self,
+        batch: &ForwardBatch,
+        kv_cache: &[LayerKvCache],
+    ) -> candle_core::Result<Tensor> {
         let has = |t: u32| batch.sequences.iter().any(|s| s.tokens.contains(&t));
         if has(self.panic_token) {
             panic!("poisoned by token {}", self.panic_token);
@@ -215,12 +257,26 @@ async fn a_failing_request_fails_alone() {
         error_token: 250,
         panic_token: 251,
     };
-    let engine = Arc::new(Engine::new(EngineCoreConfig::default(), Box::new(executor)).expect("engine"));
-    let prompts: Vec<Vec<u32>> = vec![vec![4, 5, 6], vec![4, 250, 6], vec![8, 9], vec![251, 1], vec![10, 11, 12, 13]];
+    let engine =
+        Arc::new(Engine::new(EngineCoreConfig::default(), Box::new(executor)).expect("engine"));
+    let prompts: Vec<Vec<u32>> = vec![
+        vec![4, 5, 6],
+        vec![4, 250, 6],
+        vec![8, 9],
+        vec![251, 1],
+        vec![10, 11, 12, 13],
+    ];
     let mut tasks = tokio::task::JoinSet::new();
     for (i, prompt) in prompts.iter().enumerate() {
         let (engine, prompt) = (engine.clone(), prompt.clone());
-        tasks.spawn(async move { (i, engine.generate(EngineCoreRequest::new(prompt).with_params(greedy(6))).await) });
+        tasks.spawn(async move {
+            (
+                i,
+                engine
+                    .generate(EngineCoreRequest::new(prompt).with_params(greedy(6)))
+                    .await,
+            )
+        });
     }
     while let Some(joined) = tasks.join_next().await {
         let (i, result) = joined.expect("task");
@@ -231,7 +287,11 @@ async fn a_failing_request_fails_alone() {
             }
             3 => {
                 let err = result.expect_err("the panicking request fails");
-                assert!(err.to_string().contains("model panicked: poisoned by token 251"), "{err}");
+                assert!(
+                    err.to_string()
+                        .contains("model panicked: poisoned by token 251"),
+                    "{err}"
+                );
             }
             _ => {
                 let out = result.expect("healthy requests succeed");

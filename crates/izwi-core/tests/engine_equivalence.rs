@@ -13,14 +13,31 @@ use izwi_core::engine::{Engine, EngineCore, EngineCoreRequest, FinishReason, Req
 
 const LOGITS_TOLERANCE: f32 = 1e-4;
 
-fn check_against_reference(prompt: &[u32], max_tokens: usize, tokens: &[u32], logits: &[Vec<f32>], label: &str) {
+fn check_against_reference(
+    prompt: &[u32],
+    max_tokens: usize,
+    tokens: &[u32],
+    logits: &[Vec<f32>],
+    label: &str,
+) {
     let model = tiny_model();
     let (want_tokens, want_logits) = reference_decode(&model, prompt, &greedy(max_tokens));
-    assert_eq!(tokens, want_tokens.as_slice(), "{label}: tokens differ from the dense reference");
-    assert_eq!(logits.len(), want_logits.len(), "{label}: one logits row per token");
+    assert_eq!(
+        tokens,
+        want_tokens.as_slice(),
+        "{label}: tokens differ from the dense reference"
+    );
+    assert_eq!(
+        logits.len(),
+        want_logits.len(),
+        "{label}: one logits row per token"
+    );
     for (i, (got, want)) in logits.iter().zip(&want_logits).enumerate() {
         let diff = max_abs_diff(got, want);
-        assert!(diff <= LOGITS_TOLERANCE, "{label}: token {i} logits differ by {diff}");
+        assert!(
+            diff <= LOGITS_TOLERANCE,
+            "{label}: token {i} logits differ by {diff}"
+        );
     }
 }
 
@@ -39,7 +56,8 @@ fn paged_batched_engine_equals_sequential_dense_decoding() {
     while done.len() < w.prompts.len() {
         while next < order.len() && (w.arrivals[order[next]] <= step || !core.has_unfinished()) {
             let i = order[next];
-            let request = EngineCoreRequest::new(w.prompts[i].clone()).with_params(greedy(w.max_tokens[i]));
+            let request =
+                EngineCoreRequest::new(w.prompts[i].clone()).with_params(greedy(w.max_tokens[i]));
             ids.insert(core.add_request(request).expect("request accepted"), i);
             next += 1;
         }
@@ -53,16 +71,40 @@ fn paged_batched_engine_equals_sequential_dense_decoding() {
     }
 
     for (i, out) in &done {
-        assert!(matches!(out.finish_reason, FinishReason::Stop | FinishReason::Length));
-        check_against_reference(&w.prompts[*i], w.max_tokens[*i], &out.tokens, &out.logits, &format!("request {i}"));
+        assert!(matches!(
+            out.finish_reason,
+            FinishReason::Stop | FinishReason::Length
+        ));
+        check_against_reference(
+            &w.prompts[*i],
+            w.max_tokens[*i],
+            &out.tokens,
+            &out.logits,
+            &format!("request {i}"),
+        );
     }
     let stats = core.kv_cache_stats();
-    assert_eq!(stats.free_blocks, total_blocks, "every block is back on the free list");
+    assert_eq!(
+        stats.free_blocks, total_blocks,
+        "every block is back on the free list"
+    );
     let metrics = core.metrics().snapshot();
-    assert!(metrics.chunked_prefills > 0, "the workload must exercise chunked prefill");
-    assert!(metrics.preemptions > 0, "the workload must exercise preemption");
-    assert!(metrics.prefix_hit_tokens > 0, "the workload must exercise prefix reuse");
-    assert!(metrics.avg_batch_size > 1.5, "sequences must actually be batched");
+    assert!(
+        metrics.chunked_prefills > 0,
+        "the workload must exercise chunked prefill"
+    );
+    assert!(
+        metrics.preemptions > 0,
+        "the workload must exercise preemption"
+    );
+    assert!(
+        metrics.prefix_hit_tokens > 0,
+        "the workload must exercise prefix reuse"
+    );
+    assert!(
+        metrics.avg_batch_size > 1.5,
+        "sequences must actually be batched"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -82,8 +124,17 @@ async fn threaded_engine_with_requests_at_random_times_equals_reference() {
     while let Some(joined) = tasks.join_next().await {
         let (i, result) = joined.expect("task");
         let out = result.expect("generation succeeds");
-        check_against_reference(&w.prompts[i], w.max_tokens[i], &out.tokens, &out.logits, &format!("request {i}"));
+        check_against_reference(
+            &w.prompts[i],
+            w.max_tokens[i],
+            &out.tokens,
+            &out.logits,
+            &format!("request {i}"),
+        );
     }
     let stats = engine.kv_cache_stats().await.expect("status");
-    assert_eq!(stats.free_blocks, stats.total_blocks, "every block is back on the free list");
+    assert_eq!(
+        stats.free_blocks, stats.total_blocks,
+        "every block is back on the free list"
+    );
 }

@@ -46,7 +46,10 @@ fn assert_logits_match(got: &[Vec<f32>], want: &[Vec<f32>], label: &str) {
     assert_eq!(got.len(), want.len(), "{label}");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         let diff = max_abs_diff(g, w);
-        assert!(diff <= TOLERANCE, "{label}: step {i} logits differ from transformers by {diff}");
+        assert!(
+            diff <= TOLERANCE,
+            "{label}: step {i} logits differ from transformers by {diff}"
+        );
     }
 }
 
@@ -55,7 +58,9 @@ fn dense_path_matches_transformers() {
     let model = load();
     for (n, case) in reference().cases.iter().enumerate() {
         let mut cache = DenseKvCache::default();
-        let mut logits = model.forward_dense(&case.prompt, &mut cache).expect("forward");
+        let mut logits = model
+            .forward_dense(&case.prompt, &mut cache)
+            .expect("forward");
         let (mut tokens, mut rows) = (Vec::new(), Vec::new());
         while tokens.len() < case.greedy_tokens.len() {
             let row = logits.to_vec1::<f32>().expect("row");
@@ -108,15 +113,29 @@ fn paged_engine_matches_transformers() {
 fn unsupported_checkpoints_are_refused_by_name() {
     let dir = std::env::temp_dir().join(format!("izwi-llama-scaled-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let mut config: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture().join("config.json")).expect("config")).expect("json");
+    let mut config: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture().join("config.json")).expect("config"),
+    )
+    .expect("json");
     config["rope_parameters"]["rope_type"] = "llama3".into();
     std::fs::write(dir.join("config.json"), config.to_string()).expect("write");
-    std::fs::copy(fixture().join("model.safetensors"), dir.join("model.safetensors")).expect("copy");
-    let err = Llama::from_dir(&dir, DType::F32, &Device::Cpu).err().expect("refused");
-    assert!(err.to_string().contains("RoPE type Some(\"llama3\") is not supported"), "{err}");
+    std::fs::copy(
+        fixture().join("model.safetensors"),
+        dir.join("model.safetensors"),
+    )
+    .expect("copy");
+    let err = Llama::from_dir(&dir, DType::F32, &Device::Cpu)
+        .err()
+        .expect("refused");
+    assert!(
+        err.to_string()
+            .contains("RoPE type Some(\"llama3\") is not supported"),
+        "{err}"
+    );
     std::fs::remove_file(dir.join("model.safetensors")).expect("rm");
-    let err = Llama::from_dir(&dir, DType::F32, &Device::Cpu).err().expect("refused");
+    let err = Llama::from_dir(&dir, DType::F32, &Device::Cpu)
+        .err()
+        .expect("refused");
     assert!(err.to_string().contains("no .safetensors weights"), "{err}");
     std::fs::remove_dir_all(&dir).expect("cleanup");
 }

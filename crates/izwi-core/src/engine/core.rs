@@ -138,7 +138,9 @@ impl EngineCore {
             Err(message) => {
                 // Find the culprit: run each sequence alone so the others still go on.
                 // Rewriting the same K/V into the same slots is harmless.
-                tracing::warn!("batched step failed ({message}); retrying its sequences one by one");
+                tracing::warn!(
+                    "batched step failed ({message}); retrying its sequences one by one"
+                );
                 let mut outputs = Vec::new();
                 for chunk in &batch.sequences {
                     let single = ForwardBatch {
@@ -249,7 +251,10 @@ impl EngineCore {
     }
 
     fn fail_batch(&mut self, batch: &ForwardBatch, message: &str) -> Vec<StreamingOutput> {
-        tracing::error!(requests = batch.sequences.len(), "request failed: {message}");
+        tracing::error!(
+            requests = batch.sequences.len(),
+            "request failed: {message}"
+        );
         let mut outputs = Vec::new();
         for chunk in &batch.sequences {
             if let Some(seq) = self

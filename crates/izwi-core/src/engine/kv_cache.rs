@@ -421,3 +421,616 @@ fn block_hash(parent: u64, tokens: &[u32]) -> u64 {
     tokens.hash(&mut hasher);
     hasher.finish()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+
+    fn shape() -> KvCacheShape {
+        KvCacheShape {
+            num_layers: 1,
+            num_kv_heads: 1,
+            head_dim: 2,
+            dtype: DType::F32,
+        }
+    }
+
+    fn manager(num_blocks: usize, block_size: usize, prefix_caching: bool) -> KVCacheManager {
+        KVCacheManager::new(
+            num_blocks,
+            block_size,
+            shape(),
+            &Device::Cpu,
+            prefix_caching,
+        )
+        .expect("tiny cache allocates")
+    }
+
+    fn id(name: &str) -> RequestId {
+        RequestId::from(name)
+    }
+
+    /// Tokens `base, base + 1, ...`: prompts with the same base share a prefix.
+    fn tokens(base: u32, len: usize) -> Vec<u32> {
+        (0..len as u32).map(|i| base + i).collect()
+    }
+
+    /// A small deterministic generator (64-bit LCG), so failures replay exactly.
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((self.0 >> 33) % n as u64) as usize
+        }
+    }
+
+    /// Checks the allocator's bookkeeping against the tables: every held block is
+    /// counted once per holder, a block in two tables is a registered prefix block, no
+    /// free block is held or listed twice, and held + free == total.
+    fn assert_consistent(kv: &KVCacheManager) {
+        let total = kv.num_blocks();
+        let mut holders = vec![0u32; total];
+        for (request, table) in &kv.tables {
+            let mut own = HashSet::new();
+            for &block in &table.blocks {
+                assert!(own.insert(block), "{request} holds block {block} twice");
+                holders[block as usize] += 1;
+            }
+        }
+        let mut listed_free = vec![false; total];
+        for &block in kv.free.iter().chain(kv.evictable.values()) {
+            let b = block as usize;
+            assert!(!listed_free[b], "block {block} is free twice");
+            listed_free[b] = true;
+            assert_eq!(holders[b], 0, "block {block} is free but held");
+        }
+        for &block in kv.evictable.values() {
+            assert!(kv.blocks[block as usize].prefix.is_some());
+        }
+        for &block in &kv.free {
+            assert!(kv.blocks[block as usize].prefix.is_none());
+        }
+        for (b, meta) in kv.blocks.iter().enumerate() {
+            assert_eq!(meta.ref_count, holders[b], "ref count of block {b}");
+            if holders[b] > 1 {
+                let prefix = meta
+                    .prefix
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("block {b} shared but not a cached prefix"));
+                assert_eq!(kv.prefix_index.get(&prefix.hash), Some(&(b as BlockId)));
+            }
+        }
+        for (hash, &block) in &kv.prefix_index {
+            let prefix = kv.blocks[block as usize].prefix.as_ref();
+            assert_eq!(
+                prefix.map(|p| p.hash),
+                Some(*hash),
+                "index entry of {block}"
+            );
+        }
+        let held = holders.iter().filter(|&&h| h > 0).count();
+        assert_eq!(held + kv.num_free_blocks(), total, "held + free == total");
+        assert_eq!(kv.stats().free_blocks, kv.num_free_blocks());
+    }
+
+    /// Everything observable about the allocation state, to prove a failed call
+    /// changed nothing.
+    fn snapshot(kv: &KVCacheManager) -> (Vec<(RequestId, Vec<BlockId>)>, KVCacheStats) {
+        let mut tables: Vec<_> = kv
+            .tables
+            .iter()
+            .map(|(r, t)| (r.clone(), t.blocks.clone()))
+            .collect();
+        tables.sort();
+        (tables, kv.stats())
+    }
+
+    fn randomized_alloc_free(prefix_caching: bool, seed: u64) {
+        const BLOCK_SIZE: usize = 4;
+        const NUM_BLOCKS: usize = 24;
+        let mut kv = manager(NUM_BLOCKS, BLOCK_SIZE, prefix_caching);
+        let mut rng = Lcg(seed);
+        let ids: Vec<RequestId> = (0..10).map(|i| id(&format!("r{i}"))).collect();
+        // Our own record of every request's table and tokens, built from return values.
+        let mut expected: HashMap<RequestId, Vec<BlockId>> = HashMap::new();
+        let mut seq_tokens: HashMap<RequestId, Vec<u32>> = HashMap::new();
+        let (mut refusals, mut shared_hits) = (0, 0);
+
+        for step in 0..3000 {
+            let request = &ids[rng.below(ids.len())];
+            let before = snapshot(&kv);
+            let free = kv.num_free_blocks();
+            match rng.below(4) {
+                0 if !expected.contains_key(request) => {
+                    // Three prompt families, so prefixes repeat across requests.
+                    let prompt = tokens(1000 * rng.below(3) as u32, 1 + rng.below(20));
+                    let cached = kv.lookup_prefix(&prompt);
+                    let fresh = kv.blocks_for(prompt.len()) - cached.len();
+                    let held: HashSet<BlockId> = expected.values().flatten().copied().collect();
+                    let revived = cached.iter().filter(|b| !held.contains(b)).count();
+                    match kv.allocate_with_prefix(request, &cached, prompt.len()) {
+                        Ok(()) => {
+                            let table = kv.block_table(request).to_vec();
+                            assert_eq!(table.len(), kv.blocks_for(prompt.len()));
+                            assert_eq!(&table[..cached.len()], cached.as_slice());
+                            shared_hits += cached.iter().filter(|b| held.contains(b)).count();
+                            kv.cache_full_blocks(request, &prompt, prompt.len());
+                            expected.insert(request.clone(), table);
+                            seq_tokens.insert(request.clone(), prompt);
+                        }
+                        Err(e) => {
+                            let needed = fresh + revived;
+                            assert_eq!(e, KvCacheError::OutOfBlocks { needed, free });
+                            assert!(needed > free);
+                            assert_eq!(snapshot(&kv), before, "step {step}: failed allocate");
+                            refusals += 1;
+                        }
+                    }
+                }
+                1 if expected.contains_key(request) => {
+                    let more = 1 + rng.below(3);
+                    match kv.extend(request, more) {
+                        Ok(new) => {
+                            assert_eq!(new.len(), more);
+                            let table = expected.get_mut(request).expect("held");
+                            table.extend_from_slice(&new);
+                            assert_eq!(kv.block_table(request), table.as_slice());
+                        }
+                        Err(e) => {
+                            assert_eq!(e, KvCacheError::OutOfBlocks { needed: more, free });
+                            assert!(more > free);
+                            assert_eq!(snapshot(&kv), before, "step {step}: failed extend");
+                            refusals += 1;
+                        }
+                    }
+                }
+                2 if expected.contains_key(request) => {
+                    // The sequence grows by a few computed tokens.
+                    let seq = seq_tokens.get_mut(request).expect("held");
+                    let old_len = seq.len();
+                    seq.extend(tokens(5000 + step, 1 + rng.below(6)));
+                    let have = expected[request].len();
+                    let missing = kv.blocks_for(seq.len()).saturating_sub(have);
+                    match kv.ensure_capacity(request, seq.len()) {
+                        Ok(added) => {
+                            assert_eq!(added, missing);
+                            let table = kv.block_table(request).to_vec();
+                            assert_eq!(&table[..have], expected[request].as_slice());
+                            kv.cache_full_blocks(request, seq, seq.len());
+                            expected.insert(request.clone(), table);
+                        }
+                        Err(e) => {
+                            assert_eq!(
+                                e,
+                                KvCacheError::OutOfBlocks {
+                                    needed: missing,
+                                    free
+                                }
+                            );
+                            assert_eq!(snapshot(&kv), before, "step {step}: failed ensure");
+                            seq.truncate(old_len);
+                            refusals += 1;
+                        }
+                    }
+                }
+                _ => {
+                    kv.free(request);
+                    expected.remove(request);
+                    seq_tokens.remove(request);
+                    assert!(kv.block_table(request).is_empty());
+                }
+            }
+            assert_consistent(&kv);
+            if !prefix_caching {
+                let all: Vec<BlockId> = expected.values().flatten().copied().collect();
+                let distinct: HashSet<BlockId> = all.iter().copied().collect();
+                assert_eq!(all.len(), distinct.len(), "step {step}: a block held twice");
+            }
+        }
+        assert!(
+            refusals > 0,
+            "the workload must run the cache dry sometimes"
+        );
+        if prefix_caching {
+            assert!(shared_hits > 0, "the workload must share prefix blocks");
+        }
+        for request in &ids {
+            kv.free(request);
+        }
+        assert_consistent(&kv);
+        assert_eq!(kv.stats().free_blocks, NUM_BLOCKS);
+        assert_eq!(kv.stats().used_blocks(), 0);
+        assert!(kv.blocks.iter().all(|m| m.ref_count == 0));
+    }
+
+    #[test]
+    fn random_allocate_extend_free_never_hands_out_a_block_twice() {
+        for seed in [1, 2, 3] {
+            randomized_alloc_free(false, seed);
+        }
+    }
+
+    #[test]
+    fn random_workload_with_prefix_caching_shares_only_cached_blocks() {
+        for seed in [4, 5, 6] {
+            randomized_alloc_free(true, seed);
+        }
+    }
+
+    #[test]
+    fn blocks_are_handed_out_in_order_from_a_fresh_cache() {
+        let mut kv = manager(8, 4, false);
+        assert_eq!(kv.allocate(&id("a"), 3), Ok(vec![0, 1, 2]));
+        assert_eq!(kv.allocate(&id("b"), 2), Ok(vec![3, 4]));
+    }
+
+    #[test]
+    fn freed_blocks_are_reused_last_freed_first() {
+        let mut kv = manager(8, 4, false);
+        kv.allocate(&id("a"), 3).expect("a"); // 0, 1, 2
+        kv.allocate(&id("b"), 2).expect("b"); // 3, 4
+        kv.free(&id("b")); // releases 4 then 3
+        kv.free(&id("a")); // releases 2, 1, then 0: 0 is the most recently freed
+                           // a's blocks come back head first (freed last), then b's, then untouched ones.
+        assert_eq!(kv.allocate(&id("c"), 1), Ok(vec![0]));
+        assert_eq!(kv.allocate(&id("d"), 5), Ok(vec![1, 2, 3, 4, 5]));
+        assert_eq!(kv.block_table(&id("d")), &[1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn extend_that_does_not_fit_fails_without_taking_any_block() {
+        let mut kv = manager(4, 4, false);
+        kv.allocate(&id("a"), 3).expect("a");
+        let before = snapshot(&kv);
+        assert_eq!(
+            kv.extend(&id("a"), 2),
+            Err(KvCacheError::OutOfBlocks { needed: 2, free: 1 })
+        );
+        assert_eq!(snapshot(&kv), before);
+        assert_eq!(kv.block_table(&id("a")), &[0, 1, 2]);
+        assert_eq!(kv.extend(&id("a"), 1), Ok(vec![3]));
+    }
+
+    #[test]
+    fn allocate_that_does_not_fit_fails_without_creating_a_table() {
+        let mut kv = manager(4, 4, false);
+        kv.allocate(&id("a"), 2).expect("a");
+        let before = snapshot(&kv);
+        assert_eq!(
+            kv.allocate(&id("b"), 3),
+            Err(KvCacheError::OutOfBlocks { needed: 3, free: 2 })
+        );
+        assert_eq!(
+            kv.allocate_with_prefix(&id("b"), &[], 9),
+            Err(KvCacheError::OutOfBlocks { needed: 3, free: 2 })
+        );
+        assert_eq!(
+            kv.ensure_capacity(&id("a"), 17),
+            Err(KvCacheError::OutOfBlocks { needed: 3, free: 2 })
+        );
+        assert_eq!(snapshot(&kv), before);
+        assert!(kv.block_table(&id("b")).is_empty());
+        assert!(!kv.tables.contains_key(&id("b")));
+        assert_eq!(kv.stats().free_blocks, 2);
+    }
+
+    #[test]
+    fn ensure_capacity_adds_only_the_missing_blocks() {
+        let mut kv = manager(8, 4, false);
+        let a = id("a");
+        assert_eq!(kv.ensure_capacity(&a, 5), Ok(2));
+        assert_eq!(kv.ensure_capacity(&a, 8), Ok(0));
+        assert_eq!(kv.ensure_capacity(&a, 3), Ok(0), "never shrinks");
+        assert_eq!(kv.block_table(&a), &[0, 1]);
+        assert_eq!(kv.ensure_capacity(&a, 9), Ok(1));
+        assert_eq!(kv.ensure_capacity(&a, 20), Ok(2));
+        assert_eq!(kv.block_table(&a), &[0, 1, 2, 3, 4]);
+        assert_eq!(kv.num_free_blocks(), 3);
+    }
+
+    /// A cache with request "a" holding `prompt`, all of it computed and cached.
+    fn cached_request(kv: &mut KVCacheManager, prompt: &[u32]) {
+        let a = id("a");
+        kv.allocate_with_prefix(&a, &[], prompt.len())
+            .expect("room for a");
+        kv.cache_full_blocks(&a, prompt, prompt.len());
+    }
+
+    #[test]
+    fn lookup_returns_the_cached_blocks_of_a_shared_prefix() {
+        let mut kv = manager(8, 4, true);
+        cached_request(&mut kv, &tokens(0, 10)); // blocks 0, 1 full; 2 partial
+        assert_eq!(kv.lookup_prefix(&tokens(0, 12)), vec![0, 1]);
+        let mut diverging = tokens(0, 8);
+        diverging.extend([77, 78, 79]);
+        assert_eq!(kv.lookup_prefix(&diverging), vec![0, 1]);
+        assert_eq!(kv.lookup_prefix(&tokens(0, 6)), vec![0]);
+        assert!(kv.lookup_prefix(&tokens(0, 4)).is_empty());
+    }
+
+    #[test]
+    fn lookup_always_leaves_the_last_token_to_compute() {
+        let mut kv = manager(8, 4, true);
+        cached_request(&mut kv, &tokens(0, 12));
+        // Exactly two full blocks: only the first is reused.
+        assert_eq!(kv.lookup_prefix(&tokens(0, 8)), vec![0]);
+        assert_eq!(kv.lookup_prefix(&tokens(0, 9)), vec![0, 1]);
+        assert_eq!(kv.lookup_prefix(&tokens(0, 12)), vec![0, 1]);
+    }
+
+    #[test]
+    fn only_blocks_full_of_computed_tokens_are_cached() {
+        let mut kv = manager(8, 4, true);
+        let a = id("a");
+        let prompt = tokens(0, 12);
+        kv.allocate(&a, 3).expect("a");
+        kv.cache_full_blocks(&a, &prompt, 7);
+        assert_eq!(kv.lookup_prefix(&tokens(0, 13)), vec![0]);
+        kv.cache_full_blocks(&a, &prompt, 12);
+        assert_eq!(kv.lookup_prefix(&tokens(0, 13)), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn a_different_block_breaks_the_prefix_chain() {
+        let mut kv = manager(8, 4, true);
+        cached_request(&mut kv, &tokens(0, 12));
+        let mut second_differs = tokens(0, 12);
+        second_differs[5] = 99;
+        assert_eq!(kv.lookup_prefix(&second_differs), vec![0]);
+        // Same second and third blocks after a different first: nothing matches,
+        // because a block's identity includes everything before it.
+        let mut first_differs = tokens(0, 12);
+        first_differs[0] = 99;
+        assert!(kv.lookup_prefix(&first_differs).is_empty());
+    }
+
+    #[test]
+    fn a_cached_block_is_reused_only_after_the_same_earlier_blocks() {
+        let mut kv = manager(8, 4, true);
+        cached_request(&mut kv, &tokens(0, 8)); // a: [0..4] in block 0, [4..8] in 1
+        let c = id("c");
+        kv.allocate(&c, 2).expect("c"); // blocks 2, 3
+        kv.cache_full_blocks(&c, &tokens(100, 8), 8);
+        // c's first block, then a's second block: that second block was computed
+        // after different tokens, so its K/V do not apply here.
+        let mut spliced = tokens(100, 4);
+        spliced.extend(tokens(4, 4));
+        spliced.push(7);
+        assert_eq!(kv.lookup_prefix(&spliced), vec![2]);
+    }
+
+    #[test]
+    fn a_shared_block_stays_held_until_its_last_holder_frees_it() {
+        let mut kv = manager(8, 4, true);
+        let (a, b) = (id("a"), id("b"));
+        cached_request(&mut kv, &tokens(0, 10)); // a: 0, 1, 2
+        let cached = kv.lookup_prefix(&tokens(0, 12));
+        assert_eq!(cached, vec![0, 1]);
+        kv.allocate_with_prefix(&b, &cached, 12).expect("b");
+        assert_eq!(kv.block_table(&b), &[0, 1, 3]);
+        assert_eq!(kv.num_free_blocks(), 4);
+        assert_consistent(&kv);
+
+        kv.free(&a);
+        assert_eq!(kv.num_free_blocks(), 5, "only a's private block is freed");
+        assert_eq!(kv.stats().cached_blocks, 0);
+        assert_eq!(kv.allocate(&id("c"), 5), Ok(vec![2, 4, 5, 6, 7]));
+        assert_eq!(kv.block_table(&b), &[0, 1, 3], "b's blocks untouched");
+        assert_consistent(&kv);
+
+        kv.free(&id("c"));
+        kv.free(&b);
+        assert_eq!(kv.stats().free_blocks, 8);
+        assert_eq!(kv.stats().cached_blocks, 2);
+        assert_consistent(&kv);
+    }
+
+    #[test]
+    fn a_freed_cached_block_counts_as_free_until_lookup_revives_it() {
+        let mut kv = manager(8, 4, true);
+        cached_request(&mut kv, &tokens(0, 10));
+        kv.free(&id("a"));
+        let stats = kv.stats();
+        assert_eq!((stats.free_blocks, stats.cached_blocks), (8, 2));
+        assert_eq!(stats.used_blocks(), 0);
+        assert!(kv.can_allocate(8));
+
+        let cached = kv.lookup_prefix(&tokens(0, 9));
+        assert_eq!(cached, vec![0, 1]);
+        kv.allocate_with_prefix(&id("b"), &cached, 9).expect("b");
+        assert_eq!(kv.block_table(&id("b"))[..2], [0, 1]);
+        let stats = kv.stats();
+        assert_eq!((stats.free_blocks, stats.cached_blocks), (5, 0));
+        assert_eq!(stats.memory_used_bytes, 3 * stats.bytes_per_block);
+        assert_consistent(&kv);
+    }
+
+    #[test]
+    fn reviving_cached_blocks_counts_them_against_the_free_pool() {
+        let mut kv = manager(4, 4, true);
+        cached_request(&mut kv, &tokens(0, 9)); // 0, 1 cached; 2 partial
+        kv.free(&id("a"));
+        kv.allocate(&id("x"), 2)
+            .expect("x takes the two clean blocks");
+        let cached = kv.lookup_prefix(&tokens(0, 12));
+        assert_eq!(cached, vec![0, 1]);
+        let before = snapshot(&kv);
+        // 2 revived + 1 fresh > 2 free.
+        assert_eq!(
+            kv.allocate_with_prefix(&id("b"), &cached, 12),
+            Err(KvCacheError::OutOfBlocks { needed: 3, free: 2 })
+        );
+        assert_eq!(snapshot(&kv), before);
+        assert_eq!(kv.lookup_prefix(&tokens(0, 12)), vec![0, 1], "still cached");
+        kv.allocate_with_prefix(&id("b"), &cached, 8)
+            .expect("exactly fits");
+        assert_eq!(kv.num_free_blocks(), 0);
+        assert_consistent(&kv);
+    }
+
+    #[test]
+    fn cached_blocks_are_evicted_only_when_clean_ones_run_out_oldest_first() {
+        let mut kv = manager(4, 2, true);
+        cached_request(&mut kv, &tokens(0, 5)); // a: 0, 1 cached; 2 partial
+        kv.free(&id("a")); // 2 to the clean list; 1 then 0 become evictable
+        assert_eq!(kv.stats().cached_blocks, 2);
+
+        assert_eq!(
+            kv.allocate(&id("x"), 2),
+            Ok(vec![2, 3]),
+            "clean blocks first"
+        );
+        assert_eq!(kv.lookup_prefix(&tokens(0, 5)), vec![0, 1]);
+
+        // The tail (1) was freed first, so it is the oldest and goes first.
+        assert_eq!(kv.allocate(&id("y"), 1), Ok(vec![1]));
+        assert_eq!(kv.stats().cached_blocks, 1);
+        assert_eq!(kv.lookup_prefix(&tokens(0, 5)), vec![0]);
+        assert_eq!(kv.allocate(&id("z"), 1), Ok(vec![0]));
+        assert_eq!(kv.stats().cached_blocks, 0);
+        assert!(kv.lookup_prefix(&tokens(0, 5)).is_empty());
+        assert_consistent(&kv);
+    }
+
+    #[test]
+    fn eviction_follows_the_order_blocks_were_freed_not_block_ids() {
+        let mut kv = manager(2, 2, true);
+        let (a, b) = (id("a"), id("b"));
+        kv.allocate(&a, 1).expect("a"); // block 0
+        kv.allocate(&b, 1).expect("b"); // block 1
+        kv.cache_full_blocks(&a, &tokens(0, 2), 2);
+        kv.cache_full_blocks(&b, &tokens(100, 2), 2);
+        kv.free(&b);
+        kv.free(&a);
+        assert_eq!(
+            kv.allocate(&id("c"), 1),
+            Ok(vec![1]),
+            "b's block was freed first"
+        );
+        assert!(kv.lookup_prefix(&tokens(100, 3)).is_empty());
+        assert_eq!(kv.lookup_prefix(&tokens(0, 3)), vec![0]);
+    }
+
+    #[test]
+    fn prefix_hit_tokens_count_reused_tokens() {
+        let mut kv = manager(8, 4, true);
+        cached_request(&mut kv, &tokens(0, 10));
+        assert_eq!(kv.stats().prefix_hit_tokens, 0);
+        let cached = kv.lookup_prefix(&tokens(0, 12));
+        kv.allocate_with_prefix(&id("b"), &cached, 12).expect("b");
+        assert_eq!(kv.stats().prefix_hit_tokens, 8);
+        let cached = kv.lookup_prefix(&tokens(0, 6));
+        kv.allocate_with_prefix(&id("c"), &cached, 6).expect("c");
+        assert_eq!(kv.stats().prefix_hit_tokens, 12);
+    }
+
+    #[test]
+    fn with_prefix_caching_disabled_nothing_is_reused() {
+        let mut kv = manager(8, 4, false);
+        cached_request(&mut kv, &tokens(0, 10));
+        assert!(kv.lookup_prefix(&tokens(0, 12)).is_empty());
+        kv.free(&id("a"));
+        let stats = kv.stats();
+        assert_eq!((stats.free_blocks, stats.cached_blocks), (8, 0));
+        assert!(kv.lookup_prefix(&tokens(0, 12)).is_empty());
+        assert_eq!(stats.prefix_hit_tokens, 0);
+    }
+
+    #[test]
+    fn stats_report_blocks_and_memory() {
+        let mut kv = manager(6, 4, false);
+        // 2 (K and V) * 4 tokens * 1 head * 2 dims * 4 bytes * 1 layer.
+        assert_eq!(shape().bytes_per_block(4), 64);
+        kv.allocate(&id("a"), 2).expect("a");
+        let stats = kv.stats();
+        assert_eq!(stats.total_blocks, 6);
+        assert_eq!(stats.free_blocks, 4);
+        assert_eq!(stats.used_blocks(), 2);
+        assert_eq!(stats.memory_total_bytes, 6 * 64);
+        assert_eq!(stats.memory_used_bytes, 2 * 64);
+        assert!((stats.utilization() - 2.0 / 6.0).abs() < 1e-12);
+    }
+
+    /// `[slots, heads * dim]` index rows, each row one slot id, as `write` expects.
+    fn slot_rows(slots: &[u32], width: usize) -> Tensor {
+        let data: Vec<u32> = slots
+            .iter()
+            .flat_map(|&s| std::iter::repeat_n(s, width))
+            .collect();
+        Tensor::from_vec(data, (slots.len(), width), &Device::Cpu).expect("slots")
+    }
+
+    fn two_head_cache() -> KVCacheManager {
+        let shape = KvCacheShape {
+            num_layers: 2,
+            num_kv_heads: 2,
+            head_dim: 2,
+            dtype: DType::F32,
+        };
+        // 3 blocks of 2 tokens: slots 0..6.
+        KVCacheManager::new(3, 2, shape, &Device::Cpu, false).expect("cache")
+    }
+
+    #[test]
+    fn layer_write_then_gather_round_trips_through_slots() -> candle_core::Result<()> {
+        let kv = two_head_cache();
+        let layer = &kv.layers()[0];
+        let k: Vec<f32> = (1..=8).map(|x| x as f32).collect(); // 2 tokens, 2 heads, 2 dims
+        let v: Vec<f32> = (1..=8).map(|x| -(x as f32)).collect();
+        let k = Tensor::from_vec(k, (2, 2, 2), &Device::Cpu)?;
+        let v = Tensor::from_vec(v, (2, 2, 2), &Device::Cpu)?;
+        layer.write(&k, &v, &slot_rows(&[4, 1], 4))?;
+
+        let order = Tensor::new(&[1u32, 4, 0], &Device::Cpu)?;
+        let (gk, gv) = layer.gather(&order)?;
+        assert_eq!(gk.dims(), &[3, 2, 2]);
+        assert_eq!(
+            gk.to_vec3::<f32>()?,
+            vec![
+                vec![vec![5., 6.], vec![7., 8.]],
+                vec![vec![1., 2.], vec![3., 4.]],
+                vec![vec![0., 0.], vec![0., 0.]],
+            ]
+        );
+        assert_eq!(
+            gv.to_vec3::<f32>()?,
+            vec![
+                vec![vec![-5., -6.], vec![-7., -8.]],
+                vec![vec![-1., -2.], vec![-3., -4.]],
+                vec![vec![0., 0.], vec![0., 0.]],
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn layer_write_lands_in_the_cache_tensor_in_place() -> candle_core::Result<()> {
+        let kv = two_head_cache();
+        // A clone shares storage with the manager's tensors, as the executor's view does.
+        let layer = kv.layers()[1].clone();
+        let k = Tensor::from_vec(vec![1f32, 2., 3., 4.], (1, 2, 2), &Device::Cpu)?;
+        let v = Tensor::from_vec(vec![9f32, 8., 7., 6.], (1, 2, 2), &Device::Cpu)?;
+        layer.write(&k, &v, &slot_rows(&[3], 4))?; // block 1, offset 1
+
+        let flat_k = kv.layers()[1].k.flatten_all()?.to_vec1::<f32>()?;
+        let flat_v = kv.layers()[1].v.flatten_all()?.to_vec1::<f32>()?;
+        let mut want_k = vec![0f32; 24];
+        let mut want_v = vec![0f32; 24];
+        want_k[12..16].copy_from_slice(&[1., 2., 3., 4.]);
+        want_v[12..16].copy_from_slice(&[9., 8., 7., 6.]);
+        assert_eq!(flat_k, want_k);
+        assert_eq!(flat_v, want_v);
+        let block = kv.layers()[1].k.get(1)?.get(1)?.to_vec2::<f32>()?;
+        assert_eq!(block, vec![vec![1., 2.], vec![3., 4.]]);
+        // The other layer is untouched.
+        let other = kv.layers()[0].k.flatten_all()?.to_vec1::<f32>()?;
+        assert!(other.iter().all(|&x| x == 0.0));
+        Ok(())
+    }
+}

@@ -16,10 +16,16 @@ pub fn tiny_model() -> Llama {
 
 /// Greedy decoding of one sequence on the plain dense path: the reference the paged,
 /// batched engine must reproduce. Returns the tokens and the logits of each.
-pub fn reference_decode(model: &Llama, prompt: &[u32], params: &GenerationParams) -> (Vec<u32>, Vec<Vec<f32>>) {
+pub fn reference_decode(
+    model: &Llama,
+    prompt: &[u32],
+    params: &GenerationParams,
+) -> (Vec<u32>, Vec<Vec<f32>>) {
     let eos = model.config().eos_token_ids();
     let mut cache = DenseKvCache::default();
-    let mut logits = model.forward_dense(prompt, &mut cache).expect("dense forward");
+    let mut logits = model
+        .forward_dense(prompt, &mut cache)
+        .expect("dense forward");
     let (mut tokens, mut rows) = (Vec::new(), Vec::new());
     loop {
         let row = logits.to_vec1::<f32>().expect("logits row");
@@ -29,7 +35,9 @@ pub fn reference_decode(model: &Llama, prompt: &[u32], params: &GenerationParams
         if (!params.ignore_eos && eos.contains(&token)) || tokens.len() >= params.max_tokens {
             return (tokens, rows);
         }
-        logits = model.forward_dense(&[token], &mut cache).expect("dense forward");
+        logits = model
+            .forward_dense(&[token], &mut cache)
+            .expect("dense forward");
     }
 }
 
@@ -46,7 +54,11 @@ pub fn workload(n: usize, seed: u64) -> Workload {
     let mut rng = StdRng::seed_from_u64(seed);
     let vocab = LlamaConfig::tiny().vocab_size as u32;
     let shared: Vec<Vec<u32>> = (0..3)
-        .map(|_| (0..rng.random_range(16..40)).map(|_| rng.random_range(1..vocab)).collect())
+        .map(|_| {
+            (0..rng.random_range(16..40))
+                .map(|_| rng.random_range(1..vocab))
+                .collect()
+        })
         .collect();
     let mut w = Workload {
         prompts: Vec::new(),
@@ -92,5 +104,8 @@ pub fn greedy(max_tokens: usize) -> GenerationParams {
 /// Largest absolute difference between two logits rows.
 pub fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len());
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
 }

@@ -79,7 +79,10 @@ impl LlamaConfig {
     /// Refuses checkpoints whose features this implementation lacks, rather than
     /// running them wrong.
     pub fn check_supported(&self) -> Result<(), String> {
-        let rope_type = self.rope_parameters.as_ref().and_then(|p| p.rope_type.as_deref());
+        let rope_type = self
+            .rope_parameters
+            .as_ref()
+            .and_then(|p| p.rope_type.as_deref());
         if !matches!(rope_type, None | Some("default")) {
             return Err(format!("RoPE type {rope_type:?} is not supported"));
         }

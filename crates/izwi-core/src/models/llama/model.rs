@@ -71,9 +71,21 @@ struct Mlp {
 impl Mlp {
     fn load(cfg: &LlamaConfig, vb: VarBuilder) -> Result<Self> {
         Ok(Self {
-            gate_proj: Linear::load_no_bias(cfg.hidden_size, cfg.intermediate_size, vb.pp("gate_proj"))?,
-            up_proj: Linear::load_no_bias(cfg.hidden_size, cfg.intermediate_size, vb.pp("up_proj"))?,
-            down_proj: Linear::load_no_bias(cfg.intermediate_size, cfg.hidden_size, vb.pp("down_proj"))?,
+            gate_proj: Linear::load_no_bias(
+                cfg.hidden_size,
+                cfg.intermediate_size,
+                vb.pp("gate_proj"),
+            )?,
+            up_proj: Linear::load_no_bias(
+                cfg.hidden_size,
+                cfg.intermediate_size,
+                vb.pp("up_proj"),
+            )?,
+            down_proj: Linear::load_no_bias(
+                cfg.intermediate_size,
+                cfg.hidden_size,
+                vb.pp("down_proj"),
+            )?,
         })
     }
 

@@ -23,7 +23,11 @@ impl Linear {
     }
 
     pub fn load_no_bias(in_dim: usize, out_dim: usize, vb: VarBuilder) -> Result<Self> {
-        let weight = vb.get_with_hints((out_dim, in_dim), "weight", candle_nn::init::DEFAULT_KAIMING_NORMAL)?;
+        let weight = vb.get_with_hints(
+            (out_dim, in_dim),
+            "weight",
+            candle_nn::init::DEFAULT_KAIMING_NORMAL,
+        )?;
         Self::new(&weight, None)
     }
 }
