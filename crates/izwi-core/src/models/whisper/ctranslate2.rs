@@ -1,0 +1,1 @@
+//! Import of CTranslate2 Whisper checkpoints.

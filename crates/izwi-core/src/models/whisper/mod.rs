@@ -1,0 +1,3 @@
+//! Whisper (OpenAI's speech recognition model) on the engine.
+
+pub mod ctranslate2;
