@@ -14,6 +14,7 @@ use super::request::{EngineCoreRequest, RequestProcessor};
 use super::scheduler::{ScheduleResult, Scheduler};
 use super::sequence::Sequence;
 use super::types::{FinishReason, RequestId};
+use crate::models::shared::sampling::log_softmax_at;
 
 /// Owns the scheduler, the KV cache and the model; advances every request by one step
 /// at a time. Single-threaded: [`Engine`](super::Engine) runs it on its own thread.
@@ -51,7 +52,7 @@ impl EngineCore {
             config.block_size,
             spec.kv_cache,
             &spec.device,
-            config.enable_prefix_caching,
+            config.enable_prefix_caching && spec.supports_prefix_caching,
         )?;
         tracing::info!(
             num_blocks,
@@ -66,6 +67,7 @@ impl EngineCore {
                 max_seq_len,
                 config.block_size,
                 num_blocks,
+                spec.requires_audio,
             ),
             outputs: OutputProcessor::new(spec.audio_seconds_per_token),
             kv_cache,
@@ -178,6 +180,7 @@ impl EngineCore {
                     start_pos: s.start_pos,
                     block_table: self.kv_cache.block_table(&s.request_id).to_vec(),
                     compute_logits: end == seq.len(),
+                    audio: seq.audio.clone(),
                 })
             })
             .collect();
@@ -222,7 +225,11 @@ impl EngineCore {
                 if seq.params.return_logits {
                     seq.logits.push(row.clone());
                 }
+                self.executor
+                    .process_logits(&seq.tokens, seq.prompt_len, &mut row);
+                let processed = row.clone();
                 let token = seq.sampler.sample(&mut row, &seq.tokens);
+                seq.logprobs.push(log_softmax_at(&processed, token));
                 seq.tokens.push(token);
                 seq.first_token_at.get_or_insert_with(Instant::now);
                 sampled = Some((
@@ -278,6 +285,7 @@ impl EngineCore {
             FinishReason::Stop | FinishReason::Length => Outcome::Completed,
         };
         let generated = seq.output_tokens().len();
+        self.executor.release(&seq.id);
         let output = self.outputs.finish(seq, tokens, reason);
         if let Some(done) = &output.finished {
             self.metrics.record_request(&done.stats, generated, outcome);

@@ -1,5 +1,7 @@
 //! The boundary between the engine and a model: what one step asks a model to compute.
 
+use std::sync::Arc;
+
 use candle_core::{Device, Tensor};
 
 use super::kv_cache::{KvCacheShape, LayerKvCache};
@@ -17,6 +19,11 @@ pub struct ModelSpec {
     /// Seconds of audio one generated token stands for (codec-token TTS models), used
     /// for the real-time factor; None for text output.
     pub audio_seconds_per_token: Option<f64>,
+    /// Whether each request must bring audio (speech recognition) or must not.
+    pub requires_audio: bool,
+    /// False when K/V depend on more than the tokens (a decoder that attends to
+    /// per-request audio), so blocks must never be shared between requests.
+    pub supports_prefix_caching: bool,
 }
 
 /// The new tokens of one sequence in a step.
@@ -32,6 +39,8 @@ pub struct SequenceChunk {
     pub block_table: Vec<BlockId>,
     /// Whether the last token's logits are needed (the chunk ends the sequence).
     pub compute_logits: bool,
+    /// The request's audio (16 kHz mono), for models that take audio.
+    pub audio: Option<Arc<[f32]>>,
 }
 
 impl SequenceChunk {
@@ -71,4 +80,13 @@ pub trait ModelExecutor: Send {
         batch: &ForwardBatch,
         kv_cache: &[LayerKvCache],
     ) -> candle_core::Result<Tensor>;
+
+    /// Adjusts a sequence's next-token logits before sampling (token suppression,
+    /// timestamp rules). `tokens` are the sequence so far, the first `prompt_len` its
+    /// prompt.
+    fn process_logits(&self, _tokens: &[u32], _prompt_len: usize, _logits: &mut [f32]) {}
+
+    /// The request has ended: drop whatever the model keeps for it (cross-attention
+    /// keys and values, say).
+    fn release(&mut self, _request_id: &RequestId) {}
 }

@@ -36,6 +36,9 @@ pub struct EngineOutput {
     pub tokens: Vec<u32>,
     /// Logits of each generated token, when the request asked for them.
     pub logits: Vec<Vec<f32>>,
+    /// Log-probability of each generated token (after the model's logits processing,
+    /// before sampling's temperature and penalties).
+    pub logprobs: Vec<f32>,
     pub finish_reason: FinishReason,
     pub stats: RequestStats,
 }
@@ -100,6 +103,7 @@ impl OutputProcessor {
                 prompt_len: seq.prompt_len,
                 tokens: seq.output_tokens().to_vec(),
                 logits: seq.logits,
+                logprobs: seq.logprobs,
                 finish_reason: reason,
                 stats,
             }),

@@ -1,5 +1,7 @@
 //! Requests as callers make them, and their validation before they reach the scheduler.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use super::error::{EngineError, Result};
@@ -14,6 +16,9 @@ pub struct EngineCoreRequest {
     pub priority: Priority,
     /// Send every new token as it is generated, not only the final output.
     pub streaming: bool,
+    /// 16 kHz mono samples, for models that listen.
+    #[serde(skip)]
+    pub audio: Option<Arc<[f32]>>,
 }
 
 impl EngineCoreRequest {
@@ -24,6 +29,7 @@ impl EngineCoreRequest {
             params: GenerationParams::default(),
             priority: Priority::Normal,
             streaming: false,
+            audio: None,
         }
     }
 
@@ -42,6 +48,11 @@ impl EngineCoreRequest {
         self
     }
 
+    pub fn with_audio(mut self, samples: impl Into<Arc<[f32]>>) -> Self {
+        self.audio = Some(samples.into());
+        self
+    }
+
     pub fn with_streaming(mut self, streaming: bool) -> Self {
         self.streaming = streaming;
         self
@@ -56,6 +67,7 @@ pub struct RequestProcessor {
     max_seq_len: usize,
     block_size: usize,
     total_blocks: usize,
+    requires_audio: bool,
 }
 
 const MAX_TEMPERATURE: f32 = 2.0;
@@ -67,12 +79,14 @@ impl RequestProcessor {
         max_seq_len: usize,
         block_size: usize,
         total_blocks: usize,
+        requires_audio: bool,
     ) -> Self {
         Self {
             vocab_size,
             max_seq_len,
             block_size,
             total_blocks,
+            requires_audio,
         }
     }
 
@@ -83,6 +97,15 @@ impl RequestProcessor {
                 request.id
             )))
         };
+        match (&request.audio, self.requires_audio) {
+            (None, true) => return invalid("this model transcribes audio; the request has none".into()),
+            (Some(_), false) => return invalid("this model does not take audio input".into()),
+            (Some(audio), true) if audio.is_empty() => return invalid("the audio is empty".into()),
+            (Some(audio), true) if audio.iter().any(|s| !s.is_finite()) => {
+                return invalid("the audio has samples that are not finite numbers".into())
+            }
+            _ => {}
+        }
         let prompt_len = request.prompt_tokens.len();
         if prompt_len == 0 {
             return invalid("the prompt is empty".into());
@@ -167,7 +190,7 @@ mod tests {
     use super::*;
 
     fn processor() -> RequestProcessor {
-        RequestProcessor::new(100, 64, 4, 10)
+        RequestProcessor::new(100, 64, 4, 10, false)
     }
 
     fn request(prompt: Vec<u32>, params: GenerationParams) -> EngineCoreRequest {
@@ -220,7 +243,7 @@ mod tests {
             max_tokens: 20,
             ..GenerationParams::default()
         };
-        let roomy = RequestProcessor::new(100, 64, 4, 100);
+        let roomy = RequestProcessor::new(100, 64, 4, 100, false);
         let out = roomy
             .process(request(vec![1; 30], params))
             .expect("valid request");

@@ -1,5 +1,6 @@
 //! The state of one request while the engine holds it.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::request::EngineCoreRequest;
@@ -22,6 +23,9 @@ pub struct Sequence {
     pub sampler: Sampler,
     /// Logits of each generated token, kept when `params.return_logits`.
     pub logits: Vec<Vec<f32>>,
+    /// Log-probability of each generated token under the processed logits.
+    pub logprobs: Vec<f32>,
+    pub audio: Option<Arc<[f32]>>,
     pub arrived_at: Instant,
     pub first_scheduled_at: Option<Instant>,
     pub first_token_at: Option<Instant>,
@@ -41,6 +45,8 @@ impl Sequence {
             streaming: request.streaming,
             arrival_order,
             logits: Vec::new(),
+            logprobs: Vec::new(),
+            audio: request.audio,
             arrived_at: Instant::now(),
             first_scheduled_at: None,
             first_token_at: None,

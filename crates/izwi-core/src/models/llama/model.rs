@@ -185,6 +185,8 @@ impl Llama {
             },
             device,
             audio_seconds_per_token: None,
+            requires_audio: false,
+            supports_prefix_caching: true,
         };
         Ok(Self {
             embed_tokens,

@@ -88,6 +88,13 @@ pub fn argmax(logits: &[f32]) -> u32 {
     best as u32
 }
 
+/// `log softmax(logits)[token]`.
+pub fn log_softmax_at(logits: &[f32], token: u32) -> f32 {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let sum: f32 = logits.iter().map(|&l| (l - max).exp()).sum();
+    logits[token as usize] - max - sum.ln()
+}
+
 /// The penalty of the CTRL paper as transformers applies it: once per distinct token.
 fn apply_repetition_penalty(logits: &mut [f32], previous: &[u32], penalty: f32) {
     let mut seen = vec![false; logits.len()];

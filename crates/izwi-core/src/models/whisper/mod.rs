@@ -1,3 +1,15 @@
 //! Whisper (OpenAI's speech recognition model) on the engine.
 
+mod config;
 pub mod ctranslate2;
+mod executor;
+mod logits;
+pub mod mel;
+mod model;
+mod tokens;
+
+pub use config::WhisperConfig;
+pub use executor::WhisperExecutor;
+pub use logits::LogitRules;
+pub use model::{CrossKv, Whisper};
+pub use tokens::{SpecialTokens, TokenizerError, WhisperTokenizer};

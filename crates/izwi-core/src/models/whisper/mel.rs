@@ -1,0 +1,137 @@
+//! Whisper's input features: a log-mel spectrogram of 30 seconds of 16 kHz audio.
+//!
+//! As OpenAI's `whisper/audio.py` computes it: the audio is zero-padded or cut to 30 s,
+//! a 400-point STFT with a periodic Hann window and hop 160 (centred, reflect padding)
+//! gives 3000 frames of power spectra, a Slaney-normalised mel filterbank (as librosa
+//! builds it) projects them to 80 or 128 bins, then `log10`, a floor 8 below the
+//! maximum, and `(x + 4) / 4`.
+
+use candle_core::{Device, Result, Tensor};
+
+pub const SAMPLE_RATE: usize = 16_000;
+pub const N_FFT: usize = 400;
+pub const HOP_LENGTH: usize = 160;
+/// Samples in one 30-second window.
+pub const N_SAMPLES: usize = 30 * SAMPLE_RATE;
+/// Mel frames in one window.
+pub const N_FRAMES: usize = N_SAMPLES / HOP_LENGTH;
+const N_FREQS: usize = N_FFT / 2 + 1;
+
+/// Computes log-mel features; holds the DFT bases and the filterbank.
+pub struct LogMel {
+    n_mels: usize,
+    /// `[N_FFT, N_FREQS]` cosine and sine bases, the window folded in.
+    cos: Tensor,
+    sin: Tensor,
+    /// `[N_FREQS, n_mels]`
+    filters_t: Tensor,
+    device: Device,
+}
+
+impl LogMel {
+    pub fn new(n_mels: usize, device: &Device) -> Result<Self> {
+        let window: Vec<f64> = (0..N_FFT)
+            .map(|n| 0.5 - 0.5 * (2.0 * std::f64::consts::PI * n as f64 / N_FFT as f64).cos())
+            .collect();
+        let mut cos = Vec::with_capacity(N_FFT * N_FREQS);
+        let mut sin = Vec::with_capacity(N_FFT * N_FREQS);
+        for (n, w) in window.iter().enumerate() {
+            for k in 0..N_FREQS {
+                // n·k reduced mod N_FFT keeps the angle small and the basis exact.
+                let angle = 2.0 * std::f64::consts::PI * ((n * k) % N_FFT) as f64 / N_FFT as f64;
+                cos.push((w * angle.cos()) as f32);
+                sin.push((w * angle.sin()) as f32);
+            }
+        }
+        let filters = mel_filters(n_mels);
+        let filters_t = Tensor::from_vec(filters, (n_mels, N_FREQS), device)?.t()?.contiguous()?;
+        Ok(Self {
+            n_mels,
+            cos: Tensor::from_vec(cos, (N_FFT, N_FREQS), device)?,
+            sin: Tensor::from_vec(sin, (N_FFT, N_FREQS), device)?,
+            filters_t,
+            device: device.clone(),
+        })
+    }
+
+    pub fn n_mels(&self) -> usize {
+        self.n_mels
+    }
+
+    /// Features of up to 30 s of 16 kHz mono audio (longer input is cut):
+    /// `[n_mels, 3000]`, f32.
+    pub fn compute(&self, samples: &[f32]) -> Result<Tensor> {
+        let mut audio = vec![0f32; N_SAMPLES];
+        let n = samples.len().min(N_SAMPLES);
+        audio[..n].copy_from_slice(&samples[..n]);
+        // Centre the frames: reflect-pad N_FFT/2 on each side, as torch.stft(center=True).
+        let pad = N_FFT / 2;
+        let mut padded = Vec::with_capacity(N_SAMPLES + 2 * pad);
+        padded.extend((1..=pad).rev().map(|i| audio[i]));
+        padded.extend_from_slice(&audio);
+        padded.extend((1..=pad).map(|i| audio[N_SAMPLES - 1 - i]));
+        // The STFT has N_FRAMES + 1 frames; Whisper drops the last.
+        let mut frames = Vec::with_capacity(N_FRAMES * N_FFT);
+        for f in 0..N_FRAMES {
+            frames.extend_from_slice(&padded[f * HOP_LENGTH..f * HOP_LENGTH + N_FFT]);
+        }
+        let frames = Tensor::from_vec(frames, (N_FRAMES, N_FFT), &self.device)?;
+        let re = frames.matmul(&self.cos)?;
+        let im = frames.matmul(&self.sin)?;
+        let power = (re.sqr()? + im.sqr()?)?;
+        let mel = power.matmul(&self.filters_t)?.t()?; // [n_mels, frames]
+        let log = (mel.clamp(1e-10f32, f32::MAX)?.log()? / std::f64::consts::LN_10)?;
+        let max = log.max_all()?.to_scalar::<f32>()?;
+        let log = log.clamp(max - 8.0, f32::MAX)?;
+        ((log + 4.0)? / 4.0)?.contiguous()
+    }
+}
+
+/// The Slaney-style mel filterbank librosa builds (and Whisper ships precomputed):
+/// `n_mels` triangles over 0–8 kHz on the Slaney mel scale, each scaled to unit area.
+/// Row-major `[n_mels, 201]`.
+pub fn mel_filters(n_mels: usize) -> Vec<f32> {
+    let fft_freqs: Vec<f64> = (0..N_FREQS)
+        .map(|k| k as f64 * SAMPLE_RATE as f64 / N_FFT as f64)
+        .collect();
+    let (low, high) = (hz_to_mel(0.0), hz_to_mel(SAMPLE_RATE as f64 / 2.0));
+    let points: Vec<f64> = (0..n_mels + 2)
+        .map(|i| mel_to_hz(low + (high - low) * i as f64 / (n_mels + 1) as f64))
+        .collect();
+    let mut filters = Vec::with_capacity(n_mels * N_FREQS);
+    for i in 0..n_mels {
+        let (left, centre, right) = (points[i], points[i + 1], points[i + 2]);
+        let norm = 2.0 / (right - left);
+        for &f in &fft_freqs {
+            let rising = (f - left) / (centre - left);
+            let falling = (right - f) / (right - centre);
+            filters.push((rising.min(falling).max(0.0) * norm) as f32);
+        }
+    }
+    filters
+}
+
+// Slaney's mel scale: linear below 1 kHz, logarithmic above.
+const F_SP: f64 = 200.0 / 3.0;
+const MIN_LOG_HZ: f64 = 1000.0;
+const MIN_LOG_MEL: f64 = MIN_LOG_HZ / F_SP;
+
+fn log_step() -> f64 {
+    6.4f64.ln() / 27.0
+}
+
+fn hz_to_mel(hz: f64) -> f64 {
+    if hz >= MIN_LOG_HZ {
+        MIN_LOG_MEL + (hz / MIN_LOG_HZ).ln() / log_step()
+    } else {
+        hz / F_SP
+    }
+}
+
+fn mel_to_hz(mel: f64) -> f64 {
+    if mel >= MIN_LOG_MEL {
+        MIN_LOG_HZ * (log_step() * (mel - MIN_LOG_MEL)).exp()
+    } else {
+        F_SP * mel
+    }
+}

@@ -1,0 +1,296 @@
+//! Whisper's encoder and decoder. The decoder's self-attention runs on the engine's
+//! paged KV cache; its cross-attention reads keys and values computed once per request
+//! from the encoder output.
+
+use std::path::Path;
+
+use candle_core::{DType, Device, Module, Result, Tensor};
+use candle_nn::{conv1d, embedding, layer_norm, Conv1d, Conv1dConfig, Embedding, LayerNorm, VarBuilder};
+
+use super::config::WhisperConfig;
+use crate::engine::{ForwardBatch, LayerKvCache};
+use crate::models::shared::linear::Linear;
+use crate::models::shared::paged_attention::PagedAttentionMetadata;
+use crate::models::shared::weights::load_safetensors;
+
+const LAYER_NORM_EPS: f64 = 1e-5;
+
+struct Attention {
+    q_proj: Linear,
+    k_proj: Linear,
+    v_proj: Linear,
+    out_proj: Linear,
+    heads: usize,
+    head_dim: usize,
+}
+
+impl Attention {
+    fn load(dim: usize, heads: usize, vb: VarBuilder) -> Result<Self> {
+        Ok(Self {
+            q_proj: Linear::load(dim, dim, vb.pp("q_proj"))?,
+            // Whisper's key projection has no bias.
+            k_proj: Linear::load_no_bias(dim, dim, vb.pp("k_proj"))?,
+            v_proj: Linear::load(dim, dim, vb.pp("v_proj"))?,
+            out_proj: Linear::load(dim, dim, vb.pp("out_proj"))?,
+            heads,
+            head_dim: dim / heads,
+        })
+    }
+
+    /// `[tokens, dim]` → `[tokens, heads, head_dim]`
+    fn split(&self, x: &Tensor) -> Result<Tensor> {
+        x.reshape((x.dim(0)?, self.heads, self.head_dim))
+    }
+
+    /// Keys and values of `x` (`[frames, dim]`) as `[heads, frames, head_dim]`.
+    fn kv(&self, x: &Tensor) -> Result<(Tensor, Tensor)> {
+        let to_heads = |t: Tensor| self.split(&t)?.transpose(0, 1)?.contiguous();
+        Ok((to_heads(self.k_proj.forward(x)?)?, to_heads(self.v_proj.forward(x)?)?))
+    }
+}
+
+/// Plain attention: `q` `[heads, n, d]` over `k`/`v` `[heads, m, d]` → `[n, heads * d]`.
+fn attend(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor> {
+    let (heads, n, d) = q.dims3()?;
+    let scores = (q.matmul(&k.t()?)? / (d as f64).sqrt())?;
+    let probs = candle_nn::ops::softmax_last_dim(&scores)?;
+    probs.matmul(v)?.transpose(0, 1)?.reshape((n, heads * d))
+}
+
+struct Mlp {
+    fc1: Linear,
+    fc2: Linear,
+}
+
+impl Mlp {
+    fn load(dim: usize, ffn: usize, vb: &VarBuilder) -> Result<Self> {
+        Ok(Self {
+            fc1: Linear::load(dim, ffn, vb.pp("fc1"))?,
+            fc2: Linear::load(ffn, dim, vb.pp("fc2"))?,
+        })
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        self.fc2.forward(&self.fc1.forward(x)?.gelu_erf()?)
+    }
+}
+
+struct EncoderLayer {
+    self_attn: Attention,
+    self_attn_layer_norm: LayerNorm,
+    mlp: Mlp,
+    final_layer_norm: LayerNorm,
+}
+
+impl EncoderLayer {
+    fn load(cfg: &WhisperConfig, vb: VarBuilder) -> Result<Self> {
+        Ok(Self {
+            self_attn: Attention::load(cfg.d_model, cfg.encoder_attention_heads, vb.pp("self_attn"))?,
+            self_attn_layer_norm: layer_norm(cfg.d_model, LAYER_NORM_EPS, vb.pp("self_attn_layer_norm"))?,
+            mlp: Mlp::load(cfg.d_model, cfg.encoder_ffn_dim, &vb)?,
+            final_layer_norm: layer_norm(cfg.d_model, LAYER_NORM_EPS, vb.pp("final_layer_norm"))?,
+        })
+    }
+
+    /// `x`: `[frames, dim]` of one input.
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let a = &self.self_attn;
+        let h = self.self_attn_layer_norm.forward(x)?;
+        let q = a.split(&a.q_proj.forward(&h)?)?.transpose(0, 1)?.contiguous()?;
+        let (k, v) = a.kv(&h)?;
+        let x = (x + a.out_proj.forward(&attend(&q, &k, &v)?)?)?;
+        let h = self.mlp.forward(&self.final_layer_norm.forward(&x)?)?;
+        x + h
+    }
+}
+
+struct DecoderLayer {
+    self_attn: Attention,
+    self_attn_layer_norm: LayerNorm,
+    encoder_attn: Attention,
+    encoder_attn_layer_norm: LayerNorm,
+    mlp: Mlp,
+    final_layer_norm: LayerNorm,
+}
+
+impl DecoderLayer {
+    fn load(cfg: &WhisperConfig, vb: VarBuilder) -> Result<Self> {
+        let (dim, heads) = (cfg.d_model, cfg.decoder_attention_heads);
+        Ok(Self {
+            self_attn: Attention::load(dim, heads, vb.pp("self_attn"))?,
+            self_attn_layer_norm: layer_norm(dim, LAYER_NORM_EPS, vb.pp("self_attn_layer_norm"))?,
+            encoder_attn: Attention::load(dim, heads, vb.pp("encoder_attn"))?,
+            encoder_attn_layer_norm: layer_norm(dim, LAYER_NORM_EPS, vb.pp("encoder_attn_layer_norm"))?,
+            mlp: Mlp::load(dim, cfg.decoder_ffn_dim, &vb)?,
+            final_layer_norm: layer_norm(dim, LAYER_NORM_EPS, vb.pp("final_layer_norm"))?,
+        })
+    }
+}
+
+/// Cross-attention keys and values of one request, per decoder layer:
+/// `[heads, frames, head_dim]` each.
+pub struct CrossKv {
+    layers: Vec<(Tensor, Tensor)>,
+}
+
+pub struct Whisper {
+    conv1: Conv1d,
+    conv2: Conv1d,
+    encoder_positions: Tensor,
+    encoder_layers: Vec<EncoderLayer>,
+    encoder_norm: LayerNorm,
+    embed_tokens: Embedding,
+    decoder_positions: Embedding,
+    decoder_layers: Vec<DecoderLayer>,
+    decoder_norm: LayerNorm,
+    proj_out: Linear,
+    config: WhisperConfig,
+    dtype: DType,
+    device: Device,
+}
+
+impl Whisper {
+    /// Builds the model from weights named as in Hugging Face's
+    /// `WhisperForConditionalGeneration`.
+    pub fn load(config: WhisperConfig, vb: VarBuilder) -> Result<Self> {
+        config.check_supported().map_err(candle_core::Error::msg)?;
+        let c = &config;
+        let enc = vb.pp("model.encoder");
+        let dec = vb.pp("model.decoder");
+        let conv = |stride| Conv1dConfig {
+            padding: 1,
+            stride,
+            ..Conv1dConfig::default()
+        };
+        let embed_tokens = embedding(c.vocab_size, c.d_model, dec.pp("embed_tokens"))?;
+        // The output projection is tied to the token embedding.
+        let proj_out = Linear::new(embed_tokens.embeddings(), None)?;
+        Ok(Self {
+            conv1: conv1d(c.num_mel_bins, c.d_model, 3, conv(1), enc.pp("conv1"))?,
+            conv2: conv1d(c.d_model, c.d_model, 3, conv(2), enc.pp("conv2"))?,
+            encoder_positions: enc.get((c.max_source_positions, c.d_model), "embed_positions.weight")?,
+            encoder_layers: (0..c.encoder_layers)
+                .map(|i| EncoderLayer::load(c, enc.pp(format!("layers.{i}"))))
+                .collect::<Result<_>>()?,
+            encoder_norm: layer_norm(c.d_model, LAYER_NORM_EPS, enc.pp("layer_norm"))?,
+            decoder_positions: embedding(c.max_target_positions, c.d_model, dec.pp("embed_positions"))?,
+            decoder_layers: (0..c.decoder_layers)
+                .map(|i| DecoderLayer::load(c, dec.pp(format!("layers.{i}"))))
+                .collect::<Result<_>>()?,
+            decoder_norm: layer_norm(c.d_model, LAYER_NORM_EPS, dec.pp("layer_norm"))?,
+            embed_tokens,
+            proj_out,
+            dtype: vb.dtype(),
+            device: vb.device().clone(),
+            config,
+        })
+    }
+
+    /// Loads `config.json` and `*.safetensors` from a Hugging Face model folder.
+    pub fn from_dir(dir: &Path, dtype: DType, device: &Device) -> Result<Self> {
+        let config_path = dir.join("config.json");
+        let text = std::fs::read_to_string(&config_path).map_err(|e| {
+            candle_core::Error::msg(format!("cannot read {}: {e}", config_path.display()))
+        })?;
+        let config: WhisperConfig = serde_json::from_str(&text).map_err(|e| {
+            candle_core::Error::msg(format!("invalid {}: {e}", config_path.display()))
+        })?;
+        let mut files: Vec<_> = std::fs::read_dir(dir)?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|ext| ext == "safetensors"))
+            .collect();
+        if files.is_empty() {
+            candle_core::bail!("no .safetensors weights in {}", dir.display());
+        }
+        files.sort();
+        Self::load(config, load_safetensors(&files, dtype, device)?)
+    }
+
+    pub fn config(&self) -> &WhisperConfig {
+        &self.config
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// Encodes log-mel features `[batch, n_mels, 3000]` into `[batch, 1500, d_model]`.
+    pub fn encode(&self, mel: &Tensor) -> Result<Tensor> {
+        let x = self.conv1.forward(&mel.to_dtype(self.dtype)?)?.gelu_erf()?;
+        let x = self.conv2.forward(&x)?.gelu_erf()?.transpose(1, 2)?;
+        let frames = x.dim(1)?;
+        let x = x.broadcast_add(&self.encoder_positions.narrow(0, 0, frames)?)?;
+        let outputs = (0..x.dim(0)?)
+            .map(|b| {
+                let mut h = x.get(b)?.contiguous()?;
+                for layer in &self.encoder_layers {
+                    h = layer.forward(&h)?;
+                }
+                self.encoder_norm.forward(&h)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Tensor::stack(&outputs, 0)
+    }
+
+    /// The cross-attention keys and values of one encoded input (`[frames, d_model]`).
+    pub fn cross_kv(&self, encoded: &Tensor) -> Result<CrossKv> {
+        let layers = self
+            .decoder_layers
+            .iter()
+            .map(|layer| layer.encoder_attn.kv(encoded))
+            .collect::<Result<_>>()?;
+        Ok(CrossKv { layers })
+    }
+
+    /// One engine step of the decoder. `cross[i]` belongs to `batch.sequences[i]`.
+    /// Returns the logits (`[n, vocab]`, f32) of the sequences that want them.
+    pub fn decode_paged(
+        &self,
+        batch: &ForwardBatch,
+        kv_cache: &[LayerKvCache],
+        cross: &[&CrossKv],
+    ) -> Result<Tensor> {
+        let meta = PagedAttentionMetadata::new(batch, self.config.d_model, self.dtype, &self.device)?;
+        let tokens: Vec<u32> = batch
+            .sequences
+            .iter()
+            .flat_map(|s| s.tokens.iter().copied())
+            .collect();
+        let ids = Tensor::new(tokens.as_slice(), &self.device)?;
+        let mut x = (self.embed_tokens.forward(&ids)? + self.decoder_positions.forward(&meta.positions)?)?;
+        for (l, (layer, cache)) in self.decoder_layers.iter().zip(kv_cache).enumerate() {
+            let a = &layer.self_attn;
+            let h = layer.self_attn_layer_norm.forward(&x)?;
+            let q = a.split(&a.q_proj.forward(&h)?)?;
+            let k = a.split(&a.k_proj.forward(&h)?)?;
+            let v = a.split(&a.v_proj.forward(&h)?)?;
+            x = (x + a.out_proj.forward(&meta.attention(cache, &q, &k, &v)?)?)?;
+
+            let c = &layer.encoder_attn;
+            let h = layer.encoder_attn_layer_norm.forward(&x)?;
+            let q = c.split(&c.q_proj.forward(&h)?)?;
+            let mut row = 0;
+            let mut outputs = Vec::with_capacity(batch.sequences.len());
+            for (seq, kv) in batch.sequences.iter().zip(cross) {
+                let n = seq.tokens.len();
+                let (k, v) = &kv.layers[l];
+                let q = q.narrow(0, row, n)?.transpose(0, 1)?.contiguous()?;
+                outputs.push(attend(&q, k, v)?);
+                row += n;
+            }
+            x = (x + c.out_proj.forward(&Tensor::cat(&outputs, 0)?)?)?;
+
+            let h = layer.mlp.forward(&layer.final_layer_norm.forward(&x)?)?;
+            x = (x + h)?;
+        }
+        let x = x.index_select(&meta.logits_rows, 0)?;
+        self.proj_out
+            .forward(&self.decoder_norm.forward(&x)?)?
+            .to_dtype(DType::F32)
+    }
+}
+
