@@ -1,5 +1,6 @@
 //! Building blocks every model family shares.
 
+pub mod device;
 pub mod linear;
 pub mod paged_attention;
 pub mod rope;

@@ -5,9 +5,8 @@
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
-use std::path::Path;
 
-use candle_core::{DType, Device, Result, Tensor};
+use candle_core::{Result, Tensor};
 
 use super::logits::LogitRules;
 use super::mel::{LogMel, N_SAMPLES};
@@ -57,12 +56,6 @@ impl WhisperExecutor {
             cross: HashMap::new(),
             encoded: VecDeque::new(),
         })
-    }
-
-    /// Loads a Hugging Face Whisper folder (weights, config, tokenizer).
-    pub fn from_dir(dir: &Path, dtype: DType, device: &Device) -> Result<Self> {
-        let tokenizer = super::tokens::WhisperTokenizer::from_dir(dir).map_err(candle_core::Error::wrap)?;
-        Self::new(Whisper::from_dir(dir, dtype, device)?, Some(tokenizer.special))
     }
 
     pub fn model(&self) -> &Whisper {

@@ -7,9 +7,11 @@ mod logits;
 pub mod mel;
 mod model;
 mod tokens;
+mod transcribe;
 
 pub use config::WhisperConfig;
 pub use executor::WhisperExecutor;
 pub use logits::LogitRules;
 pub use model::{CrossKv, Whisper};
 pub use tokens::{SpecialTokens, TokenizerError, WhisperTokenizer};
+pub use transcribe::{Task, TranscribeError, TranscribeOptions, Transcriber};

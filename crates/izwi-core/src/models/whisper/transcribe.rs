@@ -1,0 +1,373 @@
+//! Transcription with Whisper on the engine: each window of audio (at most 30 s) is a
+//! request; the windows of a file, and the files of a batch, run concurrently so the
+//! engine batches them. Per window, as OpenAI's `transcribe()` does: a no-speech check,
+//! greedy decoding with temperature fallback when the output looks wrong (too
+//! repetitive or too unlikely), and segments from timestamp tokens.
+
+use std::io::Write;
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::Instant;
+
+use flate2::write::ZlibEncoder;
+use flate2::Compression;
+
+use super::mel::{N_SAMPLES, SAMPLE_RATE};
+use super::tokens::WhisperTokenizer;
+use crate::engine::{Engine, EngineCoreRequest, EngineError, EngineOutput, GenerationParams};
+use crate::transcript::{Segment, Transcript};
+
+/// Seconds per timestamp token.
+const TIME_PRECISION: f64 = 0.02;
+/// Output tokens per window, as OpenAI: half the decoder's context.
+const MAX_NEW_TOKENS: usize = 224;
+/// The longest initial prompt kept (the rest of the context is the window's output).
+const MAX_PROMPT_TOKENS: usize = 223;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum Task {
+    #[default]
+    Transcribe,
+    /// Into English.
+    Translate,
+}
+
+#[derive(Debug, Clone)]
+pub struct TranscribeOptions {
+    /// ISO code; None detects it from the first window.
+    pub language: Option<String>,
+    pub task: Task,
+    /// Segment timestamps from the model's timestamp tokens; without them a window is
+    /// one segment.
+    pub timestamps: bool,
+    /// Text that primes the vocabulary and style (names, spelling).
+    pub initial_prompt: Option<String>,
+    /// Tried in order until the output passes the checks below.
+    pub temperatures: Vec<f32>,
+    /// Above this gzip compression ratio the output is deemed repetitive.
+    pub compression_ratio_threshold: f64,
+    /// Below this mean log-probability the output is deemed wrong.
+    pub logprob_threshold: f64,
+    /// Above this probability of `<|nospeech|>` (and with a low log-probability) the
+    /// window is deemed silent.
+    pub no_speech_threshold: f64,
+    /// Seed of sampling at non-zero temperature.
+    pub seed: u64,
+}
+
+impl Default for TranscribeOptions {
+    fn default() -> Self {
+        Self {
+            language: None,
+            task: Task::Transcribe,
+            timestamps: true,
+            initial_prompt: None,
+            temperatures: vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
+            compression_ratio_threshold: 2.4,
+            logprob_threshold: -1.0,
+            no_speech_threshold: 0.6,
+            seed: 0,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TranscribeError {
+    #[error("unknown language {0:?}; this model knows: {1}")]
+    UnknownLanguage(String, String),
+    #[error("this model is English-only: it cannot {0}")]
+    EnglishOnly(&'static str),
+    #[error("a window of {0:.1} s is longer than Whisper's 30 s")]
+    WindowTooLong(f64),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    Tokenizer(#[from] super::tokens::TokenizerError),
+}
+
+/// Transcribes with a Whisper engine and its tokenizer.
+#[derive(Clone)]
+pub struct Transcriber {
+    engine: Arc<Engine>,
+    tokenizer: Arc<WhisperTokenizer>,
+}
+
+struct WindowResult {
+    segments: Vec<Segment>,
+}
+
+impl Transcriber {
+    pub fn new(engine: Arc<Engine>, tokenizer: Arc<WhisperTokenizer>) -> Self {
+        Self { engine, tokenizer }
+    }
+
+    /// Transcribes `samples` (16 kHz mono) cut into `windows` (sample ranges, each at
+    /// most 30 s, in order). `on_window` is told each time a window is done.
+    pub async fn transcribe(
+        &self,
+        samples: &[f32],
+        windows: &[Range<usize>],
+        options: &TranscribeOptions,
+        on_window: impl Fn(usize, usize) + Send + Sync,
+    ) -> Result<Transcript, TranscribeError> {
+        let started = Instant::now();
+        let duration = samples.len() as f64 / SAMPLE_RATE as f64;
+        if let Some(w) = windows.iter().find(|w| w.len() > N_SAMPLES) {
+            return Err(TranscribeError::WindowTooLong(w.len() as f64 / SAMPLE_RATE as f64));
+        }
+        let audio: Vec<Arc<[f32]>> = windows.iter().map(|w| Arc::from(&samples[w.clone()])).collect();
+        let language = self.language(audio.first(), options).await?;
+        let prompt = self.prompt(language.as_deref(), options)?;
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let results = futures::future::try_join_all(audio.iter().zip(windows).map(|(audio, window)| {
+            let (prompt, done, on_window) = (&prompt, &done, &on_window);
+            async move {
+                let offset = window.start as f64 / SAMPLE_RATE as f64;
+                let result = self.window(audio.clone(), offset, prompt, options).await;
+                on_window(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, windows.len());
+                result
+            }
+        }))
+        .await?;
+        Ok(Transcript {
+            language,
+            duration,
+            segments: results.into_iter().flat_map(|r| r.segments).collect(),
+            rtf: if duration > 0.0 {
+                started.elapsed().as_secs_f64() / duration
+            } else {
+                0.0
+            },
+        })
+    }
+
+    /// The language to use: the one asked for (checked), English for English-only
+    /// models, else the most likely language of the first window.
+    async fn language(
+        &self,
+        first: Option<&Arc<[f32]>>,
+        options: &TranscribeOptions,
+    ) -> Result<Option<String>, TranscribeError> {
+        let tokenizer = &self.tokenizer;
+        if !tokenizer.is_multilingual() {
+            if options.task == Task::Translate {
+                return Err(TranscribeError::EnglishOnly("translate"));
+            }
+            if options.language.as_deref().is_some_and(|l| l != "en") {
+                return Err(TranscribeError::EnglishOnly("transcribe other languages"));
+            }
+            return Ok(Some("en".into()));
+        }
+        if let Some(code) = &options.language {
+            return match tokenizer.language_token(code) {
+                Some(_) => Ok(Some(code.clone())),
+                None => Err(TranscribeError::UnknownLanguage(
+                    code.clone(),
+                    tokenizer.special.languages.iter().map(|(c, _)| c.as_str()).collect::<Vec<_>>().join(", "),
+                )),
+            };
+        }
+        let Some(audio) = first else {
+            return Ok(None);
+        };
+        let logits = self.probe(audio.clone()).await?;
+        let best = tokenizer
+            .special
+            .languages
+            .iter()
+            .max_by(|a, b| logits[a.1 as usize].total_cmp(&logits[b.1 as usize]))
+            .map(|(code, _)| code.clone());
+        Ok(best)
+    }
+
+    /// The logits of the token after `<|startoftranscript|>`: they rank the languages
+    /// and give the probability of `<|nospeech|>`.
+    async fn probe(&self, audio: Arc<[f32]>) -> Result<Vec<f32>, TranscribeError> {
+        let request = EngineCoreRequest::new(vec![self.tokenizer.special.sot])
+            .with_audio(audio)
+            .with_params(GenerationParams {
+                max_tokens: 1,
+                ignore_eos: true,
+                return_logits: true,
+                ..GenerationParams::default()
+            });
+        let output = self.engine.generate(request).await?;
+        Ok(output.logits.into_iter().next().unwrap_or_default())
+    }
+
+    /// `[<|startofprev|> prompt...] <|startoftranscript|> [<|lang|> <|task|>] [<|notimestamps|>]`
+    fn prompt(&self, language: Option<&str>, options: &TranscribeOptions) -> Result<Vec<u32>, TranscribeError> {
+        let s = &self.tokenizer.special;
+        let mut prompt = Vec::new();
+        if let Some(text) = options.initial_prompt.as_deref().filter(|t| !t.trim().is_empty()) {
+            let tokens = self.tokenizer.encode(&format!(" {}", text.trim()))?;
+            prompt.push(s.sot_prev);
+            prompt.extend_from_slice(&tokens[tokens.len().saturating_sub(MAX_PROMPT_TOKENS)..]);
+        }
+        prompt.push(s.sot);
+        if self.tokenizer.is_multilingual() {
+            if let Some(token) = language.and_then(|l| self.tokenizer.language_token(l)) {
+                prompt.push(token);
+            }
+            prompt.push(match options.task {
+                Task::Transcribe => s.transcribe,
+                Task::Translate => s.translate,
+            });
+        }
+        if !options.timestamps {
+            prompt.push(s.no_timestamps);
+        }
+        Ok(prompt)
+    }
+
+    async fn window(
+        &self,
+        audio: Arc<[f32]>,
+        offset: f64,
+        prompt: &[u32],
+        options: &TranscribeOptions,
+    ) -> Result<WindowResult, TranscribeError> {
+        let window_seconds = audio.len() as f64 / SAMPLE_RATE as f64;
+        let probe = self.probe(audio.clone()).await?;
+        let no_speech_prob = softmax_at(&probe, self.tokenizer.special.no_speech as usize);
+        let mut best: Option<(EngineOutput, f64)> = None;
+        for (attempt, &temperature) in options.temperatures.iter().enumerate() {
+            let params = GenerationParams {
+                max_tokens: MAX_NEW_TOKENS,
+                temperature,
+                seed: Some(options.seed.wrapping_add(attempt as u64)),
+                ..GenerationParams::default()
+            };
+            let request = EngineCoreRequest::new(prompt.to_vec())
+                .with_audio(audio.clone())
+                .with_params(params);
+            let output = self.engine.generate(request).await?;
+            let avg_logprob = mean(&output.logprobs);
+            let text = self.tokenizer.decode(&output.tokens)?;
+            let too_repetitive = compression_ratio(&text) > options.compression_ratio_threshold;
+            let too_unlikely = avg_logprob < options.logprob_threshold;
+            let silent = no_speech_prob > options.no_speech_threshold && too_unlikely;
+            if silent {
+                return Ok(WindowResult { segments: Vec::new() });
+            }
+            let better = best.as_ref().is_none_or(|(_, lp)| avg_logprob > *lp);
+            let passed = !too_repetitive && !too_unlikely;
+            if better || passed {
+                best = Some((output, avg_logprob));
+            }
+            if passed {
+                break;
+            }
+            tracing::debug!(offset, temperature, avg_logprob, too_repetitive, "falling back to a higher temperature");
+        }
+        let Some((output, _)) = best else {
+            return Ok(WindowResult { segments: Vec::new() });
+        };
+        let segments = self.segments(&output.tokens, offset, window_seconds, !prompt.ends_with(&[self.tokenizer.special.no_timestamps]))?;
+        Ok(WindowResult { segments })
+    }
+
+    /// Cuts a window's tokens into segments at timestamp tokens.
+    fn segments(
+        &self,
+        tokens: &[u32],
+        offset: f64,
+        window_seconds: f64,
+        timestamps: bool,
+    ) -> Result<Vec<Segment>, TranscribeError> {
+        let s = &self.tokenizer.special;
+        let tokens: Vec<u32> = tokens.iter().copied().take_while(|&t| t != s.eot).collect();
+        if !timestamps {
+            let text = self.tokenizer.decode(&tokens)?;
+            return Ok(vec![Segment {
+                start: offset,
+                end: offset + window_seconds,
+                text,
+            }]);
+        }
+        let time = |t: u32| (f64::from(t - s.timestamp_begin) * TIME_PRECISION).min(window_seconds);
+        let mut segments = Vec::new();
+        let mut start: Option<f64> = None;
+        let mut text: Vec<u32> = Vec::new();
+        for &token in &tokens {
+            if token < s.timestamp_begin {
+                text.push(token);
+                continue;
+            }
+            match start {
+                Some(begin) if !text.is_empty() => {
+                    segments.push(Segment {
+                        start: offset + begin,
+                        end: offset + time(token).max(begin),
+                        text: self.tokenizer.decode(&text)?,
+                    });
+                    text.clear();
+                    start = None;
+                }
+                _ => start = Some(time(token)),
+            }
+        }
+        if !text.is_empty() {
+            // Speech that ran to the end of the window without a closing timestamp.
+            let begin = start.unwrap_or(0.0);
+            segments.push(Segment {
+                start: offset + begin,
+                end: offset + window_seconds.max(begin),
+                text: self.tokenizer.decode(&text)?,
+            });
+        }
+        Ok(segments)
+    }
+}
+
+fn mean(values: &[f32]) -> f64 {
+    if values.is_empty() {
+        return f64::NEG_INFINITY;
+    }
+    values.iter().map(|&v| f64::from(v)).sum::<f64>() / values.len() as f64
+}
+
+fn softmax_at(logits: &[f32], index: usize) -> f64 {
+    let Some(&value) = logits.get(index) else {
+        return 0.0;
+    };
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let sum: f64 = logits.iter().map(|&l| f64::from(l - max).exp()).sum();
+    f64::from(value - max).exp() / sum
+}
+
+/// How much zlib shrinks the text: repetitive output compresses far better than speech.
+fn compression_ratio(text: &str) -> f64 {
+    if text.is_empty() {
+        return 0.0;
+    }
+    let mut encoder = ZlibEncoder::new(Vec::new(), Compression::default());
+    if encoder.write_all(text.as_bytes()).is_err() {
+        return 0.0;
+    }
+    match encoder.finish() {
+        Ok(compressed) if !compressed.is_empty() => text.len() as f64 / compressed.len() as f64,
+        _ => 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repetition_compresses_well_and_speech_does_not() {
+        let speech = "And so my fellow Americans, ask not what your country can do for you.";
+        assert!(compression_ratio(speech) < 1.5, "{}", compression_ratio(speech));
+        let loop_text = "I'm sorry. ".repeat(40);
+        assert!(compression_ratio(&loop_text) > 2.4, "{}", compression_ratio(&loop_text));
+    }
+
+    #[test]
+    fn probabilities_and_means() {
+        assert!((softmax_at(&[0.0, 0.0], 1) - 0.5).abs() < 1e-12);
+        assert_eq!(softmax_at(&[0.0], 3), 0.0);
+        assert_eq!(mean(&[-1.0, -3.0]), -2.0);
+        assert_eq!(mean(&[]), f64::NEG_INFINITY);
+    }
+}
