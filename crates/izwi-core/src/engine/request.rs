@@ -234,6 +234,22 @@ mod tests {
     }
 
     #[test]
+    fn audio_is_required_exactly_where_the_model_listens() {
+        let listening = RequestProcessor::new(100, 64, 4, 100, true);
+        let ok = GenerationParams::default();
+        let none = request(vec![1], ok.clone());
+        assert!(error_text(listening.process(none)).contains("the request has none"));
+        let empty = request(vec![1], ok.clone()).with_audio(Vec::<f32>::new());
+        assert!(error_text(listening.process(empty)).contains("audio is empty"));
+        let nan = request(vec![1], ok.clone()).with_audio(vec![0.0, f32::NAN]);
+        assert!(error_text(listening.process(nan)).contains("not finite"));
+        let good = request(vec![1], ok.clone()).with_audio(vec![0.0; 160]);
+        assert!(listening.process(good).is_ok());
+        let deaf = request(vec![1], ok).with_audio(vec![0.0; 160]);
+        assert!(error_text(processor().process(deaf)).contains("does not take audio"));
+    }
+
+    #[test]
     fn parameters_are_clamped_into_range() {
         let params = GenerationParams {
             temperature: 9.0,

@@ -126,6 +126,15 @@ mod tests {
     }
 
     #[test]
+    fn log_softmax_at_is_a_normalised_log_probability() {
+        let logits = [1.0f32, 2.0, 3.0];
+        let total: f32 = (0..3).map(|t| log_softmax_at(&logits, t).exp()).sum();
+        assert!((total - 1.0).abs() < 1e-6);
+        assert!((log_softmax_at(&[0.0, 0.0], 1) - 0.5f32.ln()).abs() < 1e-6);
+        assert_eq!(log_softmax_at(&[f32::NEG_INFINITY, 0.0], 1), 0.0);
+    }
+
+    #[test]
     fn greedy_takes_the_largest_logit() {
         let mut sampler = Sampler::new(&params(0.0, 0, 1.0, 1));
         assert_eq!(sampler.sample(&mut [0.1, 2.0, -1.0, 1.9], &[]), 1);
