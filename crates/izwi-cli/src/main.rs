@@ -1,6 +1,7 @@
 //! `izwi`: Izwi's capabilities on the command line. Parses, calls the library, formats.
 
 mod bench;
+mod convert;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -21,6 +22,9 @@ enum Command {
     /// Measure performance.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Convert checkpoints from other tools.
+    #[command(subcommand)]
+    Convert(convert::ConvertCommand),
 }
 
 fn main() -> Result<()> {
@@ -32,5 +36,6 @@ fn main() -> Result<()> {
         .init();
     match Cli::parse().command {
         Command::Bench(command) => bench::run(command),
+        Command::Convert(command) => convert::run(command),
     }
 }

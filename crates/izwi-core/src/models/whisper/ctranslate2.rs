@@ -53,7 +53,9 @@ pub enum CtranslateError {
         needed: u64,
         remaining: u64,
     },
-    #[error("model.bin: {0} bytes left over after the last alias (damaged or wrongly reassembled file)")]
+    #[error(
+        "model.bin: {0} bytes left over after the last alias (damaged or wrongly reassembled file)"
+    )]
     TrailingBytes(u64),
     #[error("model.bin: variable {name:?} has unknown dtype id {id}")]
     UnknownDtype { name: String, id: u8 },
@@ -67,7 +69,7 @@ pub enum CtranslateError {
     BadJson { file: PathBuf, problem: String },
     #[error("{0} already exists; remove it or choose another destination")]
     DestinationExists(PathBuf),
-    #[error("building tensors: {0}")]
+    #[error("building tensors or writing model.safetensors: {0}")]
     Tensor(#[from] candle_core::Error),
 }
 
@@ -536,10 +538,13 @@ impl Vars {
                 })
             }
         };
-        let scale_dtype = scale.dtype.float().ok_or_else(|| CtranslateError::BadVariable {
-            name: scale_name.clone(),
-            problem: format!("a scale must be a float, found {:?}", scale.dtype),
-        })?;
+        let scale_dtype = scale
+            .dtype
+            .float()
+            .ok_or_else(|| CtranslateError::BadVariable {
+                name: scale_name.clone(),
+                problem: format!("a scale must be a float, found {:?}", scale.dtype),
+            })?;
         let scale = Tensor::from_raw_buffer(&scale.bytes, scale_dtype, scale_shape, &Device::Cpu)?
             .to_dtype(DType::F32)?;
         let cols = values.len() / rows.max(1);
@@ -646,10 +651,14 @@ fn to_hf_weights(checkpoint: Checkpoint) -> Result<(HashMap<String, Tensor>, Dim
     let d_model = v.dim("encoder/conv1/weight", 0)?;
     let n_mels = v.dim("encoder/conv1/weight", 1)?;
     if encoder_layers == 0 {
-        return Err(CtranslateError::MissingVariable("encoder/layer_0/...".into()));
+        return Err(CtranslateError::MissingVariable(
+            "encoder/layer_0/...".into(),
+        ));
     }
     if decoder_layers == 0 {
-        return Err(CtranslateError::MissingVariable("decoder/layer_0/...".into()));
+        return Err(CtranslateError::MissingVariable(
+            "decoder/layer_0/...".into(),
+        ));
     }
     let dims = Dims {
         d_model,
@@ -764,7 +773,10 @@ fn self_attention(v: &mut Vars, c: &str, h: &str, d: usize) -> Result<Named> {
         (format!("{h}.self_attn.q_proj.weight"), w.narrow(0, 0, d)?),
         (format!("{h}.self_attn.q_proj.bias"), b.narrow(0, 0, d)?),
         (format!("{h}.self_attn.k_proj.weight"), w.narrow(0, d, d)?),
-        (format!("{h}.self_attn.v_proj.weight"), w.narrow(0, 2 * d, d)?),
+        (
+            format!("{h}.self_attn.v_proj.weight"),
+            w.narrow(0, 2 * d, d)?,
+        ),
         (format!("{h}.self_attn.v_proj.bias"), b.narrow(0, 2 * d, d)?),
         (
             format!("{h}.self_attn.out_proj.weight"),
@@ -775,7 +787,10 @@ fn self_attention(v: &mut Vars, c: &str, h: &str, d: usize) -> Result<Named> {
             v.tensor(&format!("{c}/linear_1/bias"), &[d])?,
         ),
     ];
-    for (ct2, hf) in layer_norm(&format!("{c}/layer_norm"), &format!("{h}.self_attn_layer_norm")) {
+    for (ct2, hf) in layer_norm(
+        &format!("{c}/layer_norm"),
+        &format!("{h}.self_attn_layer_norm"),
+    ) {
         out.push((hf, v.tensor(&ct2, &[d])?));
     }
     Ok(out)
@@ -795,9 +810,18 @@ fn cross_attention(v: &mut Vars, c: &str, h: &str, d: usize) -> Result<Named> {
             format!("{h}.encoder_attn.q_proj.bias"),
             v.tensor(&format!("{c}/linear_0/bias"), &[d])?,
         ),
-        (format!("{h}.encoder_attn.k_proj.weight"), kv_w.narrow(0, 0, d)?),
-        (format!("{h}.encoder_attn.v_proj.weight"), kv_w.narrow(0, d, d)?),
-        (format!("{h}.encoder_attn.v_proj.bias"), kv_b.narrow(0, d, d)?),
+        (
+            format!("{h}.encoder_attn.k_proj.weight"),
+            kv_w.narrow(0, 0, d)?,
+        ),
+        (
+            format!("{h}.encoder_attn.v_proj.weight"),
+            kv_w.narrow(0, d, d)?,
+        ),
+        (
+            format!("{h}.encoder_attn.v_proj.bias"),
+            kv_b.narrow(0, d, d)?,
+        ),
         (
             format!("{h}.encoder_attn.out_proj.weight"),
             v.tensor(&format!("{c}/linear_2/weight"), &[d, d])?,
@@ -835,7 +859,10 @@ fn ffn(v: &mut Vars, c: &str, h: &str, d: usize, ffn_dim: usize) -> Result<Named
             v.tensor(&format!("{c}/ffn/linear_1/bias"), &[d])?,
         ),
     ];
-    for (ct2, hf) in layer_norm(&format!("{c}/ffn/layer_norm"), &format!("{h}.final_layer_norm")) {
+    for (ct2, hf) in layer_norm(
+        &format!("{c}/ffn/layer_norm"),
+        &format!("{h}.final_layer_norm"),
+    ) {
         out.push((hf, v.tensor(&ct2, &[d])?));
     }
     Ok(out)
@@ -1057,9 +1084,7 @@ fn open(path: &Path) -> Result<File> {
 
 fn read_file(path: &Path) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
-    open(path)?
-        .read_to_end(&mut bytes)
-        .map_err(io_err(path))?;
+    open(path)?.read_to_end(&mut bytes).map_err(io_err(path))?;
     Ok(bytes)
 }
 
@@ -1216,11 +1241,17 @@ mod tests {
             ("encoder/conv1/bias".into(), vec![D]),
             ("encoder/conv2/weight".into(), vec![D, D, 3]),
             ("encoder/conv2/bias".into(), vec![D]),
-            ("encoder/position_encodings/encodings".into(), vec![SRC_POS, D]),
+            (
+                "encoder/position_encodings/encodings".into(),
+                vec![SRC_POS, D],
+            ),
             ("encoder/layer_norm/gamma".into(), vec![D]),
             ("encoder/layer_norm/beta".into(), vec![D]),
             ("decoder/embeddings/weight".into(), vec![vocab, D]),
-            ("decoder/position_encodings/encodings".into(), vec![TGT_POS, D]),
+            (
+                "decoder/position_encodings/encodings".into(),
+                vec![TGT_POS, D],
+            ),
             ("decoder/layer_norm/gamma".into(), vec![D]),
             ("decoder/layer_norm/beta".into(), vec![D]),
         ];
@@ -1361,7 +1392,10 @@ mod tests {
     const VOCAB: usize = 64;
 
     fn english_model() -> Scratch {
-        Scratch::new(&serialize(6, &synthetic(VOCAB), ALIAS), &tokenizer_json(50, &["en", "fr"]))
+        Scratch::new(
+            &serialize(6, &synthetic(VOCAB), ALIAS),
+            &tokenizer_json(50, &["en", "fr"]),
+        )
     }
 
     fn expected(name: &str, vars: &[Var]) -> Vec<f32> {
@@ -1373,7 +1407,12 @@ mod tests {
     }
 
     fn flat(t: &Tensor) -> Vec<f32> {
-        t.to_dtype(DType::F32).unwrap().flatten_all().unwrap().to_vec1().unwrap()
+        t.to_dtype(DType::F32)
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1()
+            .unwrap()
     }
 
     fn load(dir: &Path) -> HashMap<String, Tensor> {
@@ -1412,7 +1451,10 @@ mod tests {
         assert_eq!(shape("model.decoder.embed_tokens.weight"), [VOCAB, D]);
         assert_eq!(shape("model.decoder.layers.1.fc1.weight"), [FFN, D]);
         assert_eq!(shape("model.decoder.layers.1.fc2.weight"), [D, FFN]);
-        assert_eq!(shape("model.encoder.layers.0.self_attn.k_proj.weight"), [D, D]);
+        assert_eq!(
+            shape("model.encoder.layers.0.self_attn.k_proj.weight"),
+            [D, D]
+        );
 
         let vars = synthetic(VOCAB);
         // Fused q, k, v rows split in order; biases likewise, k's dropped.
@@ -1420,7 +1462,10 @@ mod tests {
         let qkv_b = expected("decoder/layer_1/self_attention/linear_0/bias", &vars);
         let h = "model.decoder.layers.1.self_attn";
         assert_eq!(flat(&w[&format!("{h}.q_proj.weight")]), qkv[..D * D]);
-        assert_eq!(flat(&w[&format!("{h}.k_proj.weight")]), qkv[D * D..2 * D * D]);
+        assert_eq!(
+            flat(&w[&format!("{h}.k_proj.weight")]),
+            qkv[D * D..2 * D * D]
+        );
         assert_eq!(flat(&w[&format!("{h}.v_proj.weight")]), qkv[2 * D * D..]);
         assert_eq!(flat(&w[&format!("{h}.q_proj.bias")]), qkv_b[..D]);
         assert_eq!(flat(&w[&format!("{h}.v_proj.bias")]), qkv_b[2 * D..]);
@@ -1491,7 +1536,10 @@ mod tests {
         assert_eq!(g["no_timestamps_token_id"], 50 + 2 + 2 + 5);
         assert_eq!(g["alignment_heads"], json!([[1, 0], [1, 1]]));
         assert_eq!(g["suppress_tokens"], json!([1, 2, 7]));
-        assert!(g.get("lang_to_id").is_none(), "English-only: no language tokens");
+        assert!(
+            g.get("lang_to_id").is_none(),
+            "English-only: no language tokens"
+        );
         assert!(g.get("task_to_id").is_none());
 
         let p = json_file(&dst, "preprocessor_config.json");
@@ -1538,7 +1586,10 @@ mod tests {
         }
         let bits = x.to_bits();
         let exp = ((bits >> 23) & 0xff) as i32 - 127 + 15;
-        assert!((1..31).contains(&exp) && bits & 0x1fff == 0, "{x} is not exact in f16");
+        assert!(
+            (1..31).contains(&exp) && bits & 0x1fff == 0,
+            "{x} is not exact in f16"
+        );
         (((bits >> 16) & 0x8000) | ((exp as u32) << 10) | ((bits >> 13) & 0x3ff)) as u16
     }
 
@@ -1553,7 +1604,11 @@ mod tests {
                     let bytes = (0..n)
                         .flat_map(|i| f16_bits((i % 2000) as f32 - 1000.0).to_le_bytes())
                         .collect();
-                    Var { dtype: 4, bytes, ..v }
+                    Var {
+                        dtype: 4,
+                        bytes,
+                        ..v
+                    }
                 }
                 _ => v,
             })
@@ -1612,7 +1667,10 @@ mod tests {
         for cut in [3, 40, bytes.len() / 2, bytes.len() - 1] {
             let s = Scratch::new(&bytes[..cut], &tokenizer_json(50, &["en"]));
             let err = s.convert().unwrap_err();
-            assert!(matches!(err, CtranslateError::Truncated { .. }), "cut {cut}: {err}");
+            assert!(
+                matches!(err, CtranslateError::Truncated { .. }),
+                "cut {cut}: {err}"
+            );
             s.assert_clean_failure();
         }
     }
@@ -1642,7 +1700,10 @@ mod tests {
         bytes[6..17].copy_from_slice(b"BartSpec\0\0\0");
         let s = Scratch::new(&bytes, &tokenizer_json(50, &["en"]));
         let err = s.convert().unwrap_err();
-        assert!(matches!(&err, CtranslateError::NotWhisper(n) if n == "BartSpec"), "{err}");
+        assert!(
+            matches!(&err, CtranslateError::NotWhisper(n) if n == "BartSpec"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -1710,7 +1771,11 @@ mod tests {
         s.assert_clean_failure();
 
         let mut vars = synthetic(VOCAB);
-        vars.push(f32_var("decoder/layer_0/self_attention/queries_scale", &[], &[0.5]));
+        vars.push(f32_var(
+            "decoder/layer_0/self_attention/queries_scale",
+            &[],
+            &[0.5],
+        ));
         let s = Scratch::new(&serialize(6, &vars, ALIAS), &tokenizer_json(50, &["en"]));
         let err = s.convert().unwrap_err();
         assert!(
@@ -1737,7 +1802,11 @@ mod tests {
         assert!(err.to_string().contains("decoder/activation"), "{err}");
 
         let s = Scratch::new(
-            &serialize(6, &synthetic(VOCAB), &[("decoder/other", "decoder/embeddings/weight")]),
+            &serialize(
+                6,
+                &synthetic(VOCAB),
+                &[("decoder/other", "decoder/embeddings/weight")],
+            ),
             &tokenizer_json(50, &["en"]),
         );
         assert!(matches!(
@@ -1768,7 +1837,10 @@ mod tests {
         let s = english_model();
         fs::create_dir_all(s.dst()).unwrap();
         let err = s.convert().unwrap_err();
-        assert!(matches!(err, CtranslateError::DestinationExists(_)), "{err}");
+        assert!(
+            matches!(err, CtranslateError::DestinationExists(_)),
+            "{err}"
+        );
 
         // A tokenizer whose ids exceed the embeddings belongs to another model.
         let s = Scratch::new(
