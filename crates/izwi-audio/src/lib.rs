@@ -1,1 +1,29 @@
-//! Audio in and out for Izwi.
+//! Audio in and out for Izwi: decode any supported file to f32 samples, resample, write
+//! WAV, and split long recordings into windows for the speech models.
+//!
+//! The transcription pipeline needs one call, [`load_for_asr`]: any file in, 16 kHz mono
+//! f32 out, then [`split_at_silence`] for audio longer than the model's window.
+//!
+//! No input makes these functions panic: every problem with a file is an [`AudioError`]
+//! that names it, and the sizes a file can make us allocate are bounded (see
+//! [`max_frames`]).
+
+mod decode;
+mod error;
+mod limits;
+mod resample;
+mod split;
+mod wav;
+
+pub use decode::{decode_bytes, decode_file, load_for_asr, Audio, AAC_PRIMING_FRAMES};
+pub use error::AudioError;
+pub use limits::{
+    max_frames, MAX_CHANNELS, MAX_DECODED_SAMPLES, MAX_DURATION_SECONDS, MAX_SAMPLE_RATE,
+    MIN_SAMPLE_RATE,
+};
+pub use resample::{resample, StreamResampler};
+pub use split::{split_at_silence, Window};
+pub use wav::write_wav;
+
+/// The sample rate the speech models take, and [`load_for_asr`] returns.
+pub const ASR_SAMPLE_RATE: u32 = 16_000;

@@ -2,6 +2,7 @@
 
 mod bench;
 mod convert;
+mod transcribe;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -25,6 +26,8 @@ enum Command {
     /// Convert checkpoints from other tools.
     #[command(subcommand)]
     Convert(convert::ConvertCommand),
+    /// Transcribe audio or video files with a Whisper model.
+    Transcribe(transcribe::TranscribeArgs),
 }
 
 fn main() -> Result<()> {
@@ -37,5 +40,6 @@ fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Bench(command) => bench::run(command),
         Command::Convert(command) => convert::run(command),
+        Command::Transcribe(args) => transcribe::run(args),
     }
 }

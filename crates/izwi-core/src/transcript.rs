@@ -138,7 +138,9 @@ mod tests {
             t.to_srt(),
             "1\n00:00:00,000 --> 00:00:02,500\nHello there.\n\n2\n01:02:03,042 --> 01:02:05,500\nBye.\n\n"
         );
-        assert!(t.to_vtt().starts_with("WEBVTT\n\n00:00:00.000 --> 00:00:02.500\nHello there.\n\n"));
+        assert!(t
+            .to_vtt()
+            .starts_with("WEBVTT\n\n00:00:00.000 --> 00:00:02.500\nHello there.\n\n"));
         let json: serde_json::Value = serde_json::from_str(&t.to_json()).expect("valid JSON");
         assert_eq!(json["language"], "en");
         assert_eq!(json["segments"][2]["start"], 3723.042);

@@ -22,15 +22,24 @@ fn load(file: &str) -> HashMap<String, Tensor> {
 }
 
 fn floats(t: &Tensor) -> Vec<f32> {
-    t.flatten_all().and_then(|t| t.to_vec1::<f32>()).expect("f32 tensor")
+    t.flatten_all()
+        .and_then(|t| t.to_vec1::<f32>())
+        .expect("f32 tensor")
 }
 
 fn tokens(t: &Tensor) -> Vec<u32> {
-    t.to_dtype(DType::U32).and_then(|t| t.to_vec1::<u32>()).expect("token ids")
+    t.to_dtype(DType::U32)
+        .and_then(|t| t.to_vec1::<u32>())
+        .expect("token ids")
 }
 
 fn model() -> Whisper {
-    Whisper::from_dir(&fixtures().join("whisper-tiny-random"), DType::F32, &Device::Cpu).expect("model loads")
+    Whisper::from_dir(
+        &fixtures().join("whisper-tiny-random"),
+        DType::F32,
+        &Device::Cpu,
+    )
+    .expect("model loads")
 }
 
 #[test]
@@ -52,8 +61,14 @@ fn log_mel_equals_openai_and_transformers() {
     let openai = max_abs_diff(&ours, &floats(&filters["log_mel_openai"]));
     let transformers = max_abs_diff(&ours, &floats(&reference["log_mel"]));
     assert!(openai < 1e-4, "differs from OpenAI's by {openai}");
-    assert!(transformers < 1e-4, "differs from transformers' by {transformers}");
-    let short = floats(&mel.compute(&floats(&reference["audio_short"])).expect("log-mel"));
+    assert!(
+        transformers < 1e-4,
+        "differs from transformers' by {transformers}"
+    );
+    let short = floats(
+        &mel.compute(&floats(&reference["audio_short"]))
+            .expect("log-mel"),
+    );
     let diff = max_abs_diff(&short, &floats(&reference["log_mel_short"]));
     assert!(diff < 1e-4, "short audio differs by {diff}");
 }
@@ -63,9 +78,14 @@ fn encoder_output_equals_transformers() {
     let reference = load("whisper-tiny-random/reference.safetensors");
     let model = model();
     for suffix in ["", "_short"] {
-        let mel = reference[&format!("log_mel{suffix}")].unsqueeze(0).expect("batch");
+        let mel = reference[&format!("log_mel{suffix}")]
+            .unsqueeze(0)
+            .expect("batch");
         let encoded = model.encode(&mel).expect("encode");
-        let diff = max_abs_diff(&floats(&encoded), &floats(&reference[&format!("encoder_output{suffix}")]));
+        let diff = max_abs_diff(
+            &floats(&encoded),
+            &floats(&reference[&format!("encoder_output{suffix}")]),
+        );
         assert!(diff < 1e-4, "encoder{suffix} differs by {diff}");
     }
 }
@@ -89,17 +109,24 @@ fn paged_decoder_on_the_engine_equals_transformers() {
             return_logits: true,
             ..GenerationParams::default()
         };
-        let request = EngineCoreRequest::new(tokens(&reference[&format!("decoder_input_ids{suffix}")]))
-            .with_audio(floats(&reference[&format!("audio{suffix}")]))
-            .with_params(params);
+        let request =
+            EngineCoreRequest::new(tokens(&reference[&format!("decoder_input_ids{suffix}")]))
+                .with_audio(floats(&reference[&format!("audio{suffix}")]))
+                .with_params(params);
         cases.insert(core.add_request(request).expect("accepted"), suffix);
     }
     let mut finished = 0;
     while core.has_unfinished() {
         for out in core.step().into_iter().filter_map(|o| o.finished) {
             let suffix = cases[&out.request_id];
-            assert_eq!(out.tokens, tokens(&reference[&format!("greedy_tokens{suffix}")]), "greedy{suffix}");
-            let want = reference[&format!("greedy_logits{suffix}")].to_vec2::<f32>().expect("rows");
+            assert_eq!(
+                out.tokens,
+                tokens(&reference[&format!("greedy_tokens{suffix}")]),
+                "greedy{suffix}"
+            );
+            let want = reference[&format!("greedy_logits{suffix}")]
+                .to_vec2::<f32>()
+                .expect("rows");
             for (i, (got, want)) in out.logits.iter().zip(&want).enumerate() {
                 let diff = max_abs_diff(got, want);
                 assert!(diff < 1e-4, "logits{suffix} step {i} differ by {diff}");

@@ -14,7 +14,7 @@ use super::request::{EngineCoreRequest, RequestProcessor};
 use super::scheduler::{ScheduleResult, Scheduler};
 use super::sequence::Sequence;
 use super::types::{FinishReason, RequestId};
-use crate::models::shared::sampling::log_softmax_at;
+use crate::models::shared::sampling::{log_softmax_at, top_logprobs};
 
 /// Owns the scheduler, the KV cache and the model; advances every request by one step
 /// at a time. Single-threaded: [`Engine`](super::Engine) runs it on its own thread.
@@ -52,7 +52,7 @@ impl EngineCore {
             config.block_size,
             spec.kv_cache,
             &spec.device,
-            config.enable_prefix_caching && spec.supports_prefix_caching,
+            config.enable_prefix_caching,
         )?;
         tracing::info!(
             num_blocks,
@@ -230,6 +230,10 @@ impl EngineCore {
                 let processed = row.clone();
                 let token = seq.sampler.sample(&mut row, &seq.tokens);
                 seq.logprobs.push(log_softmax_at(&processed, token));
+                if seq.params.top_logprobs > 0 {
+                    seq.top_logprobs
+                        .push(top_logprobs(&processed, seq.params.top_logprobs));
+                }
                 seq.tokens.push(token);
                 seq.first_token_at.get_or_insert_with(Instant::now);
                 sampled = Some((

@@ -21,9 +21,6 @@ pub struct ModelSpec {
     pub audio_seconds_per_token: Option<f64>,
     /// Whether each request must bring audio (speech recognition) or must not.
     pub requires_audio: bool,
-    /// False when K/V depend on more than the tokens (a decoder that attends to
-    /// per-request audio), so blocks must never be shared between requests.
-    pub supports_prefix_caching: bool,
 }
 
 /// The new tokens of one sequence in a step.

@@ -264,12 +264,15 @@ impl KVCacheManager {
     /// The longest run of cached blocks matching the start of `tokens`. At least one
     /// token is always left uncovered, because the model must run on the last prompt
     /// token to produce logits.
-    pub fn lookup_prefix(&self, tokens: &[u32]) -> Vec<BlockId> {
+    ///
+    /// `salt` separates caches whose K/V depend on more than the tokens (the audio a
+    /// decoder attends to): blocks are shared only between requests of the same salt.
+    pub fn lookup_prefix(&self, salt: u64, tokens: &[u32]) -> Vec<BlockId> {
         let mut hits = Vec::new();
         if !self.enable_prefix_caching {
             return hits;
         }
-        let mut parent = 0;
+        let mut parent = salt;
         let usable = tokens.len().saturating_sub(1) / self.block_size;
         for chunk in tokens.chunks_exact(self.block_size).take(usable) {
             let hash = block_hash(parent, chunk);
@@ -287,9 +290,11 @@ impl KVCacheManager {
 
     /// Starts a request's table with the shared `cached` blocks (from
     /// [`lookup_prefix`](Self::lookup_prefix)) followed by fresh blocks, enough for
-    /// `num_tokens` tokens. All or nothing.
+    /// `num_tokens` tokens, under `salt` (see [`lookup_prefix`](Self::lookup_prefix)).
+    /// All or nothing.
     pub fn allocate_with_prefix(
         &mut self,
+        salt: u64,
         request_id: &RequestId,
         cached: &[BlockId],
         num_tokens: usize,
@@ -306,7 +311,10 @@ impl KVCacheManager {
                 free: self.num_free_blocks(),
             });
         }
-        let mut table = BlockTable::default();
+        let mut table = BlockTable {
+            last_hash: salt,
+            ..BlockTable::default()
+        };
         for &block in cached {
             let meta = &mut self.blocks[block as usize];
             if meta.ref_count == 0 {
@@ -550,11 +558,11 @@ mod tests {
                 0 if !expected.contains_key(request) => {
                     // Three prompt families, so prefixes repeat across requests.
                     let prompt = tokens(1000 * rng.below(3) as u32, 1 + rng.below(20));
-                    let cached = kv.lookup_prefix(&prompt);
+                    let cached = kv.lookup_prefix(0, &prompt);
                     let fresh = kv.blocks_for(prompt.len()) - cached.len();
                     let held: HashSet<BlockId> = expected.values().flatten().copied().collect();
                     let revived = cached.iter().filter(|b| !held.contains(b)).count();
-                    match kv.allocate_with_prefix(request, &cached, prompt.len()) {
+                    match kv.allocate_with_prefix(0, request, &cached, prompt.len()) {
                         Ok(()) => {
                             let table = kv.block_table(request).to_vec();
                             assert_eq!(table.len(), kv.blocks_for(prompt.len()));
@@ -707,7 +715,7 @@ mod tests {
             Err(KvCacheError::OutOfBlocks { needed: 3, free: 2 })
         );
         assert_eq!(
-            kv.allocate_with_prefix(&id("b"), &[], 9),
+            kv.allocate_with_prefix(0, &id("b"), &[], 9),
             Err(KvCacheError::OutOfBlocks { needed: 3, free: 2 })
         );
         assert_eq!(
@@ -737,7 +745,7 @@ mod tests {
     /// A cache with request "a" holding `prompt`, all of it computed and cached.
     fn cached_request(kv: &mut KVCacheManager, prompt: &[u32]) {
         let a = id("a");
-        kv.allocate_with_prefix(&a, &[], prompt.len())
+        kv.allocate_with_prefix(0, &a, &[], prompt.len())
             .expect("room for a");
         kv.cache_full_blocks(&a, prompt, prompt.len());
     }
@@ -746,12 +754,12 @@ mod tests {
     fn lookup_returns_the_cached_blocks_of_a_shared_prefix() {
         let mut kv = manager(8, 4, true);
         cached_request(&mut kv, &tokens(0, 10)); // blocks 0, 1 full; 2 partial
-        assert_eq!(kv.lookup_prefix(&tokens(0, 12)), vec![0, 1]);
+        assert_eq!(kv.lookup_prefix(0, &tokens(0, 12)), vec![0, 1]);
         let mut diverging = tokens(0, 8);
         diverging.extend([77, 78, 79]);
-        assert_eq!(kv.lookup_prefix(&diverging), vec![0, 1]);
-        assert_eq!(kv.lookup_prefix(&tokens(0, 6)), vec![0]);
-        assert!(kv.lookup_prefix(&tokens(0, 4)).is_empty());
+        assert_eq!(kv.lookup_prefix(0, &diverging), vec![0, 1]);
+        assert_eq!(kv.lookup_prefix(0, &tokens(0, 6)), vec![0]);
+        assert!(kv.lookup_prefix(0, &tokens(0, 4)).is_empty());
     }
 
     #[test]
@@ -759,9 +767,9 @@ mod tests {
         let mut kv = manager(8, 4, true);
         cached_request(&mut kv, &tokens(0, 12));
         // Exactly two full blocks: only the first is reused.
-        assert_eq!(kv.lookup_prefix(&tokens(0, 8)), vec![0]);
-        assert_eq!(kv.lookup_prefix(&tokens(0, 9)), vec![0, 1]);
-        assert_eq!(kv.lookup_prefix(&tokens(0, 12)), vec![0, 1]);
+        assert_eq!(kv.lookup_prefix(0, &tokens(0, 8)), vec![0]);
+        assert_eq!(kv.lookup_prefix(0, &tokens(0, 9)), vec![0, 1]);
+        assert_eq!(kv.lookup_prefix(0, &tokens(0, 12)), vec![0, 1]);
     }
 
     #[test]
@@ -771,9 +779,9 @@ mod tests {
         let prompt = tokens(0, 12);
         kv.allocate(&a, 3).expect("a");
         kv.cache_full_blocks(&a, &prompt, 7);
-        assert_eq!(kv.lookup_prefix(&tokens(0, 13)), vec![0]);
+        assert_eq!(kv.lookup_prefix(0, &tokens(0, 13)), vec![0]);
         kv.cache_full_blocks(&a, &prompt, 12);
-        assert_eq!(kv.lookup_prefix(&tokens(0, 13)), vec![0, 1, 2]);
+        assert_eq!(kv.lookup_prefix(0, &tokens(0, 13)), vec![0, 1, 2]);
     }
 
     #[test]
@@ -782,12 +790,12 @@ mod tests {
         cached_request(&mut kv, &tokens(0, 12));
         let mut second_differs = tokens(0, 12);
         second_differs[5] = 99;
-        assert_eq!(kv.lookup_prefix(&second_differs), vec![0]);
+        assert_eq!(kv.lookup_prefix(0, &second_differs), vec![0]);
         // Same second and third blocks after a different first: nothing matches,
         // because a block's identity includes everything before it.
         let mut first_differs = tokens(0, 12);
         first_differs[0] = 99;
-        assert!(kv.lookup_prefix(&first_differs).is_empty());
+        assert!(kv.lookup_prefix(0, &first_differs).is_empty());
     }
 
     #[test]
@@ -802,7 +810,7 @@ mod tests {
         let mut spliced = tokens(100, 4);
         spliced.extend(tokens(4, 4));
         spliced.push(7);
-        assert_eq!(kv.lookup_prefix(&spliced), vec![2]);
+        assert_eq!(kv.lookup_prefix(0, &spliced), vec![2]);
     }
 
     #[test]
@@ -810,9 +818,9 @@ mod tests {
         let mut kv = manager(8, 4, true);
         let (a, b) = (id("a"), id("b"));
         cached_request(&mut kv, &tokens(0, 10)); // a: 0, 1, 2
-        let cached = kv.lookup_prefix(&tokens(0, 12));
+        let cached = kv.lookup_prefix(0, &tokens(0, 12));
         assert_eq!(cached, vec![0, 1]);
-        kv.allocate_with_prefix(&b, &cached, 12).expect("b");
+        kv.allocate_with_prefix(0, &b, &cached, 12).expect("b");
         assert_eq!(kv.block_table(&b), &[0, 1, 3]);
         assert_eq!(kv.num_free_blocks(), 4);
         assert_consistent(&kv);
@@ -841,9 +849,9 @@ mod tests {
         assert_eq!(stats.used_blocks(), 0);
         assert!(kv.can_allocate(8));
 
-        let cached = kv.lookup_prefix(&tokens(0, 9));
+        let cached = kv.lookup_prefix(0, &tokens(0, 9));
         assert_eq!(cached, vec![0, 1]);
-        kv.allocate_with_prefix(&id("b"), &cached, 9).expect("b");
+        kv.allocate_with_prefix(0, &id("b"), &cached, 9).expect("b");
         assert_eq!(kv.block_table(&id("b"))[..2], [0, 1]);
         let stats = kv.stats();
         assert_eq!((stats.free_blocks, stats.cached_blocks), (5, 0));
@@ -858,17 +866,21 @@ mod tests {
         kv.free(&id("a"));
         kv.allocate(&id("x"), 2)
             .expect("x takes the two clean blocks");
-        let cached = kv.lookup_prefix(&tokens(0, 12));
+        let cached = kv.lookup_prefix(0, &tokens(0, 12));
         assert_eq!(cached, vec![0, 1]);
         let before = snapshot(&kv);
         // 2 revived + 1 fresh > 2 free.
         assert_eq!(
-            kv.allocate_with_prefix(&id("b"), &cached, 12),
+            kv.allocate_with_prefix(0, &id("b"), &cached, 12),
             Err(KvCacheError::OutOfBlocks { needed: 3, free: 2 })
         );
         assert_eq!(snapshot(&kv), before);
-        assert_eq!(kv.lookup_prefix(&tokens(0, 12)), vec![0, 1], "still cached");
-        kv.allocate_with_prefix(&id("b"), &cached, 8)
+        assert_eq!(
+            kv.lookup_prefix(0, &tokens(0, 12)),
+            vec![0, 1],
+            "still cached"
+        );
+        kv.allocate_with_prefix(0, &id("b"), &cached, 8)
             .expect("exactly fits");
         assert_eq!(kv.num_free_blocks(), 0);
         assert_consistent(&kv);
@@ -886,15 +898,15 @@ mod tests {
             Ok(vec![2, 3]),
             "clean blocks first"
         );
-        assert_eq!(kv.lookup_prefix(&tokens(0, 5)), vec![0, 1]);
+        assert_eq!(kv.lookup_prefix(0, &tokens(0, 5)), vec![0, 1]);
 
         // The tail (1) was freed first, so it is the oldest and goes first.
         assert_eq!(kv.allocate(&id("y"), 1), Ok(vec![1]));
         assert_eq!(kv.stats().cached_blocks, 1);
-        assert_eq!(kv.lookup_prefix(&tokens(0, 5)), vec![0]);
+        assert_eq!(kv.lookup_prefix(0, &tokens(0, 5)), vec![0]);
         assert_eq!(kv.allocate(&id("z"), 1), Ok(vec![0]));
         assert_eq!(kv.stats().cached_blocks, 0);
-        assert!(kv.lookup_prefix(&tokens(0, 5)).is_empty());
+        assert!(kv.lookup_prefix(0, &tokens(0, 5)).is_empty());
         assert_consistent(&kv);
     }
 
@@ -913,8 +925,8 @@ mod tests {
             Ok(vec![1]),
             "b's block was freed first"
         );
-        assert!(kv.lookup_prefix(&tokens(100, 3)).is_empty());
-        assert_eq!(kv.lookup_prefix(&tokens(0, 3)), vec![0]);
+        assert!(kv.lookup_prefix(0, &tokens(100, 3)).is_empty());
+        assert_eq!(kv.lookup_prefix(0, &tokens(0, 3)), vec![0]);
     }
 
     #[test]
@@ -922,11 +934,12 @@ mod tests {
         let mut kv = manager(8, 4, true);
         cached_request(&mut kv, &tokens(0, 10));
         assert_eq!(kv.stats().prefix_hit_tokens, 0);
-        let cached = kv.lookup_prefix(&tokens(0, 12));
-        kv.allocate_with_prefix(&id("b"), &cached, 12).expect("b");
+        let cached = kv.lookup_prefix(0, &tokens(0, 12));
+        kv.allocate_with_prefix(0, &id("b"), &cached, 12)
+            .expect("b");
         assert_eq!(kv.stats().prefix_hit_tokens, 8);
-        let cached = kv.lookup_prefix(&tokens(0, 6));
-        kv.allocate_with_prefix(&id("c"), &cached, 6).expect("c");
+        let cached = kv.lookup_prefix(0, &tokens(0, 6));
+        kv.allocate_with_prefix(0, &id("c"), &cached, 6).expect("c");
         assert_eq!(kv.stats().prefix_hit_tokens, 12);
     }
 
@@ -934,11 +947,11 @@ mod tests {
     fn with_prefix_caching_disabled_nothing_is_reused() {
         let mut kv = manager(8, 4, false);
         cached_request(&mut kv, &tokens(0, 10));
-        assert!(kv.lookup_prefix(&tokens(0, 12)).is_empty());
+        assert!(kv.lookup_prefix(0, &tokens(0, 12)).is_empty());
         kv.free(&id("a"));
         let stats = kv.stats();
         assert_eq!((stats.free_blocks, stats.cached_blocks), (8, 0));
-        assert!(kv.lookup_prefix(&tokens(0, 12)).is_empty());
+        assert!(kv.lookup_prefix(0, &tokens(0, 12)).is_empty());
         assert_eq!(stats.prefix_hit_tokens, 0);
     }
 

@@ -39,6 +39,9 @@ pub struct EngineOutput {
     /// Log-probability of each generated token (after the model's logits processing,
     /// before sampling's temperature and penalties).
     pub logprobs: Vec<f32>,
+    /// The likeliest tokens and their log-probabilities at each generated position,
+    /// when the request asked for them.
+    pub top_logprobs: Vec<Vec<(u32, f32)>>,
     pub finish_reason: FinishReason,
     pub stats: RequestStats,
 }
@@ -104,6 +107,7 @@ impl OutputProcessor {
                 tokens: seq.output_tokens().to_vec(),
                 logits: seq.logits,
                 logprobs: seq.logprobs,
+                top_logprobs: seq.top_logprobs,
                 finish_reason: reason,
                 stats,
             }),

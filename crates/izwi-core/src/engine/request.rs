@@ -98,7 +98,9 @@ impl RequestProcessor {
             )))
         };
         match (&request.audio, self.requires_audio) {
-            (None, true) => return invalid("this model transcribes audio; the request has none".into()),
+            (None, true) => {
+                return invalid("this model transcribes audio; the request has none".into())
+            }
             (Some(_), false) => return invalid("this model does not take audio input".into()),
             (Some(audio), true) if audio.is_empty() => return invalid("the audio is empty".into()),
             (Some(audio), true) if audio.iter().any(|s| !s.is_finite()) => {

@@ -209,7 +209,7 @@ impl Scheduler {
             if result.preempted_requests.contains(&seq.id) {
                 break;
             }
-            let cached = kv_cache.lookup_prefix(&seq.tokens);
+            let cached = kv_cache.lookup_prefix(seq.cache_salt, &seq.tokens);
             let num_cached = cached.len() * kv_cache.block_size();
             let remaining = seq.len() - num_cached;
             let num_tokens = remaining.min(*budget).min(self.max_chunk_tokens);
@@ -222,7 +222,7 @@ impl Scheduler {
                 break;
             }
             if kv_cache
-                .allocate_with_prefix(&seq.id, &cached, num_cached + num_tokens)
+                .allocate_with_prefix(seq.cache_salt, &seq.id, &cached, num_cached + num_tokens)
                 .is_err()
             {
                 // Under the priority policy a more important request may take the

@@ -25,7 +25,13 @@ pub struct Sequence {
     pub logits: Vec<Vec<f32>>,
     /// Log-probability of each generated token under the processed logits.
     pub logprobs: Vec<f32>,
+    /// The `params.top_logprobs` likeliest tokens at each generated position.
+    pub top_logprobs: Vec<Vec<(u32, f32)>>,
     pub audio: Option<Arc<[f32]>>,
+    /// Separates this sequence's cached prefixes from those of requests with other
+    /// audio: a decoder attending to audio has K/V that depend on it, not only on the
+    /// tokens (see `KVCacheManager::lookup_prefix`).
+    pub cache_salt: u64,
     pub arrived_at: Instant,
     pub first_scheduled_at: Option<Instant>,
     pub first_token_at: Option<Instant>,
@@ -34,7 +40,9 @@ pub struct Sequence {
 
 impl Sequence {
     pub fn new(request: EngineCoreRequest, arrival_order: u64) -> Self {
+        let cache_salt = request.audio.as_deref().map_or(0, audio_hash);
         Self {
+            cache_salt,
             id: request.id,
             prompt_len: request.prompt_tokens.len(),
             tokens: request.prompt_tokens,
@@ -46,6 +54,7 @@ impl Sequence {
             arrival_order,
             logits: Vec::new(),
             logprobs: Vec::new(),
+            top_logprobs: Vec::new(),
             audio: request.audio,
             arrived_at: Instant::now(),
             first_scheduled_at: None,
@@ -75,4 +84,15 @@ impl Sequence {
     pub fn is_decoding(&self) -> bool {
         self.num_computed >= self.prompt_len && self.num_uncomputed() == 1
     }
+}
+
+/// A content hash of audio: equal audio gives equal K/V for equal tokens.
+pub fn audio_hash(samples: &[f32]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    samples.len().hash(&mut hasher);
+    for s in samples {
+        s.to_bits().hash(&mut hasher);
+    }
+    hasher.finish()
 }

@@ -3,5 +3,5 @@
 //! `shared` holds what families have in common.
 
 pub mod llama;
-pub mod whisper;
 pub mod shared;
+pub mod whisper;

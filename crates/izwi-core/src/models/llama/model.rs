@@ -186,7 +186,6 @@ impl Llama {
             device,
             audio_seconds_per_token: None,
             requires_audio: false,
-            supports_prefix_caching: true,
         };
         Ok(Self {
             embed_tokens,

@@ -95,6 +95,26 @@ pub fn log_softmax_at(logits: &[f32], token: u32) -> f32 {
     logits[token as usize] - max - sum.ln()
 }
 
+/// The `k` likeliest tokens, likeliest first, with their log-probabilities.
+pub fn top_logprobs(logits: &[f32], k: usize) -> Vec<(u32, f32)> {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let log_total = max + logits.iter().map(|&l| (l - max).exp()).sum::<f32>().ln();
+    let mut order: Vec<u32> = (0..logits.len() as u32).collect();
+    let k = k.min(order.len());
+    if k == 0 {
+        return Vec::new();
+    }
+    order.select_nth_unstable_by(k - 1, |&a, &b| {
+        logits[b as usize].total_cmp(&logits[a as usize])
+    });
+    order.truncate(k);
+    order.sort_by(|&a, &b| logits[b as usize].total_cmp(&logits[a as usize]));
+    order
+        .into_iter()
+        .map(|t| (t, logits[t as usize] - log_total))
+        .collect()
+}
+
 /// The penalty of the CTRL paper as transformers applies it: once per distinct token.
 fn apply_repetition_penalty(logits: &mut [f32], previous: &[u32], penalty: f32) {
     let mut seen = vec![false; logits.len()];
@@ -132,6 +152,16 @@ mod tests {
         assert!((total - 1.0).abs() < 1e-6);
         assert!((log_softmax_at(&[0.0, 0.0], 1) - 0.5f32.ln()).abs() < 1e-6);
         assert_eq!(log_softmax_at(&[f32::NEG_INFINITY, 0.0], 1), 0.0);
+    }
+
+    #[test]
+    fn top_logprobs_are_the_likeliest_in_order() {
+        let logits = [0.5f32, 3.0, -1.0, 2.0];
+        let top = top_logprobs(&logits, 2);
+        assert_eq!(top.iter().map(|&(t, _)| t).collect::<Vec<_>>(), vec![1, 3]);
+        assert!((top[0].1 - log_softmax_at(&logits, 1)).abs() < 1e-6);
+        assert_eq!(top_logprobs(&logits, 10).len(), 4);
+        assert!(top_logprobs(&logits, 0).is_empty());
     }
 
     #[test]

@@ -32,7 +32,10 @@ impl WhisperConfig {
     /// Refuses what this implementation lacks rather than running it wrong.
     pub fn check_supported(&self) -> Result<(), String> {
         if self.activation_function != "gelu" {
-            return Err(format!("activation {} is not supported", self.activation_function));
+            return Err(format!(
+                "activation {} is not supported",
+                self.activation_function
+            ));
         }
         if self.scale_embedding {
             return Err("scale_embedding is not supported".into());
@@ -42,7 +45,9 @@ impl WhisperConfig {
             ("decoder", self.d_model, self.decoder_attention_heads),
         ] {
             if heads == 0 || dim % heads != 0 {
-                return Err(format!("{name}: d_model {dim} does not split into {heads} heads"));
+                return Err(format!(
+                    "{name}: d_model {dim} does not split into {heads} heads"
+                ));
             }
         }
         Ok(())

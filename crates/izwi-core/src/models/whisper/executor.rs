@@ -1,10 +1,9 @@
-//! Whisper as a [`ModelExecutor`]: encodes each request's audio once, keeps its
-//! cross-attention keys and values for the request's life, and decodes every running
+//! Whisper as a [`ModelExecutor`]: encodes each distinct audio once, keeps its
+//! cross-attention keys and values while requests use it, and decodes every running
 //! request in one batched step over the paged cache.
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use candle_core::{Result, Tensor};
 
@@ -12,19 +11,26 @@ use super::logits::LogitRules;
 use super::mel::{LogMel, N_SAMPLES};
 use super::model::{CrossKv, Whisper};
 use super::tokens::SpecialTokens;
-use crate::engine::{ForwardBatch, KvCacheShape, LayerKvCache, ModelExecutor, ModelSpec, RequestId};
+use crate::engine::sequence::audio_hash;
+use crate::engine::{
+    ForwardBatch, KvCacheShape, LayerKvCache, ModelExecutor, ModelSpec, RequestId,
+};
 
-/// Encoder outputs kept for reuse: language detection, the transcription and any
-/// temperature fallback of the same window each need the same encoding.
-const ENCODER_CACHE_ENTRIES: usize = 16;
+/// Memory for cross-attention keys and values kept after their requests end. The
+/// language probe, the transcription, beam-search steps and temperature fallbacks of a
+/// window are separate requests over the same audio; they share one encoding.
+const CROSS_CACHE_BYTES: usize = 512 << 20;
 
 pub struct WhisperExecutor {
     model: Whisper,
     mel: LogMel,
     spec: ModelSpec,
     rules: Option<LogitRules>,
-    cross: HashMap<RequestId, CrossKv>,
-    encoded: VecDeque<(u64, Tensor)>,
+    /// Cross-attention state of every live request.
+    live: HashMap<RequestId, Arc<CrossKv>>,
+    /// Recently used encodings by audio hash, oldest first.
+    recent: VecDeque<(u64, Arc<CrossKv>)>,
+    recent_capacity: usize,
 }
 
 impl WhisperExecutor {
@@ -33,6 +39,11 @@ impl WhisperExecutor {
     pub fn new(model: Whisper, special: Option<SpecialTokens>) -> Result<Self> {
         let c = model.config().clone();
         let mel = LogMel::new(c.num_mel_bins, model.device())?;
+        let cross_bytes = 2
+            * c.decoder_layers
+            * c.max_source_positions
+            * c.d_model
+            * model.dtype().size_in_bytes();
         let spec = ModelSpec {
             vocab_size: c.vocab_size,
             max_position_embeddings: c.max_target_positions,
@@ -46,15 +57,15 @@ impl WhisperExecutor {
             device: model.device().clone(),
             audio_seconds_per_token: None,
             requires_audio: true,
-            supports_prefix_caching: false,
         };
         Ok(Self {
             model,
             mel,
             spec,
             rules: special.map(LogitRules::new),
-            cross: HashMap::new(),
-            encoded: VecDeque::new(),
+            live: HashMap::new(),
+            recent: VecDeque::new(),
+            recent_capacity: (CROSS_CACHE_BYTES / cross_bytes.max(1)).max(2),
         })
     }
 
@@ -62,12 +73,13 @@ impl WhisperExecutor {
         &self.model
     }
 
-    /// Encodes the audio of every sequence seen for the first time, together.
+    /// Gives every sequence seen for the first time its cross-attention state,
+    /// encoding the audio not encoded recently all in one batch.
     fn prepare(&mut self, batch: &ForwardBatch) -> Result<()> {
-        let mut pending: Vec<(RequestId, u64)> = Vec::new();
-        let mut mels = Vec::new();
+        let mut waiting: Vec<(RequestId, u64)> = Vec::new();
+        let mut to_encode: Vec<(u64, Tensor)> = Vec::new();
         for seq in &batch.sequences {
-            if self.cross.contains_key(&seq.request_id) || pending.iter().any(|(id, _)| id == &seq.request_id) {
+            if self.live.contains_key(&seq.request_id) {
                 continue;
             }
             let Some(audio) = &seq.audio else {
@@ -80,29 +92,33 @@ impl WhisperExecutor {
                     audio.len() as f64 / 16_000.0
                 );
             }
-            let key = audio_key(audio);
-            if !self.encoded.iter().any(|(k, _)| *k == key) && !pending.iter().any(|(_, k)| *k == key) {
-                mels.push(self.mel.compute(audio)?);
-            }
-            pending.push((seq.request_id.clone(), key));
-        }
-        if !mels.is_empty() {
-            let encoded = self.model.encode(&Tensor::stack(&mels, 0)?)?;
-            let mut new_keys = pending.iter().map(|(_, k)| *k).filter(|k| !self.encoded.iter().any(|(e, _)| e == k)).collect::<Vec<_>>();
-            new_keys.dedup();
-            for (i, key) in new_keys.into_iter().enumerate() {
-                if self.encoded.len() == ENCODER_CACHE_ENTRIES {
-                    self.encoded.pop_front();
+            let key = audio_hash(audio);
+            if let Some(i) = self.recent.iter().position(|(k, _)| *k == key) {
+                // Most recently used last.
+                if let Some(entry) = self.recent.remove(i) {
+                    self.live.insert(seq.request_id.clone(), entry.1.clone());
+                    self.recent.push_back(entry);
                 }
-                self.encoded.push_back((key, encoded.get(i)?));
+                continue;
             }
+            if !to_encode.iter().any(|(k, _)| *k == key) {
+                to_encode.push((key, self.mel.compute(audio)?));
+            }
+            waiting.push((seq.request_id.clone(), key));
         }
-        for (id, key) in pending {
-            let Some((_, encoded)) = self.encoded.iter().find(|(k, _)| *k == key) else {
-                candle_core::bail!("encoder output of request {id} was evicted");
-            };
-            let cross = self.model.cross_kv(encoded)?;
-            self.cross.insert(id, cross);
+        if !to_encode.is_empty() {
+            let mels: Vec<Tensor> = to_encode.iter().map(|(_, m)| m.clone()).collect();
+            let encoded = self.model.encode(&Tensor::stack(&mels, 0)?)?;
+            for (i, (key, _)) in to_encode.iter().enumerate() {
+                let cross = Arc::new(self.model.cross_kv(&encoded.get(i)?)?);
+                for (id, _) in waiting.iter().filter(|(_, k)| k == key) {
+                    self.live.insert(id.clone(), cross.clone());
+                }
+                if self.recent.len() == self.recent_capacity {
+                    self.recent.pop_front();
+                }
+                self.recent.push_back((*key, cross));
+            }
         }
         Ok(())
     }
@@ -119,9 +135,12 @@ impl ModelExecutor for WhisperExecutor {
             .sequences
             .iter()
             .map(|s| {
-                self.cross
+                self.live
                     .get(&s.request_id)
-                    .ok_or_else(|| candle_core::Error::msg(format!("no encoder state for {}", s.request_id)))
+                    .map(|c| c.as_ref())
+                    .ok_or_else(|| {
+                        candle_core::Error::msg(format!("no encoder state for {}", s.request_id))
+                    })
             })
             .collect::<Result<Vec<_>>>()?;
         self.model.decode_paged(batch, kv_cache, &cross)
@@ -134,16 +153,6 @@ impl ModelExecutor for WhisperExecutor {
     }
 
     fn release(&mut self, request_id: &RequestId) {
-        self.cross.remove(request_id);
+        self.live.remove(request_id);
     }
-}
-
-/// Identifies audio by content, so a window submitted again reuses its encoding.
-fn audio_key(samples: &[f32]) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    samples.len().hash(&mut hasher);
-    for s in samples {
-        s.to_bits().hash(&mut hasher);
-    }
-    hasher.finish()
 }

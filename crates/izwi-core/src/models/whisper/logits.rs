@@ -38,7 +38,10 @@ impl LogitRules {
                 forbid(logits, t as usize..t as usize + 1);
             }
         }
-        forbid(logits, s.no_timestamps as usize..s.no_timestamps as usize + 1);
+        forbid(
+            logits,
+            s.no_timestamps as usize..s.no_timestamps as usize + 1,
+        );
         let timestamps = prompt_len > 0 && tokens[prompt_len - 1] != s.no_timestamps;
         if !timestamps {
             forbid(logits, s.timestamp_begin as usize..vocab);
@@ -133,7 +136,10 @@ mod tests {
         let got = allowed(&[11, 13, 16, 5], 3, None);
         assert_eq!(got, vec![0, 1, 2, 4, 5, 6, 7, 8, 9, 10]);
         let first = allowed(&[11, 13, 16], 3, None);
-        assert!(!first.contains(&0) && !first.contains(&10), "no blank or end first");
+        assert!(
+            !first.contains(&0) && !first.contains(&10),
+            "no blank or end first"
+        );
     }
 
     #[test]

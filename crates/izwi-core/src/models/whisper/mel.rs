@@ -44,7 +44,9 @@ impl LogMel {
             }
         }
         let filters = mel_filters(n_mels);
-        let filters_t = Tensor::from_vec(filters, (n_mels, N_FREQS), device)?.t()?.contiguous()?;
+        let filters_t = Tensor::from_vec(filters, (n_mels, N_FREQS), device)?
+            .t()?
+            .contiguous()?;
         Ok(Self {
             n_mels,
             cos: Tensor::from_vec(cos, (N_FFT, N_FREQS), device)?,

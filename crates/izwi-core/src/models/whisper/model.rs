@@ -5,7 +5,9 @@
 use std::path::Path;
 
 use candle_core::{DType, Device, Module, Result, Tensor};
-use candle_nn::{conv1d, embedding, layer_norm, Conv1d, Conv1dConfig, Embedding, LayerNorm, VarBuilder};
+use candle_nn::{
+    conv1d, embedding, layer_norm, Conv1d, Conv1dConfig, Embedding, LayerNorm, VarBuilder,
+};
 
 use super::config::WhisperConfig;
 use crate::engine::{ForwardBatch, LayerKvCache};
@@ -45,7 +47,10 @@ impl Attention {
     /// Keys and values of `x` (`[frames, dim]`) as `[heads, frames, head_dim]`.
     fn kv(&self, x: &Tensor) -> Result<(Tensor, Tensor)> {
         let to_heads = |t: Tensor| self.split(&t)?.transpose(0, 1)?.contiguous();
-        Ok((to_heads(self.k_proj.forward(x)?)?, to_heads(self.v_proj.forward(x)?)?))
+        Ok((
+            to_heads(self.k_proj.forward(x)?)?,
+            to_heads(self.v_proj.forward(x)?)?,
+        ))
     }
 }
 
@@ -85,8 +90,16 @@ struct EncoderLayer {
 impl EncoderLayer {
     fn load(cfg: &WhisperConfig, vb: VarBuilder) -> Result<Self> {
         Ok(Self {
-            self_attn: Attention::load(cfg.d_model, cfg.encoder_attention_heads, vb.pp("self_attn"))?,
-            self_attn_layer_norm: layer_norm(cfg.d_model, LAYER_NORM_EPS, vb.pp("self_attn_layer_norm"))?,
+            self_attn: Attention::load(
+                cfg.d_model,
+                cfg.encoder_attention_heads,
+                vb.pp("self_attn"),
+            )?,
+            self_attn_layer_norm: layer_norm(
+                cfg.d_model,
+                LAYER_NORM_EPS,
+                vb.pp("self_attn_layer_norm"),
+            )?,
             mlp: Mlp::load(cfg.d_model, cfg.encoder_ffn_dim, &vb)?,
             final_layer_norm: layer_norm(cfg.d_model, LAYER_NORM_EPS, vb.pp("final_layer_norm"))?,
         })
@@ -96,7 +109,10 @@ impl EncoderLayer {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let a = &self.self_attn;
         let h = self.self_attn_layer_norm.forward(x)?;
-        let q = a.split(&a.q_proj.forward(&h)?)?.transpose(0, 1)?.contiguous()?;
+        let q = a
+            .split(&a.q_proj.forward(&h)?)?
+            .transpose(0, 1)?
+            .contiguous()?;
         let (k, v) = a.kv(&h)?;
         let x = (x + a.out_proj.forward(&attend(&q, &k, &v)?)?)?;
         let h = self.mlp.forward(&self.final_layer_norm.forward(&x)?)?;
@@ -120,7 +136,11 @@ impl DecoderLayer {
             self_attn: Attention::load(dim, heads, vb.pp("self_attn"))?,
             self_attn_layer_norm: layer_norm(dim, LAYER_NORM_EPS, vb.pp("self_attn_layer_norm"))?,
             encoder_attn: Attention::load(dim, heads, vb.pp("encoder_attn"))?,
-            encoder_attn_layer_norm: layer_norm(dim, LAYER_NORM_EPS, vb.pp("encoder_attn_layer_norm"))?,
+            encoder_attn_layer_norm: layer_norm(
+                dim,
+                LAYER_NORM_EPS,
+                vb.pp("encoder_attn_layer_norm"),
+            )?,
             mlp: Mlp::load(dim, cfg.decoder_ffn_dim, &vb)?,
             final_layer_norm: layer_norm(dim, LAYER_NORM_EPS, vb.pp("final_layer_norm"))?,
         })
@@ -168,12 +188,19 @@ impl Whisper {
         Ok(Self {
             conv1: conv1d(c.num_mel_bins, c.d_model, 3, conv(1), enc.pp("conv1"))?,
             conv2: conv1d(c.d_model, c.d_model, 3, conv(2), enc.pp("conv2"))?,
-            encoder_positions: enc.get((c.max_source_positions, c.d_model), "embed_positions.weight")?,
+            encoder_positions: enc.get(
+                (c.max_source_positions, c.d_model),
+                "embed_positions.weight",
+            )?,
             encoder_layers: (0..c.encoder_layers)
                 .map(|i| EncoderLayer::load(c, enc.pp(format!("layers.{i}"))))
                 .collect::<Result<_>>()?,
             encoder_norm: layer_norm(c.d_model, LAYER_NORM_EPS, enc.pp("layer_norm"))?,
-            decoder_positions: embedding(c.max_target_positions, c.d_model, dec.pp("embed_positions"))?,
+            decoder_positions: embedding(
+                c.max_target_positions,
+                c.d_model,
+                dec.pp("embed_positions"),
+            )?,
             decoder_layers: (0..c.decoder_layers)
                 .map(|i| DecoderLayer::load(c, dec.pp(format!("layers.{i}"))))
                 .collect::<Result<_>>()?,
@@ -254,14 +281,16 @@ impl Whisper {
         kv_cache: &[LayerKvCache],
         cross: &[&CrossKv],
     ) -> Result<Tensor> {
-        let meta = PagedAttentionMetadata::new(batch, self.config.d_model, self.dtype, &self.device)?;
+        let meta =
+            PagedAttentionMetadata::new(batch, self.config.d_model, self.dtype, &self.device)?;
         let tokens: Vec<u32> = batch
             .sequences
             .iter()
             .flat_map(|s| s.tokens.iter().copied())
             .collect();
         let ids = Tensor::new(tokens.as_slice(), &self.device)?;
-        let mut x = (self.embed_tokens.forward(&ids)? + self.decoder_positions.forward(&meta.positions)?)?;
+        let mut x = (self.embed_tokens.forward(&ids)?
+            + self.decoder_positions.forward(&meta.positions)?)?;
         for (l, (layer, cache)) in self.decoder_layers.iter().zip(kv_cache).enumerate() {
             let a = &layer.self_attn;
             let h = layer.self_attn_layer_norm.forward(&x)?;
@@ -293,4 +322,3 @@ impl Whisper {
             .to_dtype(DType::F32)
     }
 }
-

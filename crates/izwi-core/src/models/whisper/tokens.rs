@@ -12,7 +12,7 @@ pub enum TokenizerError {
     #[error("the Whisper tokenizer has no {0} token")]
     MissingToken(&'static str),
     #[error("cannot read {path}: {message}")]
-    GenerationConfig { path: String, message: String },
+    Config { path: String, message: String },
     #[error("tokenizer failure: {0}")]
     Tokenizer(String),
 }
@@ -38,6 +38,11 @@ pub struct SpecialTokens {
     pub begin_suppress: Vec<u32>,
 }
 
+#[derive(Deserialize)]
+struct ModelConfig {
+    vocab_size: usize,
+}
+
 #[derive(Deserialize, Default)]
 struct GenerationConfig {
     #[serde(default)]
@@ -52,7 +57,8 @@ pub struct WhisperTokenizer {
 }
 
 impl WhisperTokenizer {
-    /// Loads `tokenizer.json` and, when present, `generation_config.json` of a model folder.
+    /// Loads `tokenizer.json`, `config.json` and, when present, `generation_config.json`
+    /// of a model folder.
     pub fn from_dir(dir: &Path) -> Result<Self, TokenizerError> {
         let path = dir.join("tokenizer.json");
         let tokenizer = Tokenizer::from_file(&path).map_err(|e| TokenizerError::Load {
@@ -61,18 +67,32 @@ impl WhisperTokenizer {
         })?;
         let gen_path = dir.join("generation_config.json");
         let generation: GenerationConfig = match std::fs::read_to_string(&gen_path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| TokenizerError::GenerationConfig {
+            Ok(text) => serde_json::from_str(&text).map_err(|e| TokenizerError::Config {
                 path: gen_path.display().to_string(),
                 message: e.to_string(),
             })?,
             Err(_) => GenerationConfig::default(),
         };
-        let id = |token: &'static str| tokenizer.token_to_id(token).ok_or(TokenizerError::MissingToken(token));
+        let id = |token: &'static str| {
+            tokenizer
+                .token_to_id(token)
+                .ok_or(TokenizerError::MissingToken(token))
+        };
         let sot = id("<|startoftranscript|>")?;
         let translate = id("<|translate|>")?;
         let no_timestamps = id("<|notimestamps|>")?;
         let no_speech = id("<|nospeech|>").or_else(|_| id("<|nocaptions|>"))?;
-        let multilingual = tokenizer.get_vocab_size(true) >= 51865;
+        // OpenAI's rule: the multilingual vocabulary is one token larger. English-only
+        // tokenizers list the language tokens too, so only the model's size tells.
+        let config_path = dir.join("config.json");
+        let config: ModelConfig = std::fs::read_to_string(&config_path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
+            .map_err(|message| TokenizerError::Config {
+                path: config_path.display().to_string(),
+                message,
+            })?;
+        let multilingual = config.vocab_size >= 51865;
         let languages = if multilingual {
             (sot + 1..translate)
                 .filter_map(|t| {
@@ -122,7 +142,11 @@ impl WhisperTokenizer {
 
     /// Text of ordinary tokens (special and timestamp tokens are skipped).
     pub fn decode(&self, tokens: &[u32]) -> Result<String, TokenizerError> {
-        let text: Vec<u32> = tokens.iter().copied().filter(|&t| t < self.special.eot).collect();
+        let text: Vec<u32> = tokens
+            .iter()
+            .copied()
+            .filter(|&t| t < self.special.eot)
+            .collect();
         self.tokenizer
             .decode(&text, true)
             .map_err(|e| TokenizerError::Tokenizer(e.to_string()))

@@ -113,22 +113,31 @@ impl Transcriber {
         let started = Instant::now();
         let duration = samples.len() as f64 / SAMPLE_RATE as f64;
         if let Some(w) = windows.iter().find(|w| w.len() > N_SAMPLES) {
-            return Err(TranscribeError::WindowTooLong(w.len() as f64 / SAMPLE_RATE as f64));
+            return Err(TranscribeError::WindowTooLong(
+                w.len() as f64 / SAMPLE_RATE as f64,
+            ));
         }
-        let audio: Vec<Arc<[f32]>> = windows.iter().map(|w| Arc::from(&samples[w.clone()])).collect();
+        let audio: Vec<Arc<[f32]>> = windows
+            .iter()
+            .map(|w| Arc::from(&samples[w.clone()]))
+            .collect();
         let language = self.language(audio.first(), options).await?;
         let prompt = self.prompt(language.as_deref(), options)?;
         let done = std::sync::atomic::AtomicUsize::new(0);
-        let results = futures::future::try_join_all(audio.iter().zip(windows).map(|(audio, window)| {
-            let (prompt, done, on_window) = (&prompt, &done, &on_window);
-            async move {
-                let offset = window.start as f64 / SAMPLE_RATE as f64;
-                let result = self.window(audio.clone(), offset, prompt, options).await;
-                on_window(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, windows.len());
-                result
-            }
-        }))
-        .await?;
+        let results =
+            futures::future::try_join_all(audio.iter().zip(windows).map(|(audio, window)| {
+                let (prompt, done, on_window) = (&prompt, &done, &on_window);
+                async move {
+                    let offset = window.start as f64 / SAMPLE_RATE as f64;
+                    let result = self.window(audio.clone(), offset, prompt, options).await;
+                    on_window(
+                        done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+                        windows.len(),
+                    );
+                    result
+                }
+            }))
+            .await?;
         Ok(Transcript {
             language,
             duration,
@@ -163,7 +172,13 @@ impl Transcriber {
                 Some(_) => Ok(Some(code.clone())),
                 None => Err(TranscribeError::UnknownLanguage(
                     code.clone(),
-                    tokenizer.special.languages.iter().map(|(c, _)| c.as_str()).collect::<Vec<_>>().join(", "),
+                    tokenizer
+                        .special
+                        .languages
+                        .iter()
+                        .map(|(c, _)| c.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
                 )),
             };
         }
@@ -196,10 +211,18 @@ impl Transcriber {
     }
 
     /// `[<|startofprev|> prompt...] <|startoftranscript|> [<|lang|> <|task|>] [<|notimestamps|>]`
-    fn prompt(&self, language: Option<&str>, options: &TranscribeOptions) -> Result<Vec<u32>, TranscribeError> {
+    fn prompt(
+        &self,
+        language: Option<&str>,
+        options: &TranscribeOptions,
+    ) -> Result<Vec<u32>, TranscribeError> {
         let s = &self.tokenizer.special;
         let mut prompt = Vec::new();
-        if let Some(text) = options.initial_prompt.as_deref().filter(|t| !t.trim().is_empty()) {
+        if let Some(text) = options
+            .initial_prompt
+            .as_deref()
+            .filter(|t| !t.trim().is_empty())
+        {
             let tokens = self.tokenizer.encode(&format!(" {}", text.trim()))?;
             prompt.push(s.sot_prev);
             prompt.extend_from_slice(&tokens[tokens.len().saturating_sub(MAX_PROMPT_TOKENS)..]);
@@ -248,7 +271,9 @@ impl Transcriber {
             let too_unlikely = avg_logprob < options.logprob_threshold;
             let silent = no_speech_prob > options.no_speech_threshold && too_unlikely;
             if silent {
-                return Ok(WindowResult { segments: Vec::new() });
+                return Ok(WindowResult {
+                    segments: Vec::new(),
+                });
             }
             let better = best.as_ref().is_none_or(|(_, lp)| avg_logprob > *lp);
             let passed = !too_repetitive && !too_unlikely;
@@ -258,12 +283,25 @@ impl Transcriber {
             if passed {
                 break;
             }
-            tracing::debug!(offset, temperature, avg_logprob, too_repetitive, "falling back to a higher temperature");
+            tracing::debug!(
+                offset,
+                temperature,
+                avg_logprob,
+                too_repetitive,
+                "falling back to a higher temperature"
+            );
         }
         let Some((output, _)) = best else {
-            return Ok(WindowResult { segments: Vec::new() });
+            return Ok(WindowResult {
+                segments: Vec::new(),
+            });
         };
-        let segments = self.segments(&output.tokens, offset, window_seconds, !prompt.ends_with(&[self.tokenizer.special.no_timestamps]))?;
+        let segments = self.segments(
+            &output.tokens,
+            offset,
+            window_seconds,
+            !prompt.ends_with(&[self.tokenizer.special.no_timestamps]),
+        )?;
         Ok(WindowResult { segments })
     }
 
@@ -358,9 +396,17 @@ mod tests {
     #[test]
     fn repetition_compresses_well_and_speech_does_not() {
         let speech = "And so my fellow Americans, ask not what your country can do for you.";
-        assert!(compression_ratio(speech) < 1.5, "{}", compression_ratio(speech));
+        assert!(
+            compression_ratio(speech) < 1.5,
+            "{}",
+            compression_ratio(speech)
+        );
         let loop_text = "I'm sorry. ".repeat(40);
-        assert!(compression_ratio(&loop_text) > 2.4, "{}", compression_ratio(&loop_text));
+        assert!(
+            compression_ratio(&loop_text) > 2.4,
+            "{}",
+            compression_ratio(&loop_text)
+        );
     }
 
     #[test]

@@ -1,0 +1,182 @@
+//! Real Whisper weights on real speech, end to end through `izwi transcribe`: decoding,
+//! windowing, the engine and the decoding rules. Needs `scripts/fetch-assets.sh` first.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn asset(path: &str) -> PathBuf {
+    let path = root().join(".assets").join(path);
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/fetch-assets.sh first",
+        path.display()
+    );
+    path
+}
+
+fn izwi(args: &[&std::ffi::OsStr]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_izwi"))
+        .args(args)
+        .output()
+        .expect("izwi runs");
+    assert!(
+        output.status.success(),
+        "izwi {:?} failed: {}",
+        args,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("UTF-8 output")
+}
+
+/// Lower case, letters, digits and apostrophes only, single spaces.
+fn normalize(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '\'' {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect::<String>()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Word-level edit distance.
+fn word_errors(reference: &[String], hypothesis: &[String]) -> usize {
+    let mut row: Vec<usize> = (0..=hypothesis.len()).collect();
+    for (i, r) in reference.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, h) in hypothesis.iter().enumerate() {
+            let substitution = diagonal + usize::from(r != h);
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[hypothesis.len()]
+}
+
+fn check_segments(transcript: &Value) {
+    let duration = transcript["duration"].as_f64().expect("duration");
+    let mut last_end = 0.0;
+    for s in transcript["segments"].as_array().expect("segments") {
+        let (start, end) = (
+            s["start"].as_f64().expect("start"),
+            s["end"].as_f64().expect("end"),
+        );
+        assert!(
+            start >= last_end - 1e-6,
+            "segments overlap or go back: {transcript}"
+        );
+        assert!(
+            start <= end && end <= duration + 1e-6,
+            "segment outside the audio: {s}"
+        );
+        last_end = end;
+    }
+}
+
+#[test]
+fn tiny_en_transcribes_jfk_exactly() {
+    let model = asset("models/whisper-tiny.en");
+    let audio = asset("speech/jfk.wav");
+    let json = izwi(&[
+        "transcribe".as_ref(),
+        audio.as_os_str(),
+        "--model".as_ref(),
+        model.as_os_str(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]);
+    let transcript: Value = serde_json::from_str(&json).expect("JSON transcript");
+    let want = "And so my fellow Americans, ask not what your country can do for you, \
+                ask what you can do for your country.";
+    assert_eq!(
+        normalize(transcript["text"].as_str().expect("text")),
+        normalize(want)
+    );
+    assert_eq!(transcript["language"], "en");
+    check_segments(&transcript);
+}
+
+/// Word error rate of a model over the five LibriVox clips, all in one run.
+fn librivox_wer(model: &str) -> f64 {
+    let dir = asset("speech/librivox");
+    let mut clips: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("librivox folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "wav"))
+        .collect();
+    clips.sort();
+    assert_eq!(clips.len(), 5, "five LibriVox clips in {}", dir.display());
+    let out = std::env::temp_dir().join(format!("izwi-librivox-{model}-{}", std::process::id()));
+    let model_dir = asset(&format!("models/{model}"));
+    let mut args: Vec<&std::ffi::OsStr> = vec!["transcribe".as_ref()];
+    args.extend(clips.iter().map(|c| c.as_os_str()));
+    args.extend([
+        "--model".as_ref(),
+        model_dir.as_os_str(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]);
+    args.extend(["--output".as_ref(), out.as_os_str()]);
+    izwi(&args);
+    let (mut errors, mut words) = (0, 0);
+    for clip in &clips {
+        let stem = clip
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        let reference =
+            std::fs::read_to_string(clip.with_extension("txt")).expect("reference text");
+        let json =
+            std::fs::read_to_string(out.join(format!("{stem}.json"))).expect("transcript written");
+        let transcript: Value = serde_json::from_str(&json).expect("JSON transcript");
+        check_segments(&transcript);
+        let (r, h) = (
+            normalize(&reference),
+            normalize(transcript["text"].as_str().expect("text")),
+        );
+        let e = word_errors(&r, &h);
+        eprintln!("{model} {stem}: {e} errors / {} words", r.len());
+        errors += e;
+        words += r.len();
+    }
+    let _ = std::fs::remove_dir_all(&out);
+    errors as f64 / words as f64
+}
+
+#[test]
+fn tiny_en_word_error_rate_on_librivox_is_at_most_6_percent() {
+    let wer = librivox_wer("whisper-tiny.en");
+    eprintln!("whisper-tiny.en LibriVox WER {:.2}%", wer * 100.0);
+    assert!(wer <= 0.06, "WER {:.2}%", wer * 100.0);
+}
+
+#[test]
+fn base_word_error_rate_on_librivox_is_at_most_4_percent() {
+    let wer = librivox_wer("whisper-base");
+    eprintln!("whisper-base LibriVox WER {:.2}%", wer * 100.0);
+    assert!(wer <= 0.04, "WER {:.2}%", wer * 100.0);
+}
+
+#[test]
+fn word_errors_counts_edits() {
+    let w = |s: &str| normalize(s);
+    assert_eq!(word_errors(&w("a b c"), &w("a b c")), 0);
+    assert_eq!(word_errors(&w("a b c"), &w("a x c")), 1);
+    assert_eq!(word_errors(&w("a b c"), &w("a c")), 1);
+    assert_eq!(word_errors(&w("a b c"), &w("a b c d")), 1);
+    assert_eq!(word_errors(&w("Hello, World!"), &w("hello world")), 0);
+}
