@@ -39,6 +39,9 @@ pub struct TranscribeArgs {
     /// One segment per window instead of the model's timestamps.
     #[arg(long)]
     no_timestamps: bool,
+    /// Beams searched per window; 1 decodes greedily (faster, a little less accurate).
+    #[arg(long, default_value_t = 5)]
+    beam_size: usize,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -108,7 +111,7 @@ pub fn run(args: TranscribeArgs) -> Result<()> {
         ..EngineCoreConfig::default()
     };
     let engine = Arc::new(Engine::new(config, Box::new(executor))?);
-    let transcriber = Transcriber::new(engine, tokenizer);
+    let transcriber = Transcriber::new(engine.clone(), tokenizer);
     let options = TranscribeOptions {
         language: args.language.clone(),
         task: match args.task {
@@ -117,6 +120,7 @@ pub fn run(args: TranscribeArgs) -> Result<()> {
         },
         timestamps: !args.no_timestamps,
         initial_prompt: args.prompt.clone(),
+        beam_size: args.beam_size.max(1),
         ..TranscribeOptions::default()
     };
 
@@ -127,6 +131,7 @@ pub fn run(args: TranscribeArgs) -> Result<()> {
             .iter()
             .map(|file| transcribe_file(&transcriber, file, &options, &bars)),
     ));
+    tracing::info!(metrics = ?engine.metrics(), "engine");
     let mut failed = 0;
     let several = args.files.len() > 1;
     for (file, result) in args.files.iter().zip(results) {

@@ -236,16 +236,17 @@ impl StepLoop {
 
     fn run(mut self) {
         while !self.stopping {
-            if self.core.has_unfinished() {
-                while let Ok(command) = self.commands.try_recv() {
-                    self.handle(command);
-                }
-            } else {
+            if !self.core.has_unfinished() {
                 // Idle: sleep until a command arrives; every handle gone means stop.
                 match self.commands.recv() {
                     Ok(command) => self.handle(command),
                     Err(_) => break,
                 }
+            }
+            // Take everything that has arrived, so requests sent together are batched
+            // together from their first step.
+            while let Ok(command) = self.commands.try_recv() {
+                self.handle(command);
             }
             if self.stopping {
                 break;

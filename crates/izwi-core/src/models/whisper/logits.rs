@@ -23,13 +23,36 @@ impl LogitRules {
         }
     }
 
-    /// Applies the rules to `logits`, the next-token logits of a sequence whose first
-    /// `prompt_len` tokens are the prompt. Timestamp rules apply unless the prompt
-    /// ends with `<|notimestamps|>`.
+    /// Where the text starts: after `<|startoftranscript|>` and the language, task and
+    /// `<|notimestamps|>` tokens that follow it; and whether timestamps are on. Read from
+    /// the tokens, not the request's prompt length, because beam search sends a window's
+    /// text so far back as the prompt of its next step.
+    fn sample_begin(&self, tokens: &[u32], prompt_len: usize) -> (usize, bool) {
+        let s = &self.special;
+        let Some(sot) = tokens.iter().rposition(|&t| t == s.sot) else {
+            return (prompt_len.min(tokens.len()), true);
+        };
+        let mut begin = sot + 1;
+        let mut timestamps = true;
+        while let Some(&t) = tokens.get(begin) {
+            let is_language = s.languages.iter().any(|&(_, l)| l == t);
+            if t == s.no_timestamps {
+                timestamps = false;
+            } else if !(is_language || t == s.transcribe || t == s.translate) {
+                break;
+            }
+            begin += 1;
+        }
+        (begin, timestamps)
+    }
+
+    /// Applies the rules to `logits`, the next-token logits of `tokens`. Timestamp
+    /// rules apply unless the start-of-transcript sequence has `<|notimestamps|>`.
     pub fn apply(&self, tokens: &[u32], prompt_len: usize, logits: &mut [f32]) {
         let s = &self.special;
         let vocab = logits.len();
-        let generated = &tokens[prompt_len.min(tokens.len())..];
+        let (begin, timestamps) = self.sample_begin(tokens, prompt_len);
+        let generated = &tokens[begin..];
         for &t in &self.always_suppressed {
             forbid(logits, t as usize..t as usize + 1);
         }
@@ -42,7 +65,6 @@ impl LogitRules {
             logits,
             s.no_timestamps as usize..s.no_timestamps as usize + 1,
         );
-        let timestamps = prompt_len > 0 && tokens[prompt_len - 1] != s.no_timestamps;
         if !timestamps {
             forbid(logits, s.timestamp_begin as usize..vocab);
             return;
@@ -164,6 +186,14 @@ mod tests {
         let got = allowed(&[11, 13, 27, 5, 47, 47], 2, None);
         assert!(got.iter().all(|&t| t < 17), "{got:?}");
         assert!(!got.contains(&3), "suppressed tokens stay suppressed");
+    }
+
+    #[test]
+    fn text_sent_back_as_prompt_still_counts_as_generated() {
+        // Beam search: the prompt is [sot, transcribe] + the beam's text so far.
+        let as_prompt = allowed(&[11, 13, 27, 5, 47], 5, None);
+        let as_output = allowed(&[11, 13, 27, 5, 47], 2, None);
+        assert_eq!(as_prompt, as_output);
     }
 
     #[test]

@@ -44,20 +44,24 @@ impl Attention {
         x.reshape((x.dim(0)?, self.heads, self.head_dim))
     }
 
-    /// Keys and values of `x` (`[frames, dim]`) as `[heads, frames, head_dim]`.
+    /// Keys of `x` (`[frames, dim]`) transposed for `q · kᵀ`, `[heads, head_dim, frames]`,
+    /// and values, `[heads, frames, head_dim]`.
     fn kv(&self, x: &Tensor) -> Result<(Tensor, Tensor)> {
-        let to_heads = |t: Tensor| self.split(&t)?.transpose(0, 1)?.contiguous();
+        let k = self.split(&self.k_proj.forward(x)?)?;
+        let v = self.split(&self.v_proj.forward(x)?)?;
         Ok((
-            to_heads(self.k_proj.forward(x)?)?,
-            to_heads(self.v_proj.forward(x)?)?,
+            k.permute((1, 2, 0))?.contiguous()?,
+            v.transpose(0, 1)?.contiguous()?,
         ))
     }
 }
 
-/// Plain attention: `q` `[heads, n, d]` over `k`/`v` `[heads, m, d]` → `[n, heads * d]`.
-fn attend(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor> {
+/// Plain attention: `q` `[heads, n, d]` over keys `k_t` `[heads, d, m]` and values `v`
+/// `[heads, m, d]` → `[n, heads * d]`. Keys come transposed, contiguous, because
+/// candle's matmul is twice as fast on that layout as on a transposed view.
+fn attend(q: &Tensor, k_t: &Tensor, v: &Tensor) -> Result<Tensor> {
     let (heads, n, d) = q.dims3()?;
-    let scores = (q.matmul(&k.t()?)? / (d as f64).sqrt())?;
+    let scores = (q.matmul(k_t)? / (d as f64).sqrt())?;
     let probs = candle_nn::ops::softmax_last_dim(&scores)?;
     probs.matmul(v)?.transpose(0, 1)?.reshape((n, heads * d))
 }
@@ -147,8 +151,8 @@ impl DecoderLayer {
     }
 }
 
-/// Cross-attention keys and values of one request, per decoder layer:
-/// `[heads, frames, head_dim]` each.
+/// Cross-attention keys (`[heads, head_dim, frames]`) and values
+/// (`[heads, frames, head_dim]`) of one audio, per decoder layer.
 pub struct CrossKv {
     layers: Vec<(Tensor, Tensor)>,
 }
@@ -289,6 +293,7 @@ impl Whisper {
             .flat_map(|s| s.tokens.iter().copied())
             .collect();
         let ids = Tensor::new(tokens.as_slice(), &self.device)?;
+        let (groups, restore) = cross_groups(batch, cross, &self.device)?;
         let mut x = (self.embed_tokens.forward(&ids)?
             + self.decoder_positions.forward(&meta.positions)?)?;
         for (l, (layer, cache)) in self.decoder_layers.iter().zip(kv_cache).enumerate() {
@@ -302,16 +307,19 @@ impl Whisper {
             let c = &layer.encoder_attn;
             let h = layer.encoder_attn_layer_norm.forward(&x)?;
             let q = c.split(&c.q_proj.forward(&h)?)?;
-            let mut row = 0;
-            let mut outputs = Vec::with_capacity(batch.sequences.len());
-            for (seq, kv) in batch.sequences.iter().zip(cross) {
-                let n = seq.tokens.len();
-                let (k, v) = &kv.layers[l];
-                let q = q.narrow(0, row, n)?.transpose(0, 1)?.contiguous()?;
-                outputs.push(attend(&q, k, v)?);
-                row += n;
+            let outputs = groups
+                .iter()
+                .map(|(kv, rows)| {
+                    let (k_t, v) = &kv.layers[l];
+                    let q = q.index_select(rows, 0)?.transpose(0, 1)?.contiguous()?;
+                    attend(&q, k_t, v)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let mut attended = Tensor::cat(&outputs, 0)?;
+            if let Some(order) = &restore {
+                attended = attended.index_select(order, 0)?;
             }
-            x = (x + c.out_proj.forward(&Tensor::cat(&outputs, 0)?)?)?;
+            x = (x + c.out_proj.forward(&attended)?)?;
 
             let h = layer.mlp.forward(&layer.final_layer_norm.forward(&x)?)?;
             x = (x + h)?;
@@ -321,4 +329,41 @@ impl Whisper {
             .forward(&self.decoder_norm.forward(&x)?)?
             .to_dtype(DType::F32)
     }
+}
+
+/// Rows that attend to the same audio, grouped: cross-attention has no mask, so queries
+/// of different requests over one audio (a probe, beams, a fallback) are one matmul.
+/// Returns each audio's row indices and, when grouping reordered the rows, the
+/// permutation that puts the groups' concatenated outputs back in batch order.
+#[allow(clippy::type_complexity)]
+fn cross_groups<'a>(
+    batch: &ForwardBatch,
+    cross: &[&'a CrossKv],
+    device: &Device,
+) -> Result<(Vec<(&'a CrossKv, Tensor)>, Option<Tensor>)> {
+    let mut groups: Vec<(&CrossKv, Vec<u32>)> = Vec::new();
+    let mut row = 0u32;
+    for (seq, &kv) in batch.sequences.iter().zip(cross) {
+        let rows = row..row + seq.tokens.len() as u32;
+        row = rows.end;
+        match groups.iter_mut().find(|(g, _)| std::ptr::eq(*g, kv)) {
+            Some((_, indices)) => indices.extend(rows),
+            None => groups.push((kv, rows.collect())),
+        }
+    }
+    let order: Vec<u32> = groups.iter().flat_map(|(_, r)| r.iter().copied()).collect();
+    let restore = if order.iter().enumerate().all(|(i, &r)| i as u32 == r) {
+        None
+    } else {
+        let mut inverse = vec![0u32; order.len()];
+        for (position, &r) in order.iter().enumerate() {
+            inverse[r as usize] = position as u32;
+        }
+        Some(Tensor::new(inverse.as_slice(), device)?)
+    };
+    let groups = groups
+        .into_iter()
+        .map(|(kv, rows)| Ok((kv, Tensor::new(rows.as_slice(), device)?)))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((groups, restore))
 }

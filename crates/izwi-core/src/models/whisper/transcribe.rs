@@ -14,7 +14,7 @@ use flate2::Compression;
 
 use super::mel::{N_SAMPLES, SAMPLE_RATE};
 use super::tokens::WhisperTokenizer;
-use crate::engine::{Engine, EngineCoreRequest, EngineError, EngineOutput, GenerationParams};
+use crate::engine::{Engine, EngineCoreRequest, EngineError, GenerationParams};
 use crate::transcript::{Segment, Transcript};
 
 /// Seconds per timestamp token.
@@ -42,6 +42,8 @@ pub struct TranscribeOptions {
     pub timestamps: bool,
     /// Text that primes the vocabulary and style (names, spelling).
     pub initial_prompt: Option<String>,
+    /// Beams searched at temperature 0; 1 decodes greedily.
+    pub beam_size: usize,
     /// Tried in order until the output passes the checks below.
     pub temperatures: Vec<f32>,
     /// Above this gzip compression ratio the output is deemed repetitive.
@@ -62,6 +64,7 @@ impl Default for TranscribeOptions {
             task: Task::Transcribe,
             timestamps: true,
             initial_prompt: None,
+            beam_size: 5,
             temperatures: vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
             compression_ratio_threshold: 2.4,
             logprob_threshold: -1.0,
@@ -94,6 +97,12 @@ pub struct Transcriber {
 
 struct WindowResult {
     segments: Vec<Segment>,
+}
+
+/// One decoding of a window: its tokens and their mean log-probability.
+struct Decoded {
+    tokens: Vec<u32>,
+    avg_logprob: f64,
 }
 
 impl Transcriber {
@@ -253,20 +262,18 @@ impl Transcriber {
         let window_seconds = audio.len() as f64 / SAMPLE_RATE as f64;
         let probe = self.probe(audio.clone()).await?;
         let no_speech_prob = softmax_at(&probe, self.tokenizer.special.no_speech as usize);
-        let mut best: Option<(EngineOutput, f64)> = None;
+        let mut best: Option<Decoded> = None;
         for (attempt, &temperature) in options.temperatures.iter().enumerate() {
-            let params = GenerationParams {
-                max_tokens: MAX_NEW_TOKENS,
-                temperature,
-                seed: Some(options.seed.wrapping_add(attempt as u64)),
-                ..GenerationParams::default()
+            let decoded = if temperature == 0.0 && options.beam_size > 1 {
+                self.beam_search(audio.clone(), prompt, options.beam_size)
+                    .await?
+            } else {
+                let seed = options.seed.wrapping_add(attempt as u64);
+                self.sample(audio.clone(), prompt, temperature, seed)
+                    .await?
             };
-            let request = EngineCoreRequest::new(prompt.to_vec())
-                .with_audio(audio.clone())
-                .with_params(params);
-            let output = self.engine.generate(request).await?;
-            let avg_logprob = mean(&output.logprobs);
-            let text = self.tokenizer.decode(&output.tokens)?;
+            let avg_logprob = decoded.avg_logprob;
+            let text = self.tokenizer.decode(&decoded.tokens)?;
             let too_repetitive = compression_ratio(&text) > options.compression_ratio_threshold;
             let too_unlikely = avg_logprob < options.logprob_threshold;
             let silent = no_speech_prob > options.no_speech_threshold && too_unlikely;
@@ -275,10 +282,10 @@ impl Transcriber {
                     segments: Vec::new(),
                 });
             }
-            let better = best.as_ref().is_none_or(|(_, lp)| avg_logprob > *lp);
+            let better = best.as_ref().is_none_or(|b| avg_logprob > b.avg_logprob);
             let passed = !too_repetitive && !too_unlikely;
             if better || passed {
-                best = Some((output, avg_logprob));
+                best = Some(decoded);
             }
             if passed {
                 break;
@@ -291,18 +298,117 @@ impl Transcriber {
                 "falling back to a higher temperature"
             );
         }
-        let Some((output, _)) = best else {
+        let Some(decoded) = best else {
             return Ok(WindowResult {
                 segments: Vec::new(),
             });
         };
         let segments = self.segments(
-            &output.tokens,
+            &decoded.tokens,
             offset,
             window_seconds,
             !prompt.ends_with(&[self.tokenizer.special.no_timestamps]),
         )?;
         Ok(WindowResult { segments })
+    }
+
+    /// One decoding by sampling (greedy at temperature 0).
+    async fn sample(
+        &self,
+        audio: Arc<[f32]>,
+        prompt: &[u32],
+        temperature: f32,
+        seed: u64,
+    ) -> Result<Decoded, TranscribeError> {
+        let params = GenerationParams {
+            max_tokens: MAX_NEW_TOKENS,
+            temperature,
+            seed: Some(seed),
+            ..GenerationParams::default()
+        };
+        let request = EngineCoreRequest::new(prompt.to_vec())
+            .with_audio(audio)
+            .with_params(params);
+        let output = self.engine.generate(request).await?;
+        Ok(Decoded {
+            avg_logprob: mean(&output.logprobs),
+            tokens: output.tokens,
+        })
+    }
+
+    /// Beam search as OpenAI's decoder does it: every step extends each live beam by
+    /// its likeliest tokens, keeps the `beam_size` best continuations, sets aside those
+    /// that end, and stops once `beam_size` have ended; the best ended one by mean
+    /// log-probability wins. Each step of each beam is an engine request whose prompt is
+    /// the beam so far; the audio-salted prefix cache makes the shared part free.
+    async fn beam_search(
+        &self,
+        audio: Arc<[f32]>,
+        prompt: &[u32],
+        beam_size: usize,
+    ) -> Result<Decoded, TranscribeError> {
+        let eot = self.tokenizer.special.eot;
+        let mut beams: Vec<(Vec<u32>, f64)> = vec![(Vec::new(), 0.0)];
+        let mut finished: Vec<(Vec<u32>, f64)> = Vec::new();
+        for _ in 0..MAX_NEW_TOKENS {
+            let steps = futures::future::try_join_all(beams.iter().map(|(tokens, _)| {
+                let mut context = prompt.to_vec();
+                context.extend_from_slice(tokens);
+                let request = EngineCoreRequest::new(context)
+                    .with_audio(audio.clone())
+                    .with_params(GenerationParams {
+                        max_tokens: 1,
+                        ignore_eos: true,
+                        top_logprobs: beam_size + 1,
+                        ..GenerationParams::default()
+                    });
+                self.engine.generate(request)
+            }))
+            .await?;
+            let mut candidates: Vec<(Vec<u32>, f64)> = Vec::new();
+            for ((tokens, score), step) in beams.iter().zip(&steps) {
+                for &(token, logprob) in step.top_logprobs.first().into_iter().flatten() {
+                    if logprob.is_finite() {
+                        let mut next = tokens.clone();
+                        next.push(token);
+                        candidates.push((next, score + f64::from(logprob)));
+                    }
+                }
+            }
+            candidates.sort_by(|a, b| b.1.total_cmp(&a.1));
+            beams.clear();
+            // Endings count only when they rank among the continuations kept.
+            for (tokens, score) in candidates {
+                if beams.len() == beam_size {
+                    break;
+                }
+                if tokens.last() != Some(&eot) {
+                    beams.push((tokens, score));
+                } else if finished.len() < beam_size {
+                    finished.push((tokens, score));
+                }
+            }
+            if finished.len() >= beam_size || beams.is_empty() {
+                break;
+            }
+        }
+        if finished.is_empty() {
+            finished = beams;
+        }
+        // Rank by log-probability per text token (the end's probability counts, the end
+        // itself does not), as OpenAI's maximum-likelihood ranker.
+        let per_token = |(tokens, score): &(Vec<u32>, f64)| {
+            let text = tokens.iter().filter(|&&t| t != eot).count();
+            score / text.max(1) as f64
+        };
+        let best = finished
+            .into_iter()
+            .max_by(|a, b| per_token(a).total_cmp(&per_token(b)))
+            .unwrap_or_default();
+        Ok(Decoded {
+            avg_logprob: per_token(&best),
+            tokens: best.0,
+        })
     }
 
     /// Cuts a window's tokens into segments at timestamp tokens.
