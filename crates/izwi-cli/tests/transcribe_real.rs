@@ -180,3 +180,85 @@ fn word_errors_counts_edits() {
     assert_eq!(word_errors(&w("a b c"), &w("a b c d")), 1);
     assert_eq!(word_errors(&w("Hello, World!"), &w("hello world")), 0);
 }
+
+/// The five clips joined and repeated past 60 s: several windows cut at silence and
+/// decoded concurrently, stitched back with absolute timestamps.
+#[test]
+fn long_audio_is_windowed_and_stitched_in_order() {
+    let dir = asset("speech/librivox");
+    let mut clips: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("librivox folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "wav"))
+        .collect();
+    clips.sort();
+    let (mut samples, mut reference) = (Vec::new(), String::new());
+    while samples.len() < 65 * 16_000 {
+        for clip in &clips {
+            samples.extend(izwi_audio::load_for_asr(clip).expect("clip decodes"));
+            samples.extend(std::iter::repeat_n(0.0, 8_000));
+            reference.push_str(&std::fs::read_to_string(clip.with_extension("txt")).expect("text"));
+            reference.push(' ');
+        }
+    }
+    let joined = std::env::temp_dir().join(format!("izwi-long-{}.wav", std::process::id()));
+    izwi_audio::write_wav(&joined, &samples, 16_000).expect("WAV written");
+    let model = asset("models/whisper-base");
+    let json = izwi(&[
+        "transcribe".as_ref(),
+        joined.as_os_str(),
+        "--model".as_ref(),
+        model.as_os_str(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]);
+    let _ = std::fs::remove_file(&joined);
+    let transcript: Value = serde_json::from_str(&json).expect("JSON transcript");
+    check_segments(&transcript);
+    let segments = transcript["segments"].as_array().expect("segments");
+    let last_end = segments
+        .last()
+        .and_then(|s| s["end"].as_f64())
+        .unwrap_or(0.0);
+    assert!(
+        last_end > 55.0,
+        "segments reach the end of the audio, not {last_end} s"
+    );
+    let (r, h) = (
+        normalize(&reference),
+        normalize(transcript["text"].as_str().expect("text")),
+    );
+    let wer = word_errors(&r, &h) as f64 / r.len() as f64;
+    eprintln!(
+        "whisper-base joined LibriVox ({:.0} s) WER {:.2}%",
+        samples.len() as f64 / 16_000.0,
+        wer * 100.0
+    );
+    assert!(wer <= 0.06, "WER {:.2}%", wer * 100.0);
+}
+
+/// Silence and faint noise give no text, not a hallucination.
+#[test]
+fn silence_gives_no_text() {
+    let mut state = 12345u32;
+    let noise: Vec<f32> = (0..10 * 16_000)
+        .map(|_| {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (state >> 8) as f32 / (1u32 << 24) as f32 * 2e-4 - 1e-4
+        })
+        .collect();
+    let path = std::env::temp_dir().join(format!("izwi-silence-{}.wav", std::process::id()));
+    izwi_audio::write_wav(&path, &noise, 16_000).expect("WAV written");
+    let model = asset("models/whisper-tiny.en");
+    let json = izwi(&[
+        "transcribe".as_ref(),
+        path.as_os_str(),
+        "--model".as_ref(),
+        model.as_os_str(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]);
+    let _ = std::fs::remove_file(&path);
+    let transcript: Value = serde_json::from_str(&json).expect("JSON transcript");
+    assert_eq!(transcript["text"], "", "{transcript}");
+}

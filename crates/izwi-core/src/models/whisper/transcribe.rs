@@ -21,6 +21,8 @@ use crate::transcript::{Segment, Transcript};
 const TIME_PRECISION: f64 = 0.02;
 /// Output tokens per window, as OpenAI: half the decoder's context.
 const MAX_NEW_TOKENS: usize = 224;
+/// How often a window's untranscribed rest is tried again.
+const MAX_RETRIES_OF_THE_REST: usize = 2;
 /// The longest initial prompt kept (the rest of the context is the window's output).
 const MAX_PROMPT_TOKENS: usize = 223;
 
@@ -55,6 +57,9 @@ pub struct TranscribeOptions {
     pub no_speech_threshold: f64,
     /// Seed of sampling at non-zero temperature.
     pub seed: u64,
+    /// Audio whose RMS level is below this (linear, full scale 1.0) is silence and
+    /// is not decoded: Whisper hallucinates words ("you") on near-silence.
+    pub silence_rms: f32,
 }
 
 impl Default for TranscribeOptions {
@@ -70,6 +75,8 @@ impl Default for TranscribeOptions {
             logprob_threshold: -1.0,
             no_speech_threshold: 0.6,
             seed: 0,
+            // -60 dBFS: far below speech, above dither and hiss.
+            silence_rms: 1e-3,
         }
     }
 }
@@ -252,6 +259,11 @@ impl Transcriber {
         Ok(prompt)
     }
 
+    /// Transcribes one window. Whisper sometimes ends a window early, leaving its last
+    /// words out; OpenAI's sequential loop recovers by starting the next window where
+    /// the text stopped. Windows here run concurrently, so a window whose text stops
+    /// over a second before its audio does, with speech left, transcribes that rest
+    /// itself (a few times at most).
     async fn window(
         &self,
         audio: Arc<[f32]>,
@@ -259,6 +271,43 @@ impl Transcriber {
         prompt: &[u32],
         options: &TranscribeOptions,
     ) -> Result<WindowResult, TranscribeError> {
+        let mut result = self
+            .decode_window(audio.clone(), offset, prompt, options)
+            .await?;
+        let timestamps = !prompt.ends_with(&[self.tokenizer.special.no_timestamps]);
+        for _ in 0..MAX_RETRIES_OF_THE_REST {
+            let Some(end) = result.segments.last().map(|s| s.end - offset) else {
+                break;
+            };
+            let done = ((end.max(0.0) * SAMPLE_RATE as f64) as usize).min(audio.len());
+            let rest = &audio[done..];
+            if !timestamps || rest.len() < SAMPLE_RATE || is_silent(rest, options) {
+                break;
+            }
+            let rest_offset = offset + done as f64 / SAMPLE_RATE as f64;
+            let more = self
+                .decode_window(Arc::from(rest), rest_offset, prompt, options)
+                .await?;
+            if more.segments.is_empty() {
+                break;
+            }
+            result.segments.extend(more.segments);
+        }
+        Ok(result)
+    }
+
+    async fn decode_window(
+        &self,
+        audio: Arc<[f32]>,
+        offset: f64,
+        prompt: &[u32],
+        options: &TranscribeOptions,
+    ) -> Result<WindowResult, TranscribeError> {
+        if is_silent(&audio, options) {
+            return Ok(WindowResult {
+                segments: Vec::new(),
+            });
+        }
         let window_seconds = audio.len() as f64 / SAMPLE_RATE as f64;
         let probe = self.probe(audio.clone()).await?;
         let no_speech_prob = softmax_at(&probe, self.tokenizer.special.no_speech as usize);
@@ -462,6 +511,12 @@ impl Transcriber {
         }
         Ok(segments)
     }
+}
+
+fn is_silent(samples: &[f32], options: &TranscribeOptions) -> bool {
+    let energy: f64 = samples.iter().map(|&s| f64::from(s) * f64::from(s)).sum();
+    let rms = (energy / samples.len().max(1) as f64).sqrt();
+    rms < f64::from(options.silence_rms)
 }
 
 fn mean(values: &[f32]) -> f64 {
