@@ -19,7 +19,7 @@ use std::io::{self, Cursor, Read, Seek};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
 
-use symphonia::core::audio::AudioSpec;
+use symphonia::core::audio::{AudioSpec, Channels};
 use symphonia::core::codecs::audio::well_known::{self as codec_ids, CODEC_ID_AAC};
 use symphonia::core::codecs::audio::{AudioCodecId, AudioDecoderOptions};
 use symphonia::core::errors::Error as SymphoniaError;
@@ -240,31 +240,22 @@ fn decode_stream(
         )
         .map_err(|e| stream_error(e, path))?;
 
-    let track = format
+    let (track_id, time_base, declared_frames, params) = format
         .tracks()
         .iter()
-        .find(|t| t.codec_params.as_ref().and_then(|p| p.audio()).is_some())
+        .find_map(|track| {
+            let params = track.codec_params.as_ref()?.audio()?.clone();
+            // num_frames: the playable frames (without encoder delay and padding), if known.
+            Some((track.id, track.time_base, track.num_frames, params))
+        })
         .ok_or(AudioError::NoAudioTrack)?;
-    let track_id = track.id;
-    let time_base = track.time_base;
-    // The number of playable frames (without encoder delay and padding), where known.
-    let declared_frames = track.num_frames;
-    let Some(params) = track.codec_params.as_ref().and_then(|p| p.audio()).cloned() else {
-        return Err(AudioError::NoAudioTrack);
-    };
 
     // Check what the header declares before decoding anything: a header that claims days
     // of audio is rejected here, in microseconds, not after decoding gigabytes.
     if let Some(rate) = params.sample_rate {
         check_sample_rate(rate)?;
     }
-    let declared_channels = match &params.channels {
-        Some(channels) => {
-            check_channels(channels.count() as u32)?;
-            Some(channels.count() as u16)
-        }
-        None => None,
-    };
+    let declared_channels = params.channels.as_ref().map(channel_count).transpose()?;
     if let (Some(frames), Some(rate)) = (declared_frames, params.sample_rate) {
         let channels = declared_channels.unwrap_or(1);
         if frames > max_frames(rate, channels) {
@@ -395,6 +386,9 @@ struct Output<'s, 'a> {
     frames: u64,
     /// Frames that came from the decoder, not silence standing in for bad packets.
     decoded_frames: u64,
+    /// The most frames one decoded packet has given: the most silence a bad packet stands
+    /// for, whatever duration its (possibly corrupt) header claims.
+    largest_packet: u64,
     /// Leading frames still to drop.
     trim: u64,
     /// Frames after this many are dropped (codec padding).
@@ -410,6 +404,7 @@ impl<'s, 'a> Output<'s, 'a> {
             max_frames: u64::MAX,
             frames: 0,
             decoded_frames: 0,
+            largest_packet: 0,
             trim,
             end: u64::MAX,
             silence: Vec::new(),
@@ -425,8 +420,7 @@ impl<'s, 'a> Output<'s, 'a> {
         match self.spec {
             None => {
                 check_sample_rate(rate)?;
-                check_channels(u32::try_from(count).unwrap_or(u32::MAX))?;
-                let channels = count as u16;
+                let channels = channel_count(spec.channels())?;
                 self.spec = Some((rate, channels));
                 self.max_frames = max_frames(rate, channels);
                 Ok(Ok(channels))
@@ -445,6 +439,9 @@ impl<'s, 'a> Output<'s, 'a> {
         };
         let width = usize::from(channels);
         let frames = (samples.len() / width) as u64;
+        if decoded {
+            self.largest_packet = self.largest_packet.max(frames);
+        }
         let skip = frames.min(self.trim);
         self.trim -= skip;
         let kept = (frames - skip).min(self.end.saturating_sub(self.frames));
@@ -468,11 +465,15 @@ impl<'s, 'a> Output<'s, 'a> {
         Ok(())
     }
 
-    /// Passes `frames` frames of silence to the sink, in small pieces.
+    /// Passes `frames` frames of silence to the sink, in small pieces, standing in for a
+    /// packet that did not decode. Capped at the largest packet decoded so far: a damaged
+    /// packet's claimed duration is not to be trusted (fuzzing found a 13 KB file claiming
+    /// hours), and without a good packet yet there is nothing to go by.
     fn push_silence(&mut self, frames: u64) -> Result<(), AudioError> {
         let Some((_, channels)) = self.spec else {
             return Ok(());
         };
+        let frames = frames.min(self.largest_packet);
         let width = usize::from(channels);
         const PIECE: usize = 4096;
         if self.silence.is_empty() {
@@ -489,6 +490,14 @@ impl<'s, 'a> Output<'s, 'a> {
         self.silence = silence;
         result
     }
+}
+
+/// The number of channels, if within [`crate::MAX_CHANNELS`].
+fn channel_count(channels: &Channels) -> Result<u16, AudioError> {
+    let count = u32::try_from(channels.count()).unwrap_or(u32::MAX);
+    check_channels(count)?;
+    // check_channels bounds it to 1..=32.
+    Ok(count as u16)
 }
 
 /// A packet's duration in frames at the stream's rate, or 0 if it cannot be known.
@@ -577,7 +586,6 @@ fn check_wav_header(head: &[u8]) -> Result<(), AudioError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use symphonia::core::audio::Channels;
 
     fn mono(rate: u32) -> AudioSpec {
         AudioSpec::new(rate, Channels::Discrete(1))

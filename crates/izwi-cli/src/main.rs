@@ -4,7 +4,8 @@ mod bench;
 mod convert;
 mod transcribe;
 
-use anyhow::Result;
+use std::process::ExitCode;
+
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -30,16 +31,26 @@ enum Command {
     Transcribe(transcribe::TranscribeArgs),
 }
 
-fn main() -> Result<()> {
+fn main() -> ExitCode {
+    // Symphonia logs at error level for files we then report ourselves, with context.
+    let default_filter = "warn,symphonia_core=off,symphonia=off";
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| default_filter.into()),
         )
         .with_writer(std::io::stderr)
         .init();
-    match Cli::parse().command {
+    let result = match Cli::parse().command {
         Command::Bench(command) => bench::run(command),
         Command::Convert(command) => convert::run(command),
         Command::Transcribe(args) => transcribe::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
     }
 }
