@@ -66,6 +66,19 @@ fn word_errors(reference: &[String], hypothesis: &[String]) -> usize {
     row[hypothesis.len()]
 }
 
+/// `izwi transcribe AUDIO --model MODEL --format json`, parsed.
+fn transcribe_json(audio: &Path, model: &Path) -> Value {
+    let json = izwi(&[
+        "transcribe".as_ref(),
+        audio.as_os_str(),
+        "--model".as_ref(),
+        model.as_os_str(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]);
+    serde_json::from_str(&json).expect("JSON transcript")
+}
+
 fn check_segments(transcript: &Value) {
     let duration = transcript["duration"].as_f64().expect("duration");
     let mut last_end = 0.0;
@@ -90,15 +103,7 @@ fn check_segments(transcript: &Value) {
 fn tiny_en_transcribes_jfk_exactly() {
     let model = asset("models/whisper-tiny.en");
     let audio = asset("speech/jfk.wav");
-    let json = izwi(&[
-        "transcribe".as_ref(),
-        audio.as_os_str(),
-        "--model".as_ref(),
-        model.as_os_str(),
-        "--format".as_ref(),
-        "json".as_ref(),
-    ]);
-    let transcript: Value = serde_json::from_str(&json).expect("JSON transcript");
+    let transcript = transcribe_json(&audio, &model);
     let want = "And so my fellow Americans, ask not what your country can do for you, \
                 ask what you can do for your country.";
     assert_eq!(
@@ -204,16 +209,8 @@ fn long_audio_is_windowed_and_stitched_in_order() {
     let joined = std::env::temp_dir().join(format!("izwi-long-{}.wav", std::process::id()));
     izwi_audio::write_wav(&joined, &samples, 16_000).expect("WAV written");
     let model = asset("models/whisper-base");
-    let json = izwi(&[
-        "transcribe".as_ref(),
-        joined.as_os_str(),
-        "--model".as_ref(),
-        model.as_os_str(),
-        "--format".as_ref(),
-        "json".as_ref(),
-    ]);
+    let transcript = transcribe_json(&joined, &model);
     let _ = std::fs::remove_file(&joined);
-    let transcript: Value = serde_json::from_str(&json).expect("JSON transcript");
     check_segments(&transcript);
     let segments = transcript["segments"].as_array().expect("segments");
     let last_end = segments
@@ -250,15 +247,7 @@ fn silence_gives_no_text() {
     let path = std::env::temp_dir().join(format!("izwi-silence-{}.wav", std::process::id()));
     izwi_audio::write_wav(&path, &noise, 16_000).expect("WAV written");
     let model = asset("models/whisper-tiny.en");
-    let json = izwi(&[
-        "transcribe".as_ref(),
-        path.as_os_str(),
-        "--model".as_ref(),
-        model.as_os_str(),
-        "--format".as_ref(),
-        "json".as_ref(),
-    ]);
+    let transcript = transcribe_json(&path, &model);
     let _ = std::fs::remove_file(&path);
-    let transcript: Value = serde_json::from_str(&json).expect("JSON transcript");
     assert_eq!(transcript["text"], "", "{transcript}");
 }

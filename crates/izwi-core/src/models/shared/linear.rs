@@ -24,23 +24,18 @@ impl Linear {
     }
 
     pub fn load(in_dim: usize, out_dim: usize, vb: VarBuilder) -> Result<Self> {
-        let weight = vb.get_with_hints(
-            (out_dim, in_dim),
-            "weight",
-            candle_nn::init::DEFAULT_KAIMING_NORMAL,
-        )?;
         let bias = vb.get_with_hints(out_dim, "bias", candle_nn::Init::Const(0.0))?;
-        Self::new(&weight, Some(bias))
+        Self::new(&weight(in_dim, out_dim, &vb)?, Some(bias))
     }
 
     pub fn load_no_bias(in_dim: usize, out_dim: usize, vb: VarBuilder) -> Result<Self> {
-        let weight = vb.get_with_hints(
-            (out_dim, in_dim),
-            "weight",
-            candle_nn::init::DEFAULT_KAIMING_NORMAL,
-        )?;
-        Self::new(&weight, None)
+        Self::new(&weight(in_dim, out_dim, &vb)?, None)
     }
+}
+
+fn weight(in_dim: usize, out_dim: usize, vb: &VarBuilder) -> Result<Tensor> {
+    let init = candle_nn::init::DEFAULT_KAIMING_NORMAL;
+    vb.get_with_hints((out_dim, in_dim), "weight", init)
 }
 
 impl Module for Linear {

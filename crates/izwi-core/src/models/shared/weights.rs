@@ -9,15 +9,33 @@ use candle_nn::var_builder::SimpleBackend;
 use candle_nn::{Init, VarBuilder};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use serde::de::DeserializeOwned;
 
-/// Memory-maps the safetensors files of a model.
-pub fn load_safetensors<'a>(
-    files: &[impl AsRef<Path>],
+/// Reads a Hugging Face model folder: its `config.json` as `C`, and its `*.safetensors`
+/// files, memory-mapped.
+pub fn load_model_dir<'a, C: DeserializeOwned>(
+    dir: &Path,
     dtype: DType,
     device: &Device,
-) -> Result<VarBuilder<'a>> {
+) -> Result<(C, VarBuilder<'a>)> {
+    let config_path = dir.join("config.json");
+    let text = std::fs::read_to_string(&config_path).map_err(|e| {
+        candle_core::Error::msg(format!("cannot read {}: {e}", config_path.display()))
+    })?;
+    let config = serde_json::from_str(&text).map_err(|e| {
+        candle_core::Error::msg(format!("invalid {}: {e}", config_path.display()))
+    })?;
+    let mut files: Vec<_> = std::fs::read_dir(dir)?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|ext| ext == "safetensors"))
+        .collect();
+    if files.is_empty() {
+        candle_core::bail!("no .safetensors weights in {}", dir.display());
+    }
+    files.sort();
     // SAFETY: the files are not modified while mapped; we only read model weights.
-    unsafe { VarBuilder::from_mmaped_safetensors(files, dtype, device) }
+    let weights = unsafe { VarBuilder::from_mmaped_safetensors(&files, dtype, device)? };
+    Ok((config, weights))
 }
 
 /// A [`VarBuilder`] whose every tensor is random, determined by the seed and the

@@ -13,7 +13,7 @@ use super::config::WhisperConfig;
 use crate::engine::{ForwardBatch, LayerKvCache};
 use crate::models::shared::linear::Linear;
 use crate::models::shared::paged_attention::PagedAttentionMetadata;
-use crate::models::shared::weights::load_safetensors;
+use crate::models::shared::weights::load_model_dir;
 
 const LAYER_NORM_EPS: f64 = 1e-5;
 
@@ -219,22 +219,8 @@ impl Whisper {
 
     /// Loads `config.json` and `*.safetensors` from a Hugging Face model folder.
     pub fn from_dir(dir: &Path, dtype: DType, device: &Device) -> Result<Self> {
-        let config_path = dir.join("config.json");
-        let text = std::fs::read_to_string(&config_path).map_err(|e| {
-            candle_core::Error::msg(format!("cannot read {}: {e}", config_path.display()))
-        })?;
-        let config: WhisperConfig = serde_json::from_str(&text).map_err(|e| {
-            candle_core::Error::msg(format!("invalid {}: {e}", config_path.display()))
-        })?;
-        let mut files: Vec<_> = std::fs::read_dir(dir)?
-            .filter_map(|entry| entry.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|ext| ext == "safetensors"))
-            .collect();
-        if files.is_empty() {
-            candle_core::bail!("no .safetensors weights in {}", dir.display());
-        }
-        files.sort();
-        Self::load(config, load_safetensors(&files, dtype, device)?)
+        let (config, weights) = load_model_dir(dir, dtype, device)?;
+        Self::load(config, weights)
     }
 
     pub fn config(&self) -> &WhisperConfig {
