@@ -22,9 +22,8 @@ pub fn load_model_dir<'a, C: DeserializeOwned>(
     let text = std::fs::read_to_string(&config_path).map_err(|e| {
         candle_core::Error::msg(format!("cannot read {}: {e}", config_path.display()))
     })?;
-    let config = serde_json::from_str(&text).map_err(|e| {
-        candle_core::Error::msg(format!("invalid {}: {e}", config_path.display()))
-    })?;
+    let config = serde_json::from_str(&text)
+        .map_err(|e| candle_core::Error::msg(format!("invalid {}: {e}", config_path.display())))?;
     let mut files: Vec<_> = std::fs::read_dir(dir)?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|ext| ext == "safetensors"))
