@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use flate2::write::ZlibEncoder;
 use flate2::Compression;
+use futures::{StreamExt, TryStreamExt};
 
 use super::mel::{N_SAMPLES, SAMPLE_RATE};
 use super::tokens::WhisperTokenizer;
@@ -21,6 +22,10 @@ use crate::transcript::{Segment, Transcript};
 const TIME_PRECISION: f64 = 0.02;
 /// Output tokens per window, as OpenAI: half the decoder's context.
 const MAX_NEW_TOKENS: usize = 224;
+/// Windows of one file decoded at once: enough to fill the engine's batch with their
+/// beams, few enough that each window's encoding stays cached from its probe to its
+/// last beam step.
+const WINDOWS_IN_FLIGHT: usize = 6;
 /// How often a window's untranscribed rest is tried again.
 const MAX_RETRIES_OF_THE_REST: usize = 2;
 /// The longest initial prompt kept (the rest of the context is the window's output).
@@ -140,8 +145,8 @@ impl Transcriber {
         let language = self.language(audio.first(), options).await?;
         let prompt = self.prompt(language.as_deref(), options)?;
         let done = std::sync::atomic::AtomicUsize::new(0);
-        let results =
-            futures::future::try_join_all(audio.iter().zip(windows).map(|(audio, window)| {
+        let windows_done = futures::stream::iter(audio.iter().zip(windows))
+            .map(|(audio, window)| {
                 let (prompt, done, on_window) = (&prompt, &done, &on_window);
                 async move {
                     let offset = window.start as f64 / SAMPLE_RATE as f64;
@@ -152,8 +157,9 @@ impl Transcriber {
                     );
                     result
                 }
-            }))
-            .await?;
+            })
+            .buffered(WINDOWS_IN_FLIGHT);
+        let results: Vec<WindowResult> = windows_done.try_collect().await?;
         Ok(Transcript {
             language,
             duration,
