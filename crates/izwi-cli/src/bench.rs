@@ -1,5 +1,8 @@
 //! `izwi bench ...`
 
+mod candle_baseline;
+mod whisper;
+
 use anyhow::{ensure, Result};
 use clap::Subcommand;
 use izwi_core::bench::{decode_throughput, DecodeBenchConfig};
@@ -26,10 +29,14 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Whisper transcription speed (real-time factor) on real speech, beside
+    /// candle-transformers' own Whisper model doing the same work.
+    Whisper(whisper::WhisperBenchArgs),
 }
 
 pub fn run(command: BenchCommand) -> Result<()> {
     match command {
+        BenchCommand::Whisper(args) => whisper::run(args),
         BenchCommand::Engine {
             batch_sizes,
             tokens,
