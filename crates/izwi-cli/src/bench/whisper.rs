@@ -286,7 +286,7 @@ fn print_table(rows: &[Row], device: &Device) {
     );
     println!("ratio = candle RTF / ours like-for-like RTF; WER of ours like-for-like against candle's text\n");
     println!(
-        "{:<14} {:<40} {:>7} {:>9} {:>9} {:>9} {:>7} {:>13} {:>6}",
+        "{:<16} {:<40} {:>7} {:>9} {:>9} {:>9} {:>7} {:>13} {:>6}",
         "model",
         "input",
         "audio s",
@@ -299,7 +299,7 @@ fn print_table(rows: &[Row], device: &Device) {
     );
     for row in rows {
         println!(
-            "{:<14} {:<40} {:>7.1} {:>9.3} {:>9.3} {:>9.3} {:>6.2}x {:>13} {:>5.1}%",
+            "{:<16} {:<40} {:>7.1} {:>9.3} {:>9.3} {:>9.3} {:>6.2}x {:>13} {:>5.1}%",
             row.model,
             row.input,
             row.audio_seconds,
