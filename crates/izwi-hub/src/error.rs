@@ -1,0 +1,62 @@
+use std::path::PathBuf;
+
+/// Everything that can go wrong managing models, in words a user can act on.
+#[derive(Debug, thiserror::Error)]
+pub enum HubError {
+    #[error("unknown model {0:?}; `izwi models list` shows the models Izwi knows")]
+    UnknownModel(String),
+    #[error("model {0} is not installed; download it with `izwi models download {0}`")]
+    NotInstalled(String),
+    #[error("could not reach the model hub at {url}: {reason}")]
+    Network { url: String, reason: String },
+    #[error("the model hub answered {status} for {url}")]
+    Http { status: u16, url: String },
+    #[error("the model hub does not list {file} in {repo} at revision {revision}")]
+    MissingRemoteFile {
+        repo: String,
+        revision: String,
+        file: String,
+    },
+    #[error("downloading {file} failed: {reason}; run the download again to resume it")]
+    Download { file: String, reason: String },
+    #[error("{file} is corrupt: its {algorithm} is {actual}, the hub says {expected}; the file was deleted")]
+    ChecksumMismatch {
+        file: String,
+        algorithm: &'static str,
+        expected: String,
+        actual: String,
+    },
+    #[error("not enough disk space in {}: {needed} bytes needed, {available} free", path.display())]
+    NotEnoughSpace {
+        path: PathBuf,
+        needed: u64,
+        available: u64,
+    },
+    #[error("the disk holding {} is full", path.display())]
+    DiskFull { path: PathBuf },
+    #[error("the download was cancelled")]
+    Cancelled,
+    #[error("{} is not a model folder Izwi can import: {reason}", path.display())]
+    NotImportable { path: PathBuf, reason: String },
+    #[error("a model named {0:?} is already imported; choose another name")]
+    AlreadyImported(String),
+    #[error("converting {}: {reason}", path.display())]
+    Convert { path: PathBuf, reason: String },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl HubError {
+    /// An I/O error on `path`, named as a full disk when it is one.
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        let path = path.into();
+        if source.kind() == std::io::ErrorKind::StorageFull {
+            HubError::DiskFull { path }
+        } else {
+            HubError::Io { path, source }
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! Download progress as the shells show it: bytes of the whole model, rate and ETA.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+/// One report on a model download.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DownloadProgress {
+    pub model_id: String,
+    /// The file being fetched now.
+    pub file: String,
+    /// Bytes of the model in place (files already present and resumed parts included).
+    pub downloaded: u64,
+    pub total: u64,
+    /// Over the last few seconds.
+    pub bytes_per_second: f64,
+    /// None until a rate is known.
+    pub eta_seconds: Option<f64>,
+    pub done: bool,
+}
+
+pub type ProgressFn = Arc<dyn Fn(&DownloadProgress) + Send + Sync>;
+
+/// Reports at most this often, and always the last report.
+const REPORT_EVERY: Duration = Duration::from_millis(100);
+/// The rate is measured over this window.
+const RATE_WINDOW: Duration = Duration::from_secs(3);
+
+struct State {
+    report: DownloadProgress,
+    /// (when, bytes fetched this session) samples within the rate window.
+    samples: Vec<(Instant, u64)>,
+    fetched: u64,
+    last_report: Option<Instant>,
+}
+
+/// Shared by hf-hub's chunk tasks of one download (it clones its progress handle).
+#[derive(Clone)]
+pub struct Tracker {
+    state: Arc<Mutex<State>>,
+    on_progress: ProgressFn,
+}
+
+impl Tracker {
+    pub fn new(model_id: &str, total: u64, already: u64, on_progress: ProgressFn) -> Self {
+        let report = DownloadProgress {
+            model_id: model_id.to_string(),
+            file: String::new(),
+            downloaded: already,
+            total,
+            bytes_per_second: 0.0,
+            eta_seconds: None,
+            done: false,
+        };
+        Self {
+            state: Arc::new(Mutex::new(State {
+                report,
+                samples: vec![(Instant::now(), 0)],
+                fetched: 0,
+                last_report: None,
+            })),
+            on_progress,
+        }
+    }
+
+    /// A new file starts; `resumed` of its bytes were already on disk and counted.
+    pub fn start_file(&self, file: &str) {
+        let mut state = self.lock();
+        state.report.file = file.to_string();
+        self.emit(&mut state, true);
+    }
+
+    /// Bytes of a file that needs no fetching (present, or resumed from a part file).
+    pub fn skip(&self, bytes: u64) {
+        let mut state = self.lock();
+        state.report.downloaded = (state.report.downloaded + bytes).min(state.report.total);
+        self.emit(&mut state, false);
+    }
+
+    pub fn fetched(&self, bytes: u64) {
+        let mut state = self.lock();
+        let now = Instant::now();
+        state.fetched += bytes;
+        let fetched = state.fetched;
+        state.samples.push((now, fetched));
+        let keep_from = state
+            .samples
+            .iter()
+            .position(|(t, _)| now.duration_since(*t) <= RATE_WINDOW)
+            .unwrap_or(0)
+            .saturating_sub(1);
+        state.samples.drain(..keep_from);
+        state.report.downloaded = (state.report.downloaded + bytes).min(state.report.total);
+        let (t0, b0) = state.samples[0];
+        let secs = now.duration_since(t0).as_secs_f64();
+        if secs > 0.0 {
+            let rate = (fetched - b0) as f64 / secs;
+            state.report.bytes_per_second = rate;
+            let left = state.report.total - state.report.downloaded;
+            state.report.eta_seconds = (rate > 0.0).then(|| left as f64 / rate);
+        }
+        self.emit(&mut state, false);
+    }
+
+    pub fn finish(&self) {
+        let mut state = self.lock();
+        state.report.downloaded = state.report.total;
+        state.report.eta_seconds = Some(0.0);
+        state.report.done = true;
+        self.emit(&mut state, true);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic in a progress callback must not stop the download's bookkeeping.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn emit(&self, state: &mut State, always: bool) {
+        let now = Instant::now();
+        let due = state
+            .last_report
+            .is_none_or(|t| now.duration_since(t) >= REPORT_EVERY);
+        if always || due {
+            state.last_report = Some(now);
+            (self.on_progress)(&state.report);
+        }
+    }
+}
+
+/// hf-hub's view of one file's download. Its first `update` after `init` is the part
+/// already on disk when resuming, which was counted before the download began.
+#[derive(Clone)]
+pub struct FileProgress {
+    tracker: Tracker,
+    resumed: Arc<Mutex<u64>>,
+}
+
+impl FileProgress {
+    pub fn new(tracker: Tracker, resumed: u64) -> Self {
+        Self {
+            tracker,
+            resumed: Arc::new(Mutex::new(resumed)),
+        }
+    }
+}
+
+impl hf_hub::api::tokio::Progress for FileProgress {
+    async fn init(&mut self, _size: usize, _filename: &str) {}
+
+    async fn update(&mut self, size: usize) {
+        let mut bytes = size as u64;
+        {
+            let mut resumed = self.resumed.lock().unwrap_or_else(|e| e.into_inner());
+            let counted = bytes.min(*resumed);
+            *resumed -= counted;
+            bytes -= counted;
+        }
+        if bytes > 0 {
+            self.tracker.fetched(bytes);
+        }
+    }
+
+    async fn finish(&mut self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_resumed_bytes_once_and_reports_rate() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let tracker = Tracker::new(
+            "m",
+            1000,
+            100,
+            Arc::new(move |p: &DownloadProgress| sink.lock().unwrap().push(p.clone())),
+        );
+        tracker.start_file("a");
+        tracker.skip(200);
+        let mut file = FileProgress::new(tracker.clone(), 200);
+        block_on(async {
+            use hf_hub::api::tokio::Progress;
+            file.update(200).await; // hf-hub reporting the resumed part
+            std::thread::sleep(Duration::from_millis(20));
+            file.update(300).await;
+        });
+        tracker.start_file("b");
+        tracker.finish();
+        let seen = seen.lock().unwrap();
+        // 100 present + 200 resumed + 300 fetched, the resumed part counted once.
+        let at_b = seen.iter().find(|p| p.file == "b").unwrap();
+        assert_eq!(at_b.downloaded, 600);
+        assert!(at_b.bytes_per_second > 0.0 && at_b.eta_seconds.is_some());
+        let last = seen.last().unwrap();
+        assert!(last.done);
+        assert_eq!(last.downloaded, 1000);
+        assert!(seen.windows(2).all(|w| w[0].downloaded <= w[1].downloaded));
+    }
+
+    fn block_on(f: impl std::future::Future<Output = ()>) {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f);
+    }
+}

@@ -1,0 +1,407 @@
+//! Downloads through hf-hub against a hub served on 127.0.0.1: progress, resume after
+//! a cut connection, checksum failures and cancellation never leaving a model that
+//! looks installed.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use izwi_hub::{CancellationToken, DownloadProgress, Hub, HubConfig, HubError, ModelStatus};
+use support::{bytes, HubServer, ServedFile, COMMIT};
+
+const MODEL: &str = "whisper-tiny.en";
+const REPO: &str = "openai/whisper-tiny.en";
+const REVISION: &str = "refs/pr/15";
+const WEIGHTS_LEN: usize = 1_000_003;
+
+fn whisper_files() -> BTreeMap<String, ServedFile> {
+    let git = |text: &str| ServedFile {
+        bytes: text.as_bytes().to_vec(),
+        lfs: false,
+    };
+    BTreeMap::from([
+        ("config.json".into(), git(r#"{"model_type": "whisper"}"#)),
+        ("generation_config.json".into(), git("{}")),
+        ("tokenizer.json".into(), git(r#"{"version": "1.0"}"#)),
+        (
+            "model.safetensors".into(),
+            ServedFile {
+                bytes: bytes(WEIGHTS_LEN, 7),
+                lfs: true,
+            },
+        ),
+        // In the repository, not needed by Izwi: never fetched.
+        (
+            "flax_model.msgpack".into(),
+            ServedFile {
+                bytes: bytes(5000, 9),
+                lfs: true,
+            },
+        ),
+    ])
+}
+
+struct Setup {
+    server: HubServer,
+    hub: Hub,
+    dir: tempfile::TempDir,
+}
+
+fn setup() -> Setup {
+    let server = HubServer::start(REPO, REVISION, whisper_files());
+    let dir = tempfile::tempdir().unwrap();
+    let hub = Hub::new(HubConfig {
+        cache_dir: Some(dir.path().join("hf")),
+        endpoint: Some(server.endpoint.clone()),
+        local_dir: dir.path().join("models"),
+        chunk_size: 64 * 1024,
+    });
+    Setup { server, hub, dir }
+}
+
+type Reports = Arc<Mutex<Vec<DownloadProgress>>>;
+
+fn recorder() -> (Reports, impl Fn(&DownloadProgress) + Send + Sync + 'static) {
+    let reports: Reports = Arc::default();
+    let sink = reports.clone();
+    (reports, move |p: &DownloadProgress| {
+        sink.lock().unwrap().push(p.clone())
+    })
+}
+
+fn repo_dir(s: &Setup) -> std::path::PathBuf {
+    s.dir
+        .path()
+        .join("hf")
+        .join("models--openai--whisper-tiny.en")
+}
+
+/// Files in the blobs folder, by name.
+fn blobs(s: &Setup) -> Vec<String> {
+    match std::fs::read_dir(repo_dir(s).join("blobs")) {
+        Ok(entries) => {
+            let mut names: Vec<_> = entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        }
+        Err(_) => Vec::new(),
+    }
+}
+
+fn weights_requests(s: &Setup) -> Vec<Option<String>> {
+    s.server
+        .requests()
+        .into_iter()
+        .filter(|(path, _)| path.ends_with("/model.safetensors"))
+        .map(|(_, range)| range)
+        .collect()
+}
+
+fn assert_not_installed(s: &Setup) {
+    let info = s.hub.info(MODEL).unwrap();
+    assert_eq!(info.status, ModelStatus::NotInstalled);
+    assert!(info.path.is_none());
+    assert!(matches!(
+        s.hub.model_dir(MODEL),
+        Err(HubError::NotInstalled(_))
+    ));
+}
+
+fn assert_installed_correctly(s: &Setup, dir: &Path) {
+    for (name, served) in whisper_files()
+        .into_iter()
+        .filter(|(n, _)| n != "flax_model.msgpack")
+    {
+        assert_eq!(
+            std::fs::read(dir.join(&name)).unwrap(),
+            served.bytes,
+            "{name}"
+        );
+    }
+    assert_eq!(
+        dir,
+        repo_dir(s).join("snapshots").join(COMMIT),
+        "the standard Hugging Face layout"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo_dir(s).join("refs").join(REVISION)).unwrap(),
+        COMMIT
+    );
+    assert_eq!(s.hub.model_dir(MODEL).unwrap(), dir);
+    s.hub.verify(MODEL).unwrap();
+}
+
+#[tokio::test]
+async fn full_download_reports_progress_and_installs_verified_files() {
+    let s = setup();
+    assert_not_installed(&s);
+    let (reports, on_progress) = recorder();
+    let dir = s
+        .hub
+        .download(MODEL, on_progress, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_installed_correctly(&s, &dir);
+
+    let reports = reports.lock().unwrap().clone();
+    let total = whisper_files()
+        .iter()
+        .filter(|(n, _)| *n != "flax_model.msgpack")
+        .map(|(_, f)| f.bytes.len() as u64)
+        .sum::<u64>();
+    assert!(reports.len() >= 5, "{} reports", reports.len());
+    assert!(reports
+        .iter()
+        .all(|r| r.total == total && r.model_id == MODEL));
+    assert!(reports
+        .windows(2)
+        .all(|w| w[0].downloaded <= w[1].downloaded));
+    assert!(reports
+        .iter()
+        .any(|r| r.file == "model.safetensors" && !r.done));
+    let last = reports.last().unwrap();
+    assert!(last.done && last.downloaded == total);
+    assert!(reports
+        .iter()
+        .any(|r| r.bytes_per_second > 0.0 && r.eta_seconds.is_some()));
+    assert!(blobs(&s).iter().all(|b| !b.ends_with(".sync.part")));
+
+    // Downloading again reuses the cache: the listing is read, no file is fetched.
+    let before = s.server.requests().len();
+    let again = s
+        .hub
+        .download(MODEL, |_| {}, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(again, dir);
+    let after = s.server.requests();
+    assert_eq!(after.len(), before + 1);
+    assert!(after.last().unwrap().0.starts_with("/api/models/"));
+}
+
+#[tokio::test]
+async fn a_cut_connection_fails_then_the_next_download_resumes() {
+    let s = setup();
+    let cut_at = 600_000;
+    s.server.behaviour.lock().unwrap().cut = Some(("model.safetensors".into(), cut_at));
+    let err = s
+        .hub
+        .download(MODEL, |_| {}, CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, HubError::Download { ref file, .. } if file == "model.safetensors"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("resume"), "{err}");
+    assert_not_installed(&s);
+    let part = format!(
+        "{}.sync.part",
+        whisper_files()["model.safetensors"].sha256()
+    );
+    assert!(blobs(&s).contains(&part), "{:?}", blobs(&s));
+
+    let requests_before = weights_requests(&s).len();
+    let (reports, on_progress) = recorder();
+    let dir = s
+        .hub
+        .download(MODEL, on_progress, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_installed_correctly(&s, &dir);
+
+    // The second download started at the last complete 64 KiB chunk before the cut,
+    // not at zero.
+    let chunk = 64 * 1024;
+    let resumed_from = (cut_at / chunk) * chunk;
+    let second: Vec<_> = weights_requests(&s)[requests_before..].to_vec();
+    let first_body = second
+        .iter()
+        .flatten()
+        .find(|r| *r != "bytes=0-0")
+        .expect("a ranged body request");
+    assert_eq!(
+        first_body,
+        &format!("bytes={resumed_from}-{}", resumed_from + chunk - 1)
+    );
+    assert!(!second
+        .iter()
+        .flatten()
+        .any(|r| r.starts_with("bytes=0-") && r != "bytes=0-0"));
+    // Progress starts from the resumed bytes, and the rate counts only new ones.
+    let first = reports.lock().unwrap().first().unwrap().clone();
+    assert!(first.downloaded < resumed_from);
+    assert!(reports
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|r| r.downloaded >= resumed_from));
+}
+
+#[tokio::test]
+async fn a_checksum_mismatch_is_reported_and_nothing_is_installed() {
+    let s = setup();
+    s.server.behaviour.lock().unwrap().corrupt = Some("model.safetensors".into());
+    let err = s
+        .hub
+        .download(MODEL, |_| {}, CancellationToken::new())
+        .await
+        .unwrap_err();
+    match &err {
+        HubError::ChecksumMismatch {
+            file,
+            algorithm,
+            expected,
+            actual,
+        } => {
+            assert_eq!(file, "model.safetensors");
+            assert_eq!(*algorithm, "sha256");
+            assert_eq!(*expected, whisper_files()["model.safetensors"].sha256());
+            assert_ne!(expected, actual);
+        }
+        other => panic!("expected a checksum mismatch, got {other}"),
+    }
+    assert_not_installed(&s);
+    let sha = whisper_files()["model.safetensors"].sha256();
+    assert!(
+        !blobs(&s).iter().any(|b| b.starts_with(&sha)),
+        "{:?}",
+        blobs(&s)
+    );
+    let pointer = repo_dir(&s)
+        .join("snapshots")
+        .join(COMMIT)
+        .join("model.safetensors");
+    assert!(std::fs::symlink_metadata(pointer).is_err());
+
+    // With the hub serving the right bytes again, the model installs.
+    s.server.behaviour.lock().unwrap().corrupt = None;
+    let dir = s
+        .hub
+        .download(MODEL, |_| {}, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_installed_correctly(&s, &dir);
+}
+
+#[tokio::test]
+async fn cancelling_leaves_nothing_half_installed_and_stops_fetching() {
+    let s = setup();
+    s.server.behaviour.lock().unwrap().throttle = Some(Duration::from_millis(5));
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    let on_progress = move |p: &DownloadProgress| {
+        if p.file == "model.safetensors" && p.downloaded > 100_000 {
+            trigger.cancel();
+        }
+    };
+    let err = s
+        .hub
+        .download(MODEL, on_progress, cancel)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, HubError::Cancelled), "{err}");
+    assert_not_installed(&s);
+    let sha = whisper_files()["model.safetensors"].sha256();
+    assert!(
+        !blobs(&s).iter().any(|b| b.starts_with(&sha)),
+        "no part, lock or blob of the cancelled file: {:?}",
+        blobs(&s)
+    );
+    let pointer = repo_dir(&s)
+        .join("snapshots")
+        .join(COMMIT)
+        .join("model.safetensors");
+    assert!(std::fs::symlink_metadata(pointer).is_err());
+
+    // hf-hub's chunk tasks went with the download: no request arrives after it.
+    let count = s.server.requests().len();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(s.server.requests().len(), count);
+}
+
+#[tokio::test]
+async fn a_model_larger_than_the_free_space_is_refused_before_fetching() {
+    let s = setup();
+    s.server.behaviour.lock().unwrap().claimed_size = Some(1 << 60);
+    let err = s
+        .hub
+        .download(MODEL, |_| {}, CancellationToken::new())
+        .await
+        .unwrap_err();
+    match err {
+        HubError::NotEnoughSpace {
+            needed, available, ..
+        } => {
+            assert!(needed >= 1 << 60 && available < needed)
+        }
+        other => panic!("expected not enough space, got {other}"),
+    }
+    assert!(weights_requests(&s).is_empty());
+    assert_not_installed(&s);
+}
+
+#[tokio::test]
+async fn removing_deletes_the_files_and_their_blobs() {
+    let s = setup();
+    s.hub
+        .download(MODEL, |_| {}, CancellationToken::new())
+        .await
+        .unwrap();
+    let freed = s.hub.remove(MODEL).unwrap();
+    assert!(freed >= WEIGHTS_LEN as u64, "{freed}");
+    assert_not_installed(&s);
+    assert!(blobs(&s).is_empty(), "{:?}", blobs(&s));
+    assert!(!repo_dir(&s).join("snapshots").join(COMMIT).exists());
+}
+
+#[tokio::test]
+async fn an_unreachable_hub_and_a_missing_file_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let hub = Hub::new(HubConfig {
+        cache_dir: Some(dir.path().join("hf")),
+        endpoint: Some(format!("http://127.0.0.1:{port}")),
+        local_dir: dir.path().join("models"),
+        chunk_size: 64 * 1024,
+    });
+    let err = hub
+        .download(MODEL, |_| {}, CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, HubError::Network { .. }), "{err}");
+
+    let mut files = whisper_files();
+    files.remove("tokenizer.json");
+    let server = HubServer::start(REPO, REVISION, files);
+    let hub = Hub::new(HubConfig {
+        cache_dir: Some(dir.path().join("hf")),
+        endpoint: Some(server.endpoint.clone()),
+        local_dir: dir.path().join("models"),
+        chunk_size: 64 * 1024,
+    });
+    let err = hub
+        .download(MODEL, |_| {}, CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, HubError::MissingRemoteFile { ref file, .. } if file == "tokenizer.json"),
+        "{err}"
+    );
+    assert!(matches!(
+        hub.download("whisper-huge", |_| {}, CancellationToken::new())
+            .await,
+        Err(HubError::UnknownModel(_))
+    ));
+}

@@ -1,0 +1,255 @@
+//! A small Hugging Face hub on 127.0.0.1: the two endpoints hf-hub calls (the
+//! repository listing with LFS metadata, and ranged file downloads with the commit
+//! and etag headers), serving generated files, with faults a test can switch on.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sha1::Sha1;
+use sha2::{Digest, Sha256};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+pub const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
+
+#[derive(Clone)]
+pub struct ServedFile {
+    pub bytes: Vec<u8>,
+    /// Served from LFS (sha256 in the listing and as the etag), else from git.
+    pub lfs: bool,
+}
+
+impl ServedFile {
+    pub fn sha256(&self) -> String {
+        hex(&Sha256::digest(&self.bytes))
+    }
+
+    pub fn git_blob_id(&self) -> String {
+        let mut h = Sha1::new();
+        h.update(format!("blob {}\0", self.bytes.len()).as_bytes());
+        h.update(&self.bytes);
+        hex(&h.finalize())
+    }
+
+    fn etag(&self) -> String {
+        if self.lfs {
+            self.sha256()
+        } else {
+            self.git_blob_id()
+        }
+    }
+}
+
+/// Faults and a log, shared with the test.
+#[derive(Default)]
+pub struct Behaviour {
+    /// The next download of this file stops sending at this byte and drops the connection.
+    pub cut: Option<(String, u64)>,
+    /// This file's bytes are served with one byte changed (the listing keeps the true hash).
+    pub corrupt: Option<String>,
+    /// Pause between 8 KiB pieces of file bodies.
+    pub throttle: Option<Duration>,
+    /// The listing claims this size for every LFS file.
+    pub claimed_size: Option<u64>,
+    /// Every request: (path, Range header).
+    pub log: Vec<(String, Option<String>)>,
+}
+
+pub struct HubServer {
+    pub endpoint: String,
+    pub behaviour: Arc<Mutex<Behaviour>>,
+}
+
+impl HubServer {
+    /// Serves `files` (paths in the repository) of `repo` at `revision`.
+    pub fn start(repo: &str, revision: &str, files: BTreeMap<String, ServedFile>) -> Self {
+        let behaviour = Arc::new(Mutex::new(Behaviour::default()));
+        let files = Arc::new(files);
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        std_listener.set_nonblocking(true).unwrap();
+        let endpoint = format!("http://{}", std_listener.local_addr().unwrap());
+        let b = behaviour.clone();
+        let (repo, revision) = (repo.to_string(), revision.replace('/', "%2F"));
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = TcpListener::from_std(std_listener).unwrap();
+                loop {
+                    let Ok((stream, _)) = listener.accept().await else {
+                        continue;
+                    };
+                    let (b, f, repo, revision) =
+                        (b.clone(), files.clone(), repo.clone(), revision.clone());
+                    tokio::spawn(async move {
+                        let _ = serve(stream, &repo, &revision, &f, &b).await;
+                    });
+                }
+            });
+        });
+        Self {
+            endpoint,
+            behaviour,
+        }
+    }
+
+    pub fn requests(&self) -> Vec<(String, Option<String>)> {
+        self.behaviour.lock().unwrap().log.clone()
+    }
+}
+
+async fn serve(
+    mut stream: TcpStream,
+    repo: &str,
+    revision: &str,
+    files: &BTreeMap<String, ServedFile>,
+    behaviour: &Mutex<Behaviour>,
+) -> std::io::Result<()> {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        head.extend_from_slice(&buf[..n]);
+    }
+    let head = String::from_utf8_lossy(&head).to_string();
+    let mut lines = head.lines();
+    let target = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap_or("/")
+        .to_string();
+    let range = lines
+        .filter_map(|l| l.split_once(':'))
+        .find(|(k, _)| k.eq_ignore_ascii_case("range"))
+        .map(|(_, v)| v.trim().to_string());
+    behaviour
+        .lock()
+        .unwrap()
+        .log
+        .push((target.clone(), range.clone()));
+    let path = target.split('?').next().unwrap_or("");
+
+    if path == format!("/api/models/{repo}/revision/{revision}") {
+        let claimed = behaviour.lock().unwrap().claimed_size;
+        let siblings: Vec<_> = files
+            .iter()
+            .map(|(name, f)| {
+                let size = if f.lfs {
+                    claimed.unwrap_or(f.bytes.len() as u64)
+                } else {
+                    f.bytes.len() as u64
+                };
+                let mut s =
+                    serde_json::json!({"rfilename": name, "size": size, "blobId": f.git_blob_id()});
+                if f.lfs {
+                    s["lfs"] =
+                        serde_json::json!({"sha256": f.sha256(), "size": size, "pointerSize": 134});
+                }
+                s
+            })
+            .collect();
+        let body = serde_json::json!({"id": repo, "sha": COMMIT, "siblings": siblings}).to_string();
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).await?;
+        return stream.write_all(body.as_bytes()).await;
+    }
+
+    let prefix = format!("/{repo}/resolve/{revision}/");
+    let Some(file) = path
+        .strip_prefix(&prefix)
+        .and_then(|name| files.get(name).map(|f| (name, f)))
+    else {
+        return stream
+            .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+            .await;
+    };
+    let (name, served) = file;
+    let len = served.bytes.len() as u64;
+    let (start, end) = match range
+        .as_deref()
+        .and_then(|r| r.strip_prefix("bytes="))
+        .and_then(|r| r.split_once('-'))
+    {
+        Some((a, b)) => {
+            let a: u64 = a.parse().unwrap_or(0);
+            let b: u64 = b.parse().unwrap_or(len - 1);
+            (a, b.min(len - 1))
+        }
+        None => (0, len - 1),
+    };
+    let mut bytes = served.bytes.clone();
+    let (cut, throttle) = {
+        let mut b = behaviour.lock().unwrap();
+        if b.corrupt.as_deref() == Some(name) {
+            let last = bytes.len() - 1;
+            bytes[last] ^= 0xff;
+        }
+        // Only a body request (not hf-hub's 1-byte probe) is cut, and only once.
+        let cut = match &b.cut {
+            Some((f, at)) if f == name && end > start && *at >= start && *at <= end => {
+                let at = *at;
+                b.cut = None;
+                Some(at)
+            }
+            _ => None,
+        };
+        (cut, b.throttle)
+    };
+    let etag = served.etag();
+    let mut head = format!(
+        "HTTP/1.1 206 Partial Content\r\ncontent-length: {}\r\ncontent-range: bytes {start}-{end}/{len}\r\naccept-ranges: bytes\r\nx-repo-commit: {COMMIT}\r\netag: \"{}\"\r\nconnection: close\r\n",
+        end - start + 1,
+        served.git_blob_id(),
+    );
+    if served.lfs {
+        head.push_str(&format!(
+            "x-linked-etag: \"{etag}\"\r\nx-linked-size: {len}\r\n"
+        ));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await?;
+    let body = &bytes[start as usize..=end as usize];
+    let body = match cut {
+        Some(at) => &body[..(at - start) as usize],
+        None => body,
+    };
+    for piece in body.chunks(8192) {
+        stream.write_all(piece).await?;
+        if let Some(pause) = throttle {
+            tokio::time::sleep(pause).await;
+        }
+    }
+    stream.flush().await?;
+    if cut.is_some() {
+        // Drop the connection with the body short of its content-length.
+        stream.shutdown().await?;
+    }
+    Ok(())
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Deterministic pseudo-random bytes.
+pub fn bytes(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E3779B97F4A7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
