@@ -5,6 +5,8 @@ use std::path::PathBuf;
 pub enum HubError {
     #[error("unknown model {0:?}; `izwi models list` shows the models Izwi knows")]
     UnknownModel(String),
+    #[error("{0} is not a model Izwi downloaded or imported; it removes only those")]
+    NotRemovable(String),
     #[error("model {0} is not installed; download it with `izwi models download {0}`")]
     NotInstalled(String),
     #[error("could not reach the model hub at {url}: {reason}")]

@@ -122,14 +122,20 @@ impl Hub {
         models
     }
 
+    /// A catalog id, `local/<name>` of an import, or the path of a model folder (or
+    /// Piper .onnx file) used where it is.
     pub fn info(&self, id: &str) -> Result<ModelInfo, HubError> {
         if let Some(entry) = CatalogEntry::find(id) {
             return Ok(self.catalog_info(entry));
         }
-        self.list()
-            .into_iter()
-            .find(|m| m.id == id)
-            .ok_or_else(|| HubError::UnknownModel(id.to_string()))
+        if let Some(info) = self.list().into_iter().find(|m| m.id == id) {
+            return Ok(info);
+        }
+        let path = Path::new(id);
+        if path.exists() {
+            return path_info(path);
+        }
+        Err(HubError::UnknownModel(id.to_string()))
     }
 
     /// The folder to load an installed model from.
@@ -168,6 +174,10 @@ impl Hub {
                 freed += self.cache.remove_file(entry, file)?;
             }
             return Ok(freed);
+        }
+        if !id.starts_with(LOCAL_PREFIX) {
+            // A folder used in place is the user's, not ours to delete.
+            return Err(HubError::NotRemovable(id.to_string()));
         }
         let info = self.info(id)?;
         let dir = info
@@ -214,6 +224,21 @@ impl Hub {
             description: entry.description.to_string(),
         }
     }
+}
+
+/// A model folder used in place, without importing it.
+fn path_info(path: &Path) -> Result<ModelInfo, HubError> {
+    let (family, task, dir) = import::usable_in_place(path)?;
+    let manifest = import::Manifest {
+        name: path.display().to_string(),
+        family,
+        task,
+        imported_from: path.to_path_buf(),
+        imported_at: 0,
+    };
+    let mut info = local_info(dir, manifest);
+    info.id = path.display().to_string();
+    Ok(info)
 }
 
 fn local_info(path: PathBuf, manifest: import::Manifest) -> ModelInfo {

@@ -116,6 +116,23 @@ fn stage(src: &Path, staging: &Path, layout: &Layout, name: &str) -> Result<Mani
     Ok(manifest)
 }
 
+/// Whether `path` can be loaded where it is (not a CTranslate2 folder, which needs
+/// converting): its family, task and the folder to load from.
+pub fn usable_in_place(path: &Path) -> Result<(Family, ModelTask, PathBuf), HubError> {
+    match detect(path)? {
+        Layout::WhisperHf => Ok((Family::Whisper, ModelTask::Transcribe, path.to_path_buf())),
+        Layout::Piper(onnx) => {
+            let dir = onnx.parent().unwrap_or(Path::new(".")).to_path_buf();
+            Ok((Family::Piper, ModelTask::Speak, dir))
+        }
+        Layout::WhisperCtranslate2 => Err(HubError::NotImportable {
+            path: path.to_path_buf(),
+            reason: "a CTranslate2 model must be converted first: `izwi models import` does it"
+                .into(),
+        }),
+    }
+}
+
 fn detect(src: &Path) -> Result<Layout, HubError> {
     let not = |reason: &str| HubError::NotImportable {
         path: src.to_path_buf(),

@@ -113,3 +113,17 @@ fn what_cannot_be_imported_is_refused_with_the_reason() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn a_folder_is_usable_in_place_and_never_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = hub(dir.path());
+    let src = whisper_folder(dir.path());
+    let id = src.display().to_string();
+    let info = hub.info(&id).unwrap();
+    assert_eq!(info.family, Family::Whisper);
+    assert_eq!(hub.model_dir(&id).unwrap(), src);
+    let err = hub.remove(&id).unwrap_err();
+    assert!(matches!(err, HubError::NotRemovable(_)), "{err:?}");
+    assert!(src.join("model.safetensors").exists());
+}

@@ -14,4 +14,4 @@ pub use executor::WhisperExecutor;
 pub use logits::LogitRules;
 pub use model::{CrossKv, Whisper};
 pub use tokens::{SpecialTokens, TokenizerError, WhisperTokenizer};
-pub use transcribe::{Task, TranscribeError, TranscribeOptions, Transcriber};
+pub use transcribe::{Task, TranscribeError, TranscribeOptions, Transcriber, WindowDone};

@@ -107,6 +107,16 @@ pub struct Transcriber {
     tokenizer: Arc<WhisperTokenizer>,
 }
 
+/// A window transcribed, as `Transcriber::transcribe` reports it.
+#[derive(Debug, Clone, Copy)]
+pub struct WindowDone<'a> {
+    /// Windows done so far, this one included.
+    pub done: usize,
+    pub total: usize,
+    /// This window's segments, in absolute time.
+    pub segments: &'a [Segment],
+}
+
 struct WindowResult {
     segments: Vec<Segment>,
 }
@@ -123,13 +133,14 @@ impl Transcriber {
     }
 
     /// Transcribes `samples` (16 kHz mono) cut into `windows` (sample ranges, each at
-    /// most 30 s, in order). `on_window` is told each time a window is done.
+    /// most 30 s, in order). `on_window` is told each time a window is done, with its
+    /// segments: windows finish out of order, several at a time.
     pub async fn transcribe(
         &self,
         samples: &[f32],
         windows: &[Range<usize>],
         options: &TranscribeOptions,
-        on_window: impl Fn(usize, usize) + Send + Sync,
+        on_window: impl Fn(WindowDone<'_>) + Send + Sync,
     ) -> Result<Transcript, TranscribeError> {
         let started = Instant::now();
         let duration = samples.len() as f64 / SAMPLE_RATE as f64;
@@ -151,10 +162,13 @@ impl Transcriber {
                 async move {
                     let offset = window.start as f64 / SAMPLE_RATE as f64;
                     let result = self.window(audio.clone(), offset, prompt, options).await;
-                    on_window(
-                        done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
-                        windows.len(),
-                    );
+                    if let Ok(window) = &result {
+                        on_window(WindowDone {
+                            done: done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+                            total: windows.len(),
+                            segments: &window.segments,
+                        });
+                    }
                     result
                 }
             })
