@@ -1,12 +1,20 @@
-//! `izwi`: Izwi's capabilities on the command line. Parses, calls the library, formats.
+//! `izwi`: Izwi's capabilities on the command line. Parses, calls the runtime, formats.
 
 mod bench;
 mod convert;
+mod format;
+mod history;
+mod models;
+mod progress;
 mod transcribe;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
+use anyhow::Result;
 use clap::{Parser, Subcommand};
+use izwi_runtime::{EventSink, Runtime, RuntimeConfig};
 
 #[derive(Parser)]
 #[command(
@@ -15,6 +23,11 @@ use clap::{Parser, Subcommand};
     about = "Local speech studio: transcription, speech and voice chat on your own machine"
 )]
 struct Cli {
+    /// Where Izwi keeps its database, imported models and audio (default: the
+    /// platform's app data folder). Models from the hub live in the Hugging Face cache
+    /// (HF_HOME).
+    #[arg(long, global = true, env = "IZWI_DATA_DIR")]
+    data_dir: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -29,6 +42,11 @@ enum Command {
     Convert(convert::ConvertCommand),
     /// Transcribe audio or video files with a Whisper model.
     Transcribe(transcribe::TranscribeArgs),
+    /// List, download, import and remove models.
+    #[command(subcommand)]
+    Models(models::ModelsCommand),
+    /// Past jobs and transcripts: list, search, show.
+    History(history::HistoryArgs),
 }
 
 fn main() -> ExitCode {
@@ -41,10 +59,14 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let result = match Cli::parse().command {
+    let cli = Cli::parse();
+    let data_dir = cli.data_dir;
+    let result = match cli.command {
         Command::Bench(command) => bench::run(command),
         Command::Convert(command) => convert::run(command),
-        Command::Transcribe(args) => transcribe::run(args),
+        Command::Transcribe(args) => transcribe::run(data_dir, args),
+        Command::Models(command) => models::run(data_dir, command),
+        Command::History(args) => history::run(data_dir, args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -53,4 +75,15 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The async runtime for a command, and Izwi's runtime on it.
+pub fn open(
+    data_dir: Option<PathBuf>,
+    events: Arc<dyn EventSink>,
+) -> Result<(tokio::runtime::Runtime, Runtime)> {
+    let tokio = tokio::runtime::Runtime::new()?;
+    let data_dir = data_dir.unwrap_or_else(RuntimeConfig::default_data_dir);
+    let runtime = tokio.block_on(Runtime::open(RuntimeConfig::new(data_dir), events))?;
+    Ok((tokio, runtime))
 }

@@ -1,27 +1,25 @@
-//! `izwi transcribe FILE...`
+//! `izwi transcribe FILE...`: one job per file on the runtime, recorded in history.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
-use izwi_core::engine::{Engine, EngineCoreConfig};
-use izwi_core::models::shared::device::select_device;
-use izwi_core::models::whisper::{
-    Task, TranscribeOptions, Transcriber, Whisper, WhisperExecutor, WhisperTokenizer,
-};
-use izwi_core::transcript::Transcript;
-use izwi_core::DType;
+use izwi_runtime::{JobStatus, Runtime, Task, TranscribeRequest, Transcript};
+
+use crate::format::Format;
+use crate::progress::Bars;
 
 #[derive(Args)]
 pub struct TranscribeArgs {
     /// Audio or video files (WAV, FLAC, MP3, OGG, M4A/AAC, ...).
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// A Whisper model folder in Hugging Face layout (see `izwi convert ctranslate2`).
+    /// A model id (`izwi models list`), `local/NAME` of an import, or a Whisper folder
+    /// in Hugging Face layout. Default: the `default_transcribe_model` setting, else
+    /// the first installed Whisper model.
     #[arg(long)]
-    model: PathBuf,
+    model: Option<String>,
     /// Spoken language as an ISO code (en, de, ...); detected when omitted.
     #[arg(long)]
     language: Option<String>,
@@ -51,40 +49,7 @@ enum TaskArg {
     Translate,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum Format {
-    Txt,
-    Srt,
-    Vtt,
-    Json,
-}
-
-impl Format {
-    fn extension(self) -> &'static str {
-        match self {
-            Format::Txt => "txt",
-            Format::Srt => "srt",
-            Format::Vtt => "vtt",
-            Format::Json => "json",
-        }
-    }
-
-    fn render(self, transcript: &Transcript) -> String {
-        match self {
-            Format::Txt => transcript.to_txt(),
-            Format::Srt => transcript.to_srt(),
-            Format::Vtt => transcript.to_vtt(),
-            Format::Json => transcript.to_json(),
-        }
-    }
-}
-
-/// Whisper's decoder context.
-const MAX_SEQ_LEN: usize = 448;
-/// Seconds per window, at most Whisper's 30.
-const WINDOW_SECONDS: f32 = 30.0;
-
-pub fn run(args: TranscribeArgs) -> Result<()> {
+pub fn run(data_dir: Option<PathBuf>, args: TranscribeArgs) -> Result<()> {
     if args.files.len() > 1 {
         if let Some(out) = &args.output {
             if out.exists() && !out.is_dir() {
@@ -95,51 +60,56 @@ pub fn run(args: TranscribeArgs) -> Result<()> {
             }
         }
     }
-    let device = select_device();
-    let tokenizer = Arc::new(
-        WhisperTokenizer::from_dir(&args.model)
-            .with_context(|| format!("loading the tokenizer of {}", args.model.display()))?,
-    );
-    let executor = WhisperExecutor::new(
-        Whisper::from_dir(&args.model, DType::F32, &device)
-            .with_context(|| format!("loading the Whisper model in {}", args.model.display()))?,
-        Some(tokenizer.special.clone()),
-    )?;
-    let config = EngineCoreConfig {
-        max_seq_len: MAX_SEQ_LEN,
-        max_batch_size: 16,
-        ..EngineCoreConfig::default()
-    };
-    let engine = Arc::new(Engine::new(config, Box::new(executor))?);
-    let transcriber = Transcriber::new(engine.clone(), tokenizer);
-    let options = TranscribeOptions {
-        language: args.language.clone(),
-        task: match args.task {
-            TaskArg::Transcribe => Task::Transcribe,
-            TaskArg::Translate => Task::Translate,
-        },
-        timestamps: !args.no_timestamps,
-        initial_prompt: args.prompt.clone(),
-        beam_size: args.beam_size.max(1),
-        ..TranscribeOptions::default()
-    };
+    let (tokio, runtime) = crate::open(data_dir, Arc::new(Bars::new()))?;
+    let on_ctrl_c = runtime.clone();
+    tokio.spawn(async move {
+        // Cancelled jobs are recorded as such, not left to be found interrupted.
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.shutdown().await;
+        }
+    });
+    tokio.block_on(transcribe_all(&runtime, &args))
+}
 
-    let runtime = tokio::runtime::Runtime::new()?;
-    let bars = MultiProgress::new();
-    let results = runtime.block_on(futures::future::join_all(
-        args.files
-            .iter()
-            .map(|file| transcribe_file(&transcriber, file, &options, &bars)),
-    ));
-    tracing::info!(metrics = ?engine.metrics(), "engine");
-    let mut failed = 0;
+async fn transcribe_all(runtime: &Runtime, args: &TranscribeArgs) -> Result<()> {
+    let model_id = match &args.model {
+        Some(id) => id.clone(),
+        None => runtime.default_transcribe_model().await?,
+    };
+    let mut jobs = Vec::new();
+    for file in &args.files {
+        let request = TranscribeRequest {
+            language: args.language.clone(),
+            task: match args.task {
+                TaskArg::Transcribe => Task::Transcribe,
+                TaskArg::Translate => Task::Translate,
+            },
+            timestamps: !args.no_timestamps,
+            initial_prompt: args.prompt.clone(),
+            beam_size: args.beam_size.max(1),
+            ..TranscribeRequest::new(file.clone(), model_id.clone())
+        };
+        jobs.push((file, runtime.transcribe(request).await?));
+    }
     let several = args.files.len() > 1;
-    for (file, result) in args.files.iter().zip(results) {
-        match result {
-            Ok(transcript) => write_output(&args, file, &transcript, several)?,
-            Err(e) => {
+    let mut failed = 0;
+    for (file, job) in jobs {
+        let job = runtime.wait_job(job.id).await?;
+        match job.status {
+            JobStatus::Done => {
+                let record = runtime
+                    .transcript_for_job(job.id)
+                    .await?
+                    .with_context(|| format!("job {} finished without a transcript", job.id))?;
+                let transcript = runtime.transcript_for_export(record.id).await?;
+                write_output(args, file, &transcript, several)?;
+            }
+            status => {
                 failed += 1;
-                eprintln!("{}: {e:#}", file.display());
+                let reason = job
+                    .error
+                    .unwrap_or_else(|| format!("{status:?}").to_lowercase());
+                eprintln!("{}: {reason}", file.display());
             }
         }
     }
@@ -147,39 +117,6 @@ pub fn run(args: TranscribeArgs) -> Result<()> {
         bail!("{failed} of {} files failed", args.files.len());
     }
     Ok(())
-}
-
-async fn transcribe_file(
-    transcriber: &Transcriber,
-    file: &Path,
-    options: &TranscribeOptions,
-    bars: &MultiProgress,
-) -> Result<Transcript> {
-    let path = file.to_path_buf();
-    let samples = tokio::task::spawn_blocking(move || izwi_audio::load_for_asr(&path))
-        .await?
-        .with_context(|| format!("decoding {}", file.display()))?;
-    let windows: Vec<_> = izwi_audio::split_at_silence(&samples, WINDOW_SECONDS)
-        .into_iter()
-        .map(|w| w.start_sample..w.end_sample)
-        .collect();
-    let bar = bars.add(ProgressBar::new(windows.len() as u64));
-    bar.set_style(
-        ProgressStyle::with_template("{msg:30!} {bar:30} {pos}/{len} windows {elapsed}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar.set_message(
-        file.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-    );
-    let transcript = transcriber
-        .transcribe(&samples, &windows, options, |done, _| {
-            bar.set_position(done as u64)
-        })
-        .await?;
-    bar.finish();
-    Ok(transcript)
 }
 
 fn write_output(

@@ -6,6 +6,18 @@ use std::process::{Command, Output};
 
 fn izwi(args: &[&std::ffi::OsStr]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_izwi"))
+        // Jobs are recorded: keep them out of the user's own history.
+        .env(
+            "IZWI_DATA_DIR",
+            std::env::temp_dir().join(format!("izwi-test-data-{}", std::process::id())),
+        )
+        .env(
+            "HF_HOME",
+            std::env::temp_dir().join(format!("izwi-test-hf-{}", std::process::id())),
+        )
+        // Jobs are recorded: keep them out of the user's own history and cache.
+        .env("IZWI_DATA_DIR", scratch("data"))
+        .env("HF_HOME", scratch("hf"))
         .args(args)
         .output()
         .expect("izwi runs")
@@ -101,4 +113,8 @@ fn an_english_only_model_will_not_translate() {
     ]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("English-only"), "{}", stderr(&out));
+}
+
+fn scratch(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("izwi-test-{name}-{}", std::process::id()))
 }

@@ -22,6 +22,9 @@ fn asset(path: &str) -> PathBuf {
 
 fn izwi(args: &[&std::ffi::OsStr]) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_izwi"))
+        // Jobs are recorded: keep them out of the user's own history and cache.
+        .env("IZWI_DATA_DIR", scratch("data"))
+        .env("HF_HOME", scratch("hf"))
         .args(args)
         .output()
         .expect("izwi runs");
@@ -250,4 +253,8 @@ fn silence_gives_no_text() {
     let transcript = transcribe_json(&path, &model);
     let _ = std::fs::remove_file(&path);
     assert_eq!(transcript["text"], "", "{transcript}");
+}
+
+fn scratch(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("izwi-test-{name}-{}", std::process::id()))
 }

@@ -244,7 +244,7 @@ async fn ours(
             .map(|w| w.start_sample..w.end_sample)
             .collect();
         transcriber
-            .transcribe(samples, &windows, options, |_, _| {})
+            .transcribe(samples, &windows, options, |_| {})
             .await
     }))
     .await?;

@@ -209,7 +209,11 @@ mod tests {
             tokens_per_sec: 10.0,
             num_preemptions: 0,
             audio_duration: None,
-            rtf: if ms % 2 == 0 { Some(0.5) } else { None },
+            rtf: if ms.is_multiple_of(2) {
+                Some(0.5)
+            } else {
+                None
+            },
         }
     }
 

@@ -92,7 +92,7 @@ impl LlamaConfig {
         if self.attention_bias || self.mlp_bias {
             return Err("attention or MLP biases are not supported".into());
         }
-        if self.num_attention_heads % self.num_kv_heads() != 0 {
+        if !self.num_attention_heads.is_multiple_of(self.num_kv_heads()) {
             return Err(format!(
                 "{} attention heads cannot share {} key/value heads evenly",
                 self.num_attention_heads,

@@ -639,7 +639,7 @@ fn to_hf_weights(checkpoint: Checkpoint) -> Result<(HashMap<String, Tensor>, Dim
             .scalar(name)?
             .ok_or_else(|| CtranslateError::MissingVariable(name.into()))?;
         match usize::try_from(n) {
-            Ok(n) if n > 0 && d_model % n == 0 => Ok(n),
+            Ok(n) if n > 0 && d_model.is_multiple_of(n) => Ok(n),
             _ => Err(CtranslateError::BadVariable {
                 name: name.into(),
                 problem: format!("{n} heads do not divide d_model {d_model}"),

@@ -108,13 +108,13 @@ pub struct Transcriber {
 }
 
 /// A window transcribed, as `Transcriber::transcribe` reports it.
-#[derive(Debug, Clone, Copy)]
-pub struct WindowDone<'a> {
+#[derive(Debug, Clone)]
+pub struct WindowDone {
     /// Windows done so far, this one included.
     pub done: usize,
     pub total: usize,
     /// This window's segments, in absolute time.
-    pub segments: &'a [Segment],
+    pub segments: Vec<Segment>,
 }
 
 struct WindowResult {
@@ -140,7 +140,7 @@ impl Transcriber {
         samples: &[f32],
         windows: &[Range<usize>],
         options: &TranscribeOptions,
-        on_window: impl Fn(WindowDone<'_>) + Send + Sync,
+        on_window: impl Fn(WindowDone) + Send + Sync,
     ) -> Result<Transcript, TranscribeError> {
         let started = Instant::now();
         let duration = samples.len() as f64 / SAMPLE_RATE as f64;
@@ -156,7 +156,11 @@ impl Transcriber {
         let language = self.language(audio.first(), options).await?;
         let prompt = self.prompt(language.as_deref(), options)?;
         let done = std::sync::atomic::AtomicUsize::new(0);
-        let windows_done = futures::stream::iter(audio.iter().zip(windows))
+        // The futures are built before streaming them: a closure inside the stream
+        // would make this future's Send-ness unprovable to rustc (higher-ranked lifetimes).
+        let tasks: Vec<_> = audio
+            .iter()
+            .zip(windows)
             .map(|(audio, window)| {
                 let (prompt, done, on_window) = (&prompt, &done, &on_window);
                 async move {
@@ -166,13 +170,14 @@ impl Transcriber {
                         on_window(WindowDone {
                             done: done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
                             total: windows.len(),
-                            segments: &window.segments,
+                            segments: window.segments.clone(),
                         });
                     }
                     result
                 }
             })
-            .buffered(WINDOWS_IN_FLIGHT);
+            .collect();
+        let windows_done = futures::stream::iter(tasks).buffered(WINDOWS_IN_FLIGHT);
         let results: Vec<WindowResult> = windows_done.try_collect().await?;
         Ok(Transcript {
             language,

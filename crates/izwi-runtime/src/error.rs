@@ -1,0 +1,33 @@
+use izwi_audio::AudioError;
+use izwi_core::models::whisper::TranscribeError;
+use izwi_hub::HubError;
+use izwi_store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error(transparent)]
+    Hub(#[from] HubError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{}: {source}", path.display())]
+    Audio {
+        path: std::path::PathBuf,
+        source: AudioError,
+    },
+    #[error(transparent)]
+    Transcribe(#[from] TranscribeError),
+    #[error("model {id} is a {family} model; it cannot {task}")]
+    WrongModel {
+        id: String,
+        family: String,
+        task: &'static str,
+    },
+    #[error("loading model {id}: {reason}")]
+    Load { id: String, reason: String },
+    #[error("job {0} was cancelled")]
+    Cancelled(i64),
+    #[error("job {0} does not exist")]
+    NoSuchJob(i64),
+    #[error("{0}")]
+    InvalidRequest(String),
+}

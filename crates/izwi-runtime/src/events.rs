@@ -1,0 +1,63 @@
+//! What the runtime reports while it works. The desktop app forwards events to the
+//! webview as Tauri events; the CLI draws progress bars from them.
+
+use izwi_core::transcript::Segment;
+use izwi_hub::DownloadProgress;
+use izwi_store::{Job, JobStatus};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A job was recorded and waits for its turn.
+    JobQueued {
+        job: Job,
+    },
+    JobStarted {
+        job_id: i64,
+    },
+    JobProgress {
+        job_id: i64,
+        /// 0 to 1.
+        progress: f64,
+        windows_done: usize,
+        windows_total: usize,
+        /// From the pace so far; None until a window is done.
+        eta_seconds: Option<f64>,
+    },
+    /// Segments of a transcription as they are ready: windows finish out of order.
+    JobSegments {
+        job_id: i64,
+        segments: Vec<Segment>,
+    },
+    JobFinished {
+        job_id: i64,
+        status: JobStatus,
+        error: Option<String>,
+    },
+    Download(DownloadProgress),
+    ModelLoaded {
+        model_id: String,
+        seconds: f64,
+    },
+    ModelUnloaded {
+        model_id: String,
+    },
+}
+
+pub trait EventSink: Send + Sync + 'static {
+    fn emit(&self, event: Event);
+}
+
+/// For shells that only want results.
+pub struct NoEvents;
+
+impl EventSink for NoEvents {
+    fn emit(&self, _event: Event) {}
+}
+
+impl<F: Fn(Event) + Send + Sync + 'static> EventSink for F {
+    fn emit(&self, event: Event) {
+        self(event)
+    }
+}

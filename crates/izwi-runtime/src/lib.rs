@@ -1,0 +1,22 @@
+//! Izwi's application core, the one API the shells (desktop app, CLI, HTTP server)
+//! call: models (catalog, downloads, imports, loading), jobs that run on the engine
+//! and are remembered in the store, and events that report their progress.
+
+mod error;
+mod events;
+mod jobs;
+mod models;
+mod runtime;
+mod transcribe;
+
+pub use error::RuntimeError;
+pub use events::{Event, EventSink, NoEvents};
+pub use izwi_core::models::whisper::Task;
+pub use izwi_core::transcript::{Segment, Transcript};
+pub use izwi_hub::{CancellationToken, DownloadProgress, ModelInfo, ModelStatus};
+pub use izwi_store::{
+    Job, JobFilter, JobKind, JobStatus, SearchHit, SegmentRecord, TranscriptRecord,
+};
+pub use models::LoadedModel;
+pub use runtime::{Runtime, RuntimeConfig, DEFAULT_TRANSCRIBE_MODEL};
+pub use transcribe::TranscribeRequest;

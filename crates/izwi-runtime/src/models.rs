@@ -1,0 +1,255 @@
+//! Model lifecycle: a model is loaded on first use and kept for the next job; it is
+//! unloaded on request, when memory runs short (the shell says so), or to make room
+//! for another within the memory budget, least recently used first. A job holds its
+//! model while it runs, so unloading never pulls a model from under a job: the
+//! memory is freed when that job ends.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use izwi_core::engine::{Engine, EngineCoreConfig};
+use izwi_core::models::whisper::{Transcriber, Whisper, WhisperExecutor, WhisperTokenizer};
+use izwi_core::{DType, Device};
+use izwi_hub::{Family, Hub};
+use serde::Serialize;
+
+use crate::{Event, EventSink, RuntimeError};
+
+/// Whisper's decoder context.
+const WHISPER_MAX_SEQ_LEN: usize = 448;
+
+/// A Whisper model on its engine (the transcriber holds the engine).
+pub struct LoadedWhisper {
+    pub transcriber: Transcriber,
+}
+
+/// A loaded model as the shells list it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadedModel {
+    pub id: String,
+    /// Bytes of weights (what it costs in memory, roughly).
+    pub bytes: u64,
+    /// A job is using it.
+    pub in_use: bool,
+}
+
+struct Slot {
+    model: Arc<LoadedWhisper>,
+    bytes: u64,
+    last_used: Instant,
+}
+
+pub struct ModelManager {
+    hub: Arc<Hub>,
+    device: Device,
+    budget_bytes: u64,
+    loaded: Mutex<HashMap<String, Slot>>,
+    /// One load at a time: two jobs asking for the same model load it once.
+    loading: tokio::sync::Mutex<()>,
+    events: Arc<dyn EventSink>,
+}
+
+impl ModelManager {
+    pub fn new(
+        hub: Arc<Hub>,
+        device: Device,
+        budget_bytes: u64,
+        events: Arc<dyn EventSink>,
+    ) -> Self {
+        Self {
+            hub,
+            device,
+            budget_bytes,
+            loaded: Mutex::new(HashMap::new()),
+            loading: tokio::sync::Mutex::new(()),
+            events,
+        }
+    }
+
+    /// The Whisper model `id`, loading it if needed.
+    pub async fn whisper(&self, id: &str) -> Result<Arc<LoadedWhisper>, RuntimeError> {
+        if let Some(model) = self.touch(id) {
+            return Ok(model);
+        }
+        let _loading = self.loading.lock().await;
+        if let Some(model) = self.touch(id) {
+            return Ok(model);
+        }
+        let info = self.hub.info(id)?;
+        if info.family != Family::Whisper {
+            return Err(RuntimeError::WrongModel {
+                id: id.to_string(),
+                family: format!("{:?}", info.family).to_lowercase(),
+                task: "transcribe",
+            });
+        }
+        let dir = self.hub.model_dir(id)?;
+        let bytes = weights_bytes(&dir);
+        self.make_room(bytes);
+
+        let started = Instant::now();
+        let device = self.device.clone();
+        let load_id = id.to_string();
+        let model = tokio::task::spawn_blocking(move || load_whisper(&dir, &device))
+            .await
+            .map_err(|e| RuntimeError::Load {
+                id: load_id.clone(),
+                reason: e.to_string(),
+            })?
+            .map_err(|reason| RuntimeError::Load {
+                id: load_id,
+                reason,
+            })?;
+        let model = Arc::new(model);
+        self.lock().insert(
+            id.to_string(),
+            Slot {
+                model: model.clone(),
+                bytes,
+                last_used: Instant::now(),
+            },
+        );
+        tracing::info!(
+            model = id,
+            bytes,
+            seconds = started.elapsed().as_secs_f64(),
+            "model loaded"
+        );
+        self.events.emit(Event::ModelLoaded {
+            model_id: id.to_string(),
+            seconds: started.elapsed().as_secs_f64(),
+        });
+        Ok(model)
+    }
+
+    /// Unloads `id`; returns whether it was loaded.
+    pub fn unload(&self, id: &str) -> bool {
+        let removed = self.lock().remove(id).is_some();
+        if removed {
+            self.events.emit(Event::ModelUnloaded {
+                model_id: id.to_string(),
+            });
+        }
+        removed
+    }
+
+    /// Unloads every model no job is using; returns their ids.
+    pub fn relieve_memory_pressure(&self) -> Vec<String> {
+        let idle: Vec<String> = self
+            .lock()
+            .iter()
+            .filter(|(_, slot)| Arc::strong_count(&slot.model) == 1)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &idle {
+            self.unload(id);
+        }
+        idle
+    }
+
+    pub fn loaded(&self) -> Vec<LoadedModel> {
+        let mut models: Vec<_> = self
+            .lock()
+            .iter()
+            .map(|(id, slot)| LoadedModel {
+                id: id.clone(),
+                bytes: slot.bytes,
+                in_use: Arc::strong_count(&slot.model) > 1,
+            })
+            .collect();
+        models.sort_by(|a, b| a.id.cmp(&b.id));
+        models
+    }
+
+    fn touch(&self, id: &str) -> Option<Arc<LoadedWhisper>> {
+        let mut loaded = self.lock();
+        let slot = loaded.get_mut(id)?;
+        slot.last_used = Instant::now();
+        Some(slot.model.clone())
+    }
+
+    /// Unloads idle models, least recently used first, until `bytes` more fit the budget.
+    fn make_room(&self, bytes: u64) {
+        loop {
+            let victim = {
+                let loaded = self.lock();
+                let used: u64 = loaded.values().map(|s| s.bytes).sum();
+                if used + bytes <= self.budget_bytes {
+                    return;
+                }
+                loaded
+                    .iter()
+                    .filter(|(_, s)| Arc::strong_count(&s.model) == 1)
+                    .min_by_key(|(_, s)| s.last_used)
+                    .map(|(id, _)| id.clone())
+            };
+            match victim {
+                Some(id) => {
+                    tracing::info!(model = %id, "unloading to stay within the memory budget");
+                    self.unload(&id);
+                }
+                // Everything loaded is in use: load anyway rather than fail the job.
+                None => return,
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Slot>> {
+        self.loaded.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Memory the weights take once loaded as f32: parameters counted from the
+/// safetensors headers (files on disk are often f16, half of that).
+fn weights_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "safetensors"))
+        .map(|p| safetensors_parameters(&p).unwrap_or(0) * 4)
+        .sum()
+}
+
+fn safetensors_parameters(path: &Path) -> Option<u64> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut len = [0u8; 8];
+    file.read_exact(&mut len).ok()?;
+    let len = u64::from_le_bytes(len);
+    // A header is a few hundred kB at most; refuse absurd lengths.
+    if len > 100 << 20 {
+        return None;
+    }
+    let mut header = vec![0u8; len as usize];
+    file.read_exact(&mut header).ok()?;
+    let header: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&header).ok()?;
+    Some(
+        header
+            .values()
+            .filter_map(|t| t.get("shape")?.as_array())
+            .map(|shape| shape.iter().filter_map(|d| d.as_u64()).product::<u64>())
+            .sum(),
+    )
+}
+
+fn load_whisper(dir: &Path, device: &Device) -> Result<LoadedWhisper, String> {
+    let tokenizer = Arc::new(WhisperTokenizer::from_dir(dir).map_err(|e| format!("{e:#}"))?);
+    let model = Whisper::from_dir(dir, DType::F32, device).map_err(|e| format!("{e:#}"))?;
+    let executor = WhisperExecutor::new(model, Some(tokenizer.special.clone()))
+        .map_err(|e| format!("{e:#}"))?;
+    let config = EngineCoreConfig {
+        max_seq_len: WHISPER_MAX_SEQ_LEN,
+        max_batch_size: 16,
+        ..EngineCoreConfig::default()
+    };
+    let engine = Arc::new(Engine::new(config, Box::new(executor)).map_err(|e| format!("{e:#}"))?);
+    Ok(LoadedWhisper {
+        transcriber: Transcriber::new(engine, tokenizer),
+    })
+}

@@ -1,0 +1,168 @@
+//! A transcription job: decode the file, cut it at silences, run Whisper on the
+//! engine, report segments as windows finish, and save the transcript.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use izwi_core::models::whisper::{Task, TranscribeOptions, WindowDone};
+use izwi_store::{JobMetrics, NewTranscript, SegmentRecord};
+use serde::{Deserialize, Serialize};
+
+use crate::runtime::Inner;
+use crate::{Event, RuntimeError};
+
+/// Seconds per window, at most Whisper's 30.
+const WINDOW_SECONDS: f32 = 30.0;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TranscribeRequest {
+    /// An audio or video file (WAV, FLAC, MP3, OGG, M4A/AAC, ...).
+    pub path: PathBuf,
+    pub model_id: String,
+    /// ISO code; detected when None.
+    #[serde(default)]
+    pub language: Option<String>,
+    #[serde(default)]
+    pub task: Task,
+    /// Segment timestamps from the model; without them a window is one segment.
+    #[serde(default = "yes")]
+    pub timestamps: bool,
+    /// Text that primes names and spelling.
+    #[serde(default)]
+    pub initial_prompt: Option<String>,
+    /// Beams per window; 1 decodes greedily.
+    #[serde(default = "default_beam_size")]
+    pub beam_size: usize,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_beam_size() -> usize {
+    5
+}
+
+impl TranscribeRequest {
+    pub fn new(path: impl Into<PathBuf>, model_id: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            model_id: model_id.into(),
+            language: None,
+            task: Task::Transcribe,
+            timestamps: true,
+            initial_prompt: None,
+            beam_size: default_beam_size(),
+        }
+    }
+
+    fn options(&self) -> TranscribeOptions {
+        TranscribeOptions {
+            language: self.language.clone(),
+            task: self.task,
+            timestamps: self.timestamps,
+            initial_prompt: self.initial_prompt.clone(),
+            beam_size: self.beam_size.max(1),
+            ..TranscribeOptions::default()
+        }
+    }
+}
+
+/// Runs a started job to its transcript; returns the transcript's id and the metrics.
+pub(crate) async fn run(
+    inner: &Arc<Inner>,
+    job_id: i64,
+    request: &TranscribeRequest,
+) -> Result<(i64, JobMetrics), RuntimeError> {
+    let started = Instant::now();
+    let model = inner.models.whisper(&request.model_id).await?;
+    let path = request.path.clone();
+    let samples = tokio::task::spawn_blocking(move || izwi_audio::load_for_asr(&path))
+        .await
+        .map_err(|e| RuntimeError::InvalidRequest(format!("decoding stopped: {e}")))?
+        .map_err(|source| RuntimeError::Audio {
+            path: request.path.clone(),
+            source,
+        })?;
+    let windows: Vec<_> = izwi_audio::split_at_silence(&samples, WINDOW_SECONDS)
+        .into_iter()
+        .map(|w| w.start_sample..w.end_sample)
+        .collect();
+
+    // The callback runs inside the engine's futures: it only queues progress, which
+    // this job writes to the store beside the transcription.
+    let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<f64>();
+    let events = inner.events.clone();
+    let transcribing_since = Instant::now();
+    let on_window = move |w: WindowDone| {
+        let progress = w.done as f64 / w.total.max(1) as f64;
+        let elapsed = transcribing_since.elapsed().as_secs_f64();
+        events.emit(Event::JobSegments {
+            job_id,
+            segments: w.segments,
+        });
+        events.emit(Event::JobProgress {
+            job_id,
+            progress,
+            windows_done: w.done,
+            windows_total: w.total,
+            eta_seconds: Some(elapsed / w.done as f64 * (w.total - w.done) as f64),
+        });
+        let _ = progress_tx.send(progress);
+    };
+    let options = request.options();
+    let transcribe = model
+        .transcriber
+        .transcribe(&samples, &windows, &options, on_window);
+    let record_progress = async {
+        while let Some(progress) = progress_rx.recv().await {
+            if let Err(e) = inner.store.set_job_progress(job_id, progress).await {
+                tracing::warn!(job_id, error = %e, "could not record progress");
+            }
+        }
+    };
+    let (transcript, ()) = tokio::join!(transcribe, record_progress);
+    let transcript = transcript?;
+
+    let title = request
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| request.path.display().to_string());
+    let segments: Vec<SegmentRecord> = transcript
+        .segments
+        .iter()
+        .enumerate()
+        .map(|(i, s)| SegmentRecord {
+            idx: i as i64,
+            start: s.start,
+            end: s.end,
+            text: s.text.trim().to_string(),
+        })
+        .collect();
+    let processing_seconds = started.elapsed().as_secs_f64();
+    let metrics = JobMetrics {
+        audio_seconds: Some(transcript.duration),
+        processing_seconds: Some(processing_seconds),
+        rtf: Some(transcript.rtf),
+        tokens: None,
+    };
+    let transcript_id = inner
+        .store
+        .save_transcript(
+            NewTranscript {
+                job_id: Some(job_id),
+                title,
+                source_path: request.path.display().to_string(),
+                audio_path: None,
+                language: transcript.language.clone(),
+                duration: transcript.duration,
+                model_id: Some(request.model_id.clone()),
+                rtf: Some(transcript.rtf),
+            },
+            &segments,
+        )
+        .await?;
+    Ok((transcript_id, metrics))
+}

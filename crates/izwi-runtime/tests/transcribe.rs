@@ -1,0 +1,314 @@
+//! The runtime end to end with the real tiny.en model (from scripts/fetch-assets.sh):
+//! a job goes queued → running → done with its transcript and segments in the store;
+//! a running job is cancelled; bad requests fail with their reason; models load once
+//! and unload to stay within the memory budget.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use izwi_runtime::{Event, JobStatus, Runtime, RuntimeConfig, RuntimeError, TranscribeRequest};
+
+fn asset(rel: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../.assets")
+        .join(rel);
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/fetch-assets.sh first",
+        path.display()
+    );
+    path
+}
+
+type Events = Arc<Mutex<Vec<Event>>>;
+
+async fn open(dir: &Path, budget: Option<u64>) -> (Runtime, Events) {
+    let events: Events = Arc::default();
+    let sink = events.clone();
+    let mut config = RuntimeConfig::new(dir.join("data"));
+    config.hf_cache_dir = Some(dir.join("hf"));
+    config.hub_endpoint = Some("http://127.0.0.1:9".into());
+    if let Some(budget) = budget {
+        config.model_memory_budget = budget;
+    }
+    let runtime = Runtime::open(
+        config,
+        Arc::new(move |e: Event| sink.lock().unwrap().push(e)),
+    )
+    .await
+    .unwrap();
+    (runtime, events)
+}
+
+fn normalise(text: &str) -> String {
+    text.to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || c.is_whitespace())
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_is_transcribed_and_remembered() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, events) = open(dir.path(), None).await;
+    let model = runtime
+        .import_model(&asset("models/whisper-tiny.en"), Some("tiny"))
+        .unwrap();
+    assert_eq!(model.id, "local/tiny");
+
+    let job = runtime
+        .transcribe(TranscribeRequest::new(
+            asset("speech/jfk.wav"),
+            "local/tiny",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(job.status, JobStatus::Queued);
+    let job = runtime.wait_job(job.id).await.unwrap();
+    assert_eq!(job.status, JobStatus::Done, "{:?}", job.error);
+    assert!(job.started_at.is_some() && job.finished_at >= job.started_at);
+    let rtf = job.metrics.rtf.unwrap();
+    assert!(rtf > 0.0 && job.metrics.audio_seconds.unwrap() > 10.0);
+    assert_eq!(job.progress, 1.0);
+
+    let record = runtime
+        .transcript_for_job(job.id)
+        .await
+        .unwrap()
+        .expect("a transcript");
+    assert_eq!(record.title, "jfk.wav");
+    assert_eq!(record.language.as_deref(), Some("en"));
+    let (_, segments) = runtime.transcript(record.id).await.unwrap();
+    assert!(!segments.is_empty());
+    assert!(segments.windows(2).all(|w| w[0].start <= w[1].start));
+    let text = normalise(
+        &segments
+            .iter()
+            .map(|s| s.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    assert!(
+        text.contains("ask not what your country can do for you"),
+        "{text}"
+    );
+    let hits = runtime.search("COUNTRY", 10).await.unwrap();
+    assert!(hits.iter().any(|h| h.job_id == Some(job.id)), "{hits:?}");
+    let srt = runtime
+        .transcript_for_export(record.id)
+        .await
+        .unwrap()
+        .to_srt();
+    assert!(srt.starts_with("1\n00:00:0"), "{srt}");
+
+    // Events in order: queued, started, segments and progress, finished; one model load.
+    let recorded = events.lock().unwrap().clone();
+    let kinds: Vec<&str> = recorded
+        .iter()
+        .map(|e| match e {
+            Event::JobQueued { .. } => "queued",
+            Event::JobStarted { .. } => "started",
+            Event::JobProgress { .. } => "progress",
+            Event::JobSegments { .. } => "segments",
+            Event::JobFinished { .. } => "finished",
+            Event::ModelLoaded { .. } => "loaded",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds.first(), Some(&"queued"));
+    assert_eq!(kinds.last(), Some(&"finished"));
+    assert_eq!(kinds.iter().filter(|k| **k == "loaded").count(), 1);
+    assert!(kinds.contains(&"segments") && kinds.contains(&"progress"));
+    assert!(matches!(
+        recorded.last(),
+        Some(Event::JobFinished {
+            status: JobStatus::Done,
+            error: None,
+            ..
+        })
+    ));
+
+    // The model stays loaded for the next job.
+    let again = runtime
+        .transcribe(TranscribeRequest::new(
+            asset("speech/jfk.wav"),
+            "local/tiny",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        runtime.wait_job(again.id).await.unwrap().status,
+        JobStatus::Done
+    );
+    let loads = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, Event::ModelLoaded { .. }))
+        .count();
+    assert_eq!(loads, 1);
+
+    // Reopening finds everything.
+    drop(runtime);
+    let (runtime, _) = open(dir.path(), None).await;
+    assert_eq!(runtime.job(job.id).await.unwrap().status, JobStatus::Done);
+    assert_eq!(runtime.transcript(record.id).await.unwrap().1, segments);
+}
+
+/// About 80 s of read speech: three windows or more.
+fn long_audio(dir: &Path) -> PathBuf {
+    let mut samples = Vec::new();
+    for entry in std::fs::read_dir(asset("speech/librivox"))
+        .unwrap()
+        .flatten()
+    {
+        if entry.path().extension().is_some_and(|e| e == "wav") {
+            samples.extend(izwi_audio::load_for_asr(entry.path()).unwrap());
+        }
+    }
+    let once = samples.clone();
+    samples.extend(once);
+    let path = dir.join("long.wav");
+    izwi_audio::write_wav(&path, &samples, 16_000).unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_job_is_cancelled_and_the_engine_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, events) = open(dir.path(), None).await;
+    let model = asset("models/whisper-tiny.en").display().to_string();
+    let long = long_audio(dir.path());
+
+    let job = runtime
+        .transcribe(TranscribeRequest::new(&long, &model))
+        .await
+        .unwrap();
+    // Cancel once the first window is done: the job is mid-way.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let progressed = events
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| matches!(e, Event::JobProgress { job_id, windows_done, windows_total, .. } if *job_id == job.id && *windows_done >= 1 && windows_done < windows_total));
+        if progressed {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no progress");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    runtime.cancel_job(job.id).await.unwrap();
+    let cancelled = runtime.job(job.id).await.unwrap();
+    assert_eq!(cancelled.status, JobStatus::Cancelled);
+    assert!(cancelled.progress < 1.0 && cancelled.finished_at.is_some());
+    assert!(runtime.transcript_for_job(job.id).await.unwrap().is_none());
+    assert!(runtime.active_jobs().is_empty());
+    // Cancelling a finished job is refused with its state.
+    assert!(runtime.cancel_job(job.id).await.is_err());
+    // The engine dropped the job's requests and serves the next one.
+    let loaded = runtime.loaded_models();
+    assert_eq!(loaded.len(), 1);
+    assert!(!loaded[0].in_use);
+    let next = runtime
+        .transcribe(TranscribeRequest::new(asset("speech/jfk.wav"), &model))
+        .await
+        .unwrap();
+    assert_eq!(
+        runtime.wait_job(next.id).await.unwrap().status,
+        JobStatus::Done
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_fail_with_their_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, _) = open(dir.path(), None).await;
+    let model = asset("models/whisper-tiny.en").display().to_string();
+
+    // Refused before a job exists.
+    let err = runtime
+        .transcribe(TranscribeRequest::new(
+            asset("speech/jfk.wav"),
+            "whisper-huge",
+        ))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("unknown model"), "{err}");
+    let err = runtime
+        .transcribe(TranscribeRequest::new(
+            asset("speech/jfk.wav"),
+            "whisper-base",
+        ))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("izwi models download whisper-base"),
+        "{err}"
+    );
+    assert!(matches!(err, RuntimeError::Hub(_)));
+    assert!(runtime.jobs(&Default::default()).await.unwrap().is_empty());
+
+    // Failing inside the job: recorded with the reason.
+    let text = dir.path().join("notes.mp3");
+    std::fs::write(&text, "not audio at all, only text").unwrap();
+    let job = runtime
+        .transcribe(TranscribeRequest::new(&text, &model))
+        .await
+        .unwrap();
+    let job = runtime.wait_job(job.id).await.unwrap();
+    assert_eq!(job.status, JobStatus::Failed);
+    assert!(
+        job.error.as_deref().unwrap().contains("notes.mp3"),
+        "{:?}",
+        job.error
+    );
+
+    let mut request = TranscribeRequest::new(asset("speech/jfk.wav"), &model);
+    request.task = izwi_runtime::Task::Translate;
+    let job = runtime.transcribe(request).await.unwrap();
+    let job = runtime.wait_job(job.id).await.unwrap();
+    assert_eq!(job.status, JobStatus::Failed);
+    assert!(
+        job.error.as_deref().unwrap().contains("English-only"),
+        "{:?}",
+        job.error
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn models_unload_to_stay_within_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    // Room for one tiny model (151 MB of weights), not two.
+    let (runtime, events) = open(dir.path(), Some(200_000_000)).await;
+    runtime
+        .import_model(&asset("models/whisper-tiny.en"), Some("a"))
+        .unwrap();
+    runtime
+        .import_model(&asset("models/whisper-tiny.en"), Some("b"))
+        .unwrap();
+    let jfk = asset("speech/jfk.wav");
+    for id in ["local/a", "local/b"] {
+        let mut request = TranscribeRequest::new(&jfk, id);
+        request.beam_size = 1;
+        let job = runtime.transcribe(request).await.unwrap();
+        assert_eq!(
+            runtime.wait_job(job.id).await.unwrap().status,
+            JobStatus::Done
+        );
+    }
+    let loaded: Vec<_> = runtime.loaded_models().into_iter().map(|m| m.id).collect();
+    assert_eq!(loaded, ["local/b"]);
+    assert!(events
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|e| matches!(e, Event::ModelUnloaded { model_id } if model_id == "local/a")));
+    assert_eq!(runtime.relieve_memory_pressure(), ["local/b"]);
+    assert!(runtime.loaded_models().is_empty());
+}

@@ -1,0 +1,209 @@
+//! Chats with a model, and their messages.
+
+use serde::{Deserialize, Serialize};
+use sqlx::FromRow;
+
+use crate::error::StoreError;
+use crate::store::{check_relative, now_ms, Store};
+
+/// A chat as stored. Times are unix milliseconds; `updated_at` moves with each message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, FromRow)]
+pub struct ChatRecord {
+    pub id: i64,
+    pub title: String,
+    pub model_id: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageRole {
+    System,
+    User,
+    Assistant,
+}
+
+impl MessageRole {
+    /// The text stored in the database, the same as the serde name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageRole::System => "system",
+            MessageRole::User => "user",
+            MessageRole::Assistant => "assistant",
+        }
+    }
+
+    fn from_db(text: &str) -> Result<MessageRole, StoreError> {
+        match text {
+            "system" => Ok(MessageRole::System),
+            "user" => Ok(MessageRole::User),
+            "assistant" => Ok(MessageRole::Assistant),
+            other => Err(StoreError::Corrupt(format!(
+                "unknown message role {other:?}"
+            ))),
+        }
+    }
+}
+
+/// A message as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageRecord {
+    pub id: i64,
+    pub chat_id: i64,
+    pub role: MessageRole,
+    pub content: String,
+    /// Spoken form of the message, relative to the data dir.
+    pub audio_path: Option<String>,
+    pub created_at: i64,
+}
+
+/// A `messages` row as SQLite returns it, before its role is checked.
+#[derive(FromRow)]
+struct MessageRow {
+    id: i64,
+    chat_id: i64,
+    role: String,
+    content: String,
+    audio_path: Option<String>,
+    created_at: i64,
+}
+
+impl TryFrom<MessageRow> for MessageRecord {
+    type Error = StoreError;
+
+    fn try_from(row: MessageRow) -> Result<MessageRecord, StoreError> {
+        Ok(MessageRecord {
+            id: row.id,
+            chat_id: row.chat_id,
+            role: MessageRole::from_db(&row.role)?,
+            content: row.content,
+            audio_path: row.audio_path,
+            created_at: row.created_at,
+        })
+    }
+}
+
+impl Store {
+    /// Starts an empty chat.
+    pub async fn create_chat(
+        &self,
+        title: &str,
+        model_id: Option<&str>,
+    ) -> Result<ChatRecord, StoreError> {
+        let now = now_ms();
+        Ok(sqlx::query_as(
+            "INSERT INTO chats (title, model_id, created_at, updated_at) VALUES (?, ?, ?, ?) \
+             RETURNING *",
+        )
+        .bind(title)
+        .bind(model_id)
+        .bind(now)
+        .bind(now)
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    /// Adds a message to a chat and marks the chat as just updated, together.
+    pub async fn add_message(
+        &self,
+        chat_id: i64,
+        role: MessageRole,
+        content: &str,
+        audio_path: Option<&str>,
+    ) -> Result<MessageRecord, StoreError> {
+        if let Some(audio_path) = audio_path {
+            check_relative(audio_path)?;
+        }
+        let now = now_ms();
+        let mut tx = self.write_tx().await?;
+        let bumped = sqlx::query("UPDATE chats SET updated_at = ? WHERE id = ?")
+            .bind(now)
+            .bind(chat_id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        if bumped == 0 {
+            return Err(StoreError::NotFound {
+                what: "chat",
+                id: chat_id,
+            });
+        }
+        let row: MessageRow = sqlx::query_as(
+            "INSERT INTO messages (chat_id, role, content, audio_path, created_at) \
+             VALUES (?, ?, ?, ?, ?) RETURNING *",
+        )
+        .bind(chat_id)
+        .bind(role.as_str())
+        .bind(content)
+        .bind(audio_path)
+        .bind(now)
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        row.try_into()
+    }
+
+    /// The chat with this id, if any.
+    pub async fn chat(&self, id: i64) -> Result<Option<ChatRecord>, StoreError> {
+        Ok(sqlx::query_as("SELECT * FROM chats WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    /// A chat's messages in the order they were added.
+    pub async fn messages(&self, chat_id: i64) -> Result<Vec<MessageRecord>, StoreError> {
+        let rows: Vec<MessageRow> =
+            sqlx::query_as("SELECT * FROM messages WHERE chat_id = ? ORDER BY id")
+                .bind(chat_id)
+                .fetch_all(&self.pool)
+                .await?;
+        rows.into_iter().map(MessageRecord::try_from).collect()
+    }
+
+    /// All chats, most recently updated first.
+    pub async fn list_chats(&self) -> Result<Vec<ChatRecord>, StoreError> {
+        Ok(
+            sqlx::query_as("SELECT * FROM chats ORDER BY updated_at DESC, id DESC")
+                .fetch_all(&self.pool)
+                .await?,
+        )
+    }
+
+    /// Deletes a chat and its messages. Their audio files, if any, stay on disk.
+    pub async fn delete_chat(&self, id: i64) -> Result<(), StoreError> {
+        let deleted = sqlx::query("DELETE FROM chats WHERE id = ?")
+            .bind(id)
+            .execute(&self.pool)
+            .await?
+            .rows_affected();
+        if deleted == 0 {
+            return Err(StoreError::NotFound { what: "chat", id });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_round_trip_through_db_text_and_serde() {
+        for role in [
+            MessageRole::System,
+            MessageRole::User,
+            MessageRole::Assistant,
+        ] {
+            assert_eq!(MessageRole::from_db(role.as_str()).unwrap(), role);
+            let json = serde_json::to_string(&role).unwrap();
+            assert_eq!(json, format!("\"{}\"", role.as_str()));
+        }
+        assert!(matches!(
+            MessageRole::from_db("tool"),
+            Err(StoreError::Corrupt(_))
+        ));
+    }
+}

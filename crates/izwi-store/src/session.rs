@@ -1,0 +1,74 @@
+//! Which process owns a job. Each open store holds an exclusive lock on a file of its
+//! own under `<data dir>/sessions/`, and jobs record the session that created them.
+//! The operating system releases the lock when the process ends, however it ends, so
+//! at open a job whose session's file can be locked was left behind by a process that
+//! is gone, while jobs of a live process (the desktop app while the CLI runs, say) are
+//! left alone.
+
+use std::fs::{File, TryLockError};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::StoreError;
+
+pub const SESSIONS_DIR_NAME: &str = "sessions";
+
+#[derive(Debug)]
+pub struct Session {
+    pub id: String,
+    /// Held for the life of the store; the lock goes with it.
+    _lock: File,
+}
+
+impl Session {
+    pub fn claim(data_dir: &Path) -> Result<Session, StoreError> {
+        let dir = data_dir.join(SESSIONS_DIR_NAME);
+        std::fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let id = format!("{}-{nanos}", std::process::id());
+        let path = lock_path(data_dir, &id);
+        let io = |source| StoreError::Io {
+            path: path.clone(),
+            source,
+        };
+        let file = File::create(&path).map_err(io)?;
+        file.try_lock().map_err(|e| match e {
+            TryLockError::Error(e) => io(e),
+            TryLockError::WouldBlock => io(std::io::Error::other("locked by another process")),
+        })?;
+        Ok(Session { id, _lock: file })
+    }
+}
+
+/// Whether the process of session `id` still runs. A session we cannot check is
+/// taken as gone: a job must not stay `running` forever.
+pub fn is_alive(data_dir: &Path, id: &str) -> bool {
+    let Ok(file) = File::open(lock_path(data_dir, id)) else {
+        return false;
+    };
+    matches!(file.try_lock(), Err(TryLockError::WouldBlock))
+}
+
+/// Deletes the lock files of sessions that have ended.
+pub fn sweep(data_dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(data_dir.join(SESSIONS_DIR_NAME)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let ended = File::open(&path).is_ok_and(|f| f.try_lock().is_ok());
+        if ended {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+fn lock_path(data_dir: &Path, id: &str) -> PathBuf {
+    data_dir.join(SESSIONS_DIR_NAME).join(format!("{id}.lock"))
+}

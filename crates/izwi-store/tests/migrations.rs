@@ -1,0 +1,185 @@
+//! Opening the store: schema, pragmas, reopening, and the data dir's path helpers.
+
+#[allow(dead_code)]
+mod common;
+
+use izwi_store::{Store, StoreError, AUDIO_DIR_NAME, DB_FILE_NAME};
+
+#[tokio::test]
+async fn open_creates_the_data_dir_database_and_schema() {
+    let temp = tempfile::tempdir().unwrap();
+    let data_dir = temp.path().join("not/yet/there");
+    let store = Store::open(&data_dir).await.unwrap();
+
+    assert!(data_dir.join(DB_FILE_NAME).is_file());
+    assert!(data_dir.join(AUDIO_DIR_NAME).is_dir());
+    assert_eq!(store.audio_dir(), store.data_dir().join(AUDIO_DIR_NAME));
+    assert_eq!(store.interrupted_at_open(), 0);
+
+    let journal_mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(journal_mode, "wal");
+    let foreign_keys: i64 = sqlx::query_scalar("PRAGMA foreign_keys")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(foreign_keys, 1);
+    let synchronous: i64 = sqlx::query_scalar("PRAGMA synchronous")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(synchronous, 2, "synchronous should be FULL");
+
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT GLOB '*_fts_*' \
+         ORDER BY name",
+    )
+    .fetch_all(store.pool())
+    .await
+    .unwrap();
+    assert_eq!(
+        tables,
+        [
+            "_sqlx_migrations",
+            "chats",
+            "jobs",
+            "messages",
+            "segments",
+            "segments_fts",
+            "settings",
+            "transcripts",
+            "transcripts_fts",
+            "voices",
+        ]
+    );
+    let triggers: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM sqlite_master WHERE type = 'trigger'")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(triggers, 6);
+    assert_eq!(store.integrity_check().await.unwrap(), Vec::<String>::new());
+    store.close().await;
+}
+
+#[tokio::test]
+async fn bundled_sqlite_has_fts5() {
+    let temp = tempfile::tempdir().unwrap();
+    let store = Store::open(temp.path()).await.unwrap();
+    let fts5: i64 = sqlx::query_scalar("SELECT sqlite_compileoption_used('ENABLE_FTS5')")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(fts5, 1);
+    store.close().await;
+}
+
+#[tokio::test]
+async fn reopening_keeps_data_and_does_not_rerun_migrations() {
+    let temp = tempfile::tempdir().unwrap();
+    let store = Store::open(temp.path()).await.unwrap();
+    let (job, transcript_id) =
+        common::transcribe(&store, "meeting", &[common::segment(0, 0.0, "hello there")])
+            .await
+            .unwrap();
+    store.set_setting("theme", "dark").await.unwrap();
+    store.close().await;
+
+    for _ in 0..2 {
+        let store = Store::open(temp.path()).await.unwrap();
+        assert_eq!(store.interrupted_at_open(), 0);
+        let migrations: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(migrations, 1);
+        assert_eq!(store.job(job.id).await.unwrap().unwrap(), job);
+        assert_eq!(store.segments(transcript_id).await.unwrap().len(), 1);
+        assert_eq!(
+            store
+                .get_setting::<String>("theme")
+                .await
+                .unwrap()
+                .as_deref(),
+            Some("dark")
+        );
+        assert_eq!(
+            store.search_transcripts("hello", 10).await.unwrap().len(),
+            1
+        );
+        assert_eq!(store.integrity_check().await.unwrap(), Vec::<String>::new());
+        store.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_stores_opening_a_new_dir_at_once_both_succeed() {
+    let temp = tempfile::tempdir().unwrap();
+    let (a, b) = tokio::join!(Store::open(temp.path()), Store::open(temp.path()));
+    let (a, b) = (a.unwrap(), b.unwrap());
+    let migrations: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations")
+        .fetch_one(a.pool())
+        .await
+        .unwrap();
+    assert_eq!(migrations, 1);
+    a.close().await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn relative_accepts_paths_inside_the_data_dir() {
+    let temp = tempfile::tempdir().unwrap();
+    let store = Store::open(temp.path()).await.unwrap();
+
+    // Need not exist yet.
+    let file = store.audio_dir().join("take 1.wav");
+    let relative = store.relative(&file).unwrap();
+    assert_eq!(relative, "audio/take 1.wav");
+    assert_eq!(store.resolve(&relative), file);
+
+    let dotted = store.data_dir().join("audio/./x/../y.wav");
+    assert_eq!(store.relative(&dotted).unwrap(), "audio/y.wav");
+    store.close().await;
+}
+
+#[tokio::test]
+async fn relative_refuses_paths_outside_the_data_dir() {
+    let temp = tempfile::tempdir().unwrap();
+    let data_dir = temp.path().join("data");
+    let store = Store::open(&data_dir).await.unwrap();
+
+    let outside = [
+        temp.path().join("elsewhere.wav"),
+        temp.path().join("data-other/a.wav"),
+        store.data_dir().join("audio/../../escape.wav"),
+        store.data_dir().to_path_buf(),
+        std::path::PathBuf::from("/etc/passwd"),
+    ];
+    for path in outside {
+        assert!(
+            matches!(
+                store.relative(&path),
+                Err(StoreError::PathOutsideDataDir(_))
+            ),
+            "{} accepted",
+            path.display()
+        );
+    }
+    store.close().await;
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn relative_sees_through_symlinks_to_the_data_dir() {
+    let temp = tempfile::tempdir().unwrap();
+    let data_dir = temp.path().join("data");
+    let store = Store::open(&data_dir).await.unwrap();
+    let link = temp.path().join("link");
+    std::os::unix::fs::symlink(&data_dir, &link).unwrap();
+
+    let through_link = link.join("audio/new.wav");
+    assert_eq!(store.relative(&through_link).unwrap(), "audio/new.wav");
+    store.close().await;
+}
