@@ -77,7 +77,8 @@ pub fn run(data_dir: Option<PathBuf>, command: ModelsCommand) -> Result<()> {
         ModelsCommand::Rm { id } => {
             let (_tokio, runtime) = crate::open(data_dir, Arc::new(NoEvents))?;
             let info = runtime.model(&id)?;
-            if info.status != ModelStatus::Installed {
+            // A partial download can be removed too.
+            if info.status != ModelStatus::Installed && info.disk_bytes == 0 {
                 bail!("{id} is not installed");
             }
             let freed = runtime.remove_model(&id)?;

@@ -127,3 +127,27 @@ fn a_folder_is_usable_in_place_and_never_deleted() {
     assert!(matches!(err, HubError::NotRemovable(_)), "{err:?}");
     assert!(src.join("model.safetensors").exists());
 }
+
+#[test]
+fn a_ctranslate2_whisper_folder_is_converted_on_import() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.assets/ct2/whisper-tiny.en");
+    assert!(
+        src.exists(),
+        "{} is missing: run scripts/fetch-assets.sh first",
+        src.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let hub = hub(dir.path());
+    let info = hub.import(&src, Some("tiny-ct2")).unwrap();
+    assert_eq!(info.id, "local/tiny-ct2");
+    assert_eq!(info.family, Family::Whisper);
+    let path = info.path.unwrap();
+    for file in ["config.json", "model.safetensors", "tokenizer.json"] {
+        assert!(path.join(file).is_file(), "{file}");
+    }
+    // What was converted is usable where it is.
+    assert_eq!(
+        hub.info(&path.display().to_string()).unwrap().family,
+        Family::Whisper
+    );
+}
