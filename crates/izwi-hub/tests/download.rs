@@ -113,6 +113,21 @@ fn assert_not_installed(s: &Setup) {
     ));
 }
 
+/// No part, lock or blob of the weights, and no link to them.
+fn assert_no_trace_of_weights(s: &Setup) {
+    let sha = whisper_files()["model.safetensors"].sha256();
+    assert!(
+        !blobs(s).iter().any(|b| b.starts_with(&sha)),
+        "{:?}",
+        blobs(s)
+    );
+    let pointer = repo_dir(s)
+        .join("snapshots")
+        .join(COMMIT)
+        .join("model.safetensors");
+    assert!(std::fs::symlink_metadata(pointer).is_err());
+}
+
 fn assert_installed_correctly(s: &Setup, dir: &Path) {
     for (name, served) in whisper_files()
         .into_iter()
@@ -268,17 +283,7 @@ async fn a_checksum_mismatch_is_reported_and_nothing_is_installed() {
         other => panic!("expected a checksum mismatch, got {other}"),
     }
     assert_not_installed(&s);
-    let sha = whisper_files()["model.safetensors"].sha256();
-    assert!(
-        !blobs(&s).iter().any(|b| b.starts_with(&sha)),
-        "{:?}",
-        blobs(&s)
-    );
-    let pointer = repo_dir(&s)
-        .join("snapshots")
-        .join(COMMIT)
-        .join("model.safetensors");
-    assert!(std::fs::symlink_metadata(pointer).is_err());
+    assert_no_trace_of_weights(&s);
 
     // With the hub serving the right bytes again, the model installs.
     s.server.behaviour.lock().unwrap().corrupt = None;
@@ -308,17 +313,7 @@ async fn cancelling_leaves_nothing_half_installed_and_stops_fetching() {
         .unwrap_err();
     assert!(matches!(err, HubError::Cancelled), "{err}");
     assert_not_installed(&s);
-    let sha = whisper_files()["model.safetensors"].sha256();
-    assert!(
-        !blobs(&s).iter().any(|b| b.starts_with(&sha)),
-        "no part, lock or blob of the cancelled file: {:?}",
-        blobs(&s)
-    );
-    let pointer = repo_dir(&s)
-        .join("snapshots")
-        .join(COMMIT)
-        .join("model.safetensors");
-    assert!(std::fs::symlink_metadata(pointer).is_err());
+    assert_no_trace_of_weights(&s);
 
     // hf-hub's chunk tasks went with the download: no request arrives after it.
     let count = s.server.requests().len();
