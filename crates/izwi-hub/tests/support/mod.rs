@@ -1,6 +1,8 @@
 //! A small Hugging Face hub on 127.0.0.1: the two endpoints hf-hub calls (the
 //! repository listing with LFS metadata, and ranged file downloads with the commit
 //! and etag headers), serving generated files, with faults a test can switch on.
+// Shared by the download tests, the CLI's tests and the download bench; each uses part.
+#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -31,14 +33,12 @@ impl ServedFile {
         h.update(&self.bytes);
         hex(&h.finalize())
     }
+}
 
-    fn etag(&self) -> String {
-        if self.lfs {
-            self.sha256()
-        } else {
-            self.git_blob_id()
-        }
-    }
+struct Hashed {
+    file: ServedFile,
+    sha256: String,
+    blob_id: String,
 }
 
 /// Faults and a log, shared with the test.
@@ -65,6 +65,19 @@ impl HubServer {
     /// Serves `files` (paths in the repository) of `repo` at `revision`.
     pub fn start(repo: &str, revision: &str, files: BTreeMap<String, ServedFile>) -> Self {
         let behaviour = Arc::new(Mutex::new(Behaviour::default()));
+        // Hashed once: hashing a large file on every request would be the server's
+        // cost, measured as the client's.
+        let files: BTreeMap<String, Hashed> = files
+            .into_iter()
+            .map(|(name, file)| {
+                let hashed = Hashed {
+                    sha256: file.sha256(),
+                    blob_id: file.git_blob_id(),
+                    file,
+                };
+                (name, hashed)
+            })
+            .collect();
         let files = Arc::new(files);
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         std_listener.set_nonblocking(true).unwrap();
@@ -106,7 +119,7 @@ async fn serve(
     mut stream: TcpStream,
     repo: &str,
     revision: &str,
-    files: &BTreeMap<String, ServedFile>,
+    files: &BTreeMap<String, Hashed>,
     behaviour: &Mutex<Behaviour>,
 ) -> std::io::Result<()> {
     let mut head = Vec::new();
@@ -141,16 +154,16 @@ async fn serve(
         let siblings: Vec<_> = files
             .iter()
             .map(|(name, f)| {
-                let size = if f.lfs {
-                    claimed.unwrap_or(f.bytes.len() as u64)
+                let size = if f.file.lfs {
+                    claimed.unwrap_or(f.file.bytes.len() as u64)
                 } else {
-                    f.bytes.len() as u64
+                    f.file.bytes.len() as u64
                 };
                 let mut s =
-                    serde_json::json!({"rfilename": name, "size": size, "blobId": f.git_blob_id()});
-                if f.lfs {
+                    serde_json::json!({"rfilename": name, "size": size, "blobId": f.blob_id});
+                if f.file.lfs {
                     s["lfs"] =
-                        serde_json::json!({"sha256": f.sha256(), "size": size, "pointerSize": 134});
+                        serde_json::json!({"sha256": f.sha256, "size": size, "pointerSize": 134});
                 }
                 s
             })
@@ -174,7 +187,7 @@ async fn serve(
             .await;
     };
     let (name, served) = file;
-    let len = served.bytes.len() as u64;
+    let len = served.file.bytes.len() as u64;
     let (start, end) = match range
         .as_deref()
         .and_then(|r| r.strip_prefix("bytes="))
@@ -187,12 +200,13 @@ async fn serve(
         }
         None => (0, len - 1),
     };
-    let mut bytes = served.bytes.clone();
+    // Only the requested range is copied: files may be hundreds of MB.
+    let mut body = served.file.bytes[start as usize..=end as usize].to_vec();
     let (cut, throttle) = {
         let mut b = behaviour.lock().unwrap();
-        if b.corrupt.as_deref() == Some(name) {
-            let last = bytes.len() - 1;
-            bytes[last] ^= 0xff;
+        if b.corrupt.as_deref() == Some(name) && end == len - 1 {
+            let last = body.len() - 1;
+            body[last] ^= 0xff;
         }
         // Only a body request (not hf-hub's 1-byte probe) is cut, and only once.
         let cut = match &b.cut {
@@ -205,23 +219,26 @@ async fn serve(
         };
         (cut, b.throttle)
     };
-    let etag = served.etag();
+    let etag = if served.file.lfs {
+        &served.sha256
+    } else {
+        &served.blob_id
+    };
     let mut head = format!(
         "HTTP/1.1 206 Partial Content\r\ncontent-length: {}\r\ncontent-range: bytes {start}-{end}/{len}\r\naccept-ranges: bytes\r\nx-repo-commit: {COMMIT}\r\netag: \"{}\"\r\nconnection: close\r\n",
         end - start + 1,
-        served.git_blob_id(),
+        served.blob_id,
     );
-    if served.lfs {
+    if served.file.lfs {
         head.push_str(&format!(
             "x-linked-etag: \"{etag}\"\r\nx-linked-size: {len}\r\n"
         ));
     }
     head.push_str("\r\n");
     stream.write_all(head.as_bytes()).await?;
-    let body = &bytes[start as usize..=end as usize];
     let body = match cut {
         Some(at) => &body[..(at - start) as usize],
-        None => body,
+        None => &body[..],
     };
     for piece in body.chunks(8192) {
         stream.write_all(piece).await?;
