@@ -12,6 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::StoreError;
 
 pub const SESSIONS_DIR_NAME: &str = "sessions";
+const OPEN_LOCK_NAME: &str = "open.lock";
 
 #[derive(Debug)]
 pub struct Session {
@@ -43,6 +44,33 @@ impl Session {
             TryLockError::WouldBlock => io(std::io::Error::other("locked by another process")),
         })?;
         Ok(Session { id, _lock: file })
+    }
+}
+
+/// Waits for, then holds, the lock that makes opening a data dir one process at a
+/// time. A new database's first connections switch it to WAL and migrate it; SQLite
+/// answers a second opener with "database is locked" during that switch instead of
+/// waiting its busy timeout, so openers queue here first.
+pub async fn lock_for_open(data_dir: &Path) -> Result<File, StoreError> {
+    let path = data_dir.join(OPEN_LOCK_NAME);
+    let io = |source| StoreError::Io {
+        path: path.clone(),
+        source,
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io)?;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(TryLockError::WouldBlock) => {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await
+            }
+            Err(TryLockError::Error(e)) => return Err(io(e)),
+        }
     }
 }
 

@@ -52,6 +52,7 @@ impl Store {
         })?;
         create_dir(&data_dir.join(AUDIO_DIR_NAME))?;
 
+        let open_lock = session::lock_for_open(&data_dir).await?;
         let options = SqliteConnectOptions::new()
             .filename(data_dir.join(DB_FILE_NAME))
             .create_if_missing(true)
@@ -66,9 +67,9 @@ impl Store {
             .connect_with(options)
             .await?;
 
-        // Migrations and the crash sweep run under the write lock, so two processes
-        // opening the same data dir at once cannot both apply a migration. The migrator's
-        // own transactions become savepoints inside this one.
+        // Migrations and the crash sweep also run under SQLite's write lock, so nothing
+        // else writes between them. The migrator's own transactions become savepoints
+        // inside this one.
         let session = Arc::new(Session::claim(&data_dir)?);
         let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
         MIGRATOR.run(&mut *tx).await?;
@@ -98,6 +99,7 @@ impl Store {
         }
         tx.commit().await?;
         session::sweep(&data_dir);
+        drop(open_lock);
         if interrupted_at_open > 0 {
             tracing::warn!(
                 jobs = interrupted_at_open,
