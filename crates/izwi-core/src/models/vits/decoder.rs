@@ -1,0 +1,150 @@
+//! The vocoder (`dec`): a HiFi-GAN generator. Transposed convolutions upsample the
+//! latent frames to samples (256× for Piper voices); after each, a bank of residual
+//! blocks with different kernel sizes is averaged. It runs time-major (see
+//! [`TimeConv1d`]).
+
+use candle_core::{Result, Tensor};
+
+use super::layers::{leaky_relu, ConvTranspose1d, TimeConv1d};
+use super::weights::Weights;
+
+/// HiFi-GAN's slope inside the generator; the final activation uses torch's default.
+const LRELU_SLOPE: f64 = 0.1;
+const FINAL_SLOPE: f64 = 0.01;
+
+pub struct Decoder {
+    conv_pre: TimeConv1d,
+    cond: Option<TimeConv1d>,
+    ups: Vec<ConvTranspose1d>,
+    /// Per upsampling stage, its residual blocks.
+    resblocks: Vec<Vec<ResBlock>>,
+    conv_post: TimeConv1d,
+}
+
+impl Decoder {
+    pub fn load(w: &Weights) -> Result<Self> {
+        let n_ups = w.count(|i| format!("dec.ups.{i}"));
+        let ups = (0..n_ups)
+            .map(|i| ConvTranspose1d::load(w, &format!("dec.ups.{i}")))
+            .collect::<Result<Vec<_>>>()?;
+        let total = w.count(|i| format!("dec.resblocks.{i}"));
+        if n_ups > 0 && !total.is_multiple_of(n_ups) {
+            candle_core::bail!("{total} residual blocks do not divide among {n_ups} upsamplings");
+        }
+        let per_stage = total / n_ups.max(1);
+        let resblocks = (0..n_ups)
+            .map(|s| {
+                (s * per_stage..(s + 1) * per_stage)
+                    .map(|i| ResBlock::load(w, &format!("dec.resblocks.{i}")))
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<_>>()?;
+        Ok(Self {
+            conv_pre: TimeConv1d::load(w, "dec.conv_pre")?,
+            // speaker conditioning, multi-speaker voices only
+            cond: if w.has_module("dec.cond") {
+                Some(TimeConv1d::load(w, "dec.cond")?)
+            } else {
+                None
+            },
+            ups,
+            resblocks,
+            conv_post: TimeConv1d::load(w, "dec.conv_post")?,
+        })
+    }
+
+    /// Samples per latent frame.
+    pub fn hop_length(&self) -> usize {
+        self.ups.iter().map(|u| u.stride()).product()
+    }
+
+    /// `z`: `[batch, channels, frames]` → audio `[batch, frames * hop_length]`.
+    pub fn forward(&self, z: &Tensor, g: Option<&Tensor>) -> Result<Tensor> {
+        let mut x = self.conv_pre.forward(&z.transpose(1, 2)?.contiguous()?)?;
+        if let (Some(cond), Some(g)) = (&self.cond, g) {
+            x = x.broadcast_add(&cond.forward(&g.transpose(1, 2)?)?)?;
+        }
+        for (up, blocks) in self.ups.iter().zip(&self.resblocks) {
+            x = up.forward(&leaky_relu(&x, LRELU_SLOPE)?)?;
+            let mut sum: Option<Tensor> = None;
+            for y in run_blocks(blocks, &x)? {
+                sum = Some(match sum {
+                    Some(s) => (s + y)?,
+                    None => y,
+                });
+            }
+            if let Some(sum) = sum {
+                x = (sum / blocks.len() as f64)?;
+            }
+        }
+        let x = self.conv_post.forward(&leaky_relu(&x, FINAL_SLOPE)?)?;
+        x.squeeze(2)?.tanh()
+    }
+}
+
+/// Each block's output for input `x`. The blocks are independent, and on the CPU they
+/// run side by side: candle's ops on these shapes leave much of a second core idle.
+fn run_blocks(blocks: &[ResBlock], x: &Tensor) -> Result<Vec<Tensor>> {
+    if !x.device().is_cpu() {
+        return blocks.iter().map(|b| b.forward(x)).collect();
+    }
+    std::thread::scope(|s| {
+        let running: Vec<_> = blocks.iter().map(|b| s.spawn(|| b.forward(x))).collect();
+        running
+            .into_iter()
+            .map(|t| {
+                t.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
+}
+
+/// HiFi-GAN's residual blocks: type 1 has two convolutions per step (dilated, then
+/// plain), type 2 one (dilated). Dilations come from the graph.
+enum ResBlock {
+    One(Vec<(TimeConv1d, TimeConv1d)>),
+    Two(Vec<TimeConv1d>),
+}
+
+impl ResBlock {
+    fn load(w: &Weights, p: &str) -> Result<Self> {
+        if w.has_module(&format!("{p}.convs1")) {
+            let n = w.count(|j| format!("{p}.convs1.{j}"));
+            let convs = (0..n)
+                .map(|j| {
+                    Ok((
+                        TimeConv1d::load(w, &format!("{p}.convs1.{j}"))?,
+                        TimeConv1d::load(w, &format!("{p}.convs2.{j}"))?,
+                    ))
+                })
+                .collect::<Result<_>>()?;
+            Ok(Self::One(convs))
+        } else {
+            let n = w.count(|j| format!("{p}.convs.{j}"));
+            let convs = (0..n)
+                .map(|j| TimeConv1d::load(w, &format!("{p}.convs.{j}")))
+                .collect::<Result<_>>()?;
+            Ok(Self::Two(convs))
+        }
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let mut x = x.clone();
+        match self {
+            Self::One(convs) => {
+                for (c1, c2) in convs {
+                    let xt = c1.forward(&leaky_relu(&x, LRELU_SLOPE)?)?;
+                    let xt = c2.forward(&leaky_relu(&xt, LRELU_SLOPE)?)?;
+                    x = (xt + x)?;
+                }
+            }
+            Self::Two(convs) => {
+                for c in convs {
+                    x = (c.forward(&leaky_relu(&x, LRELU_SLOPE)?)? + x)?;
+                }
+            }
+        }
+        Ok(x)
+    }
+}
