@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Segment {
     /// Seconds from the start of the audio.
     pub start: f64,
@@ -11,6 +12,7 @@ pub struct Segment {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Transcript {
     /// ISO code of the spoken (or detected) language, when the model knows languages.
     pub language: Option<String>,

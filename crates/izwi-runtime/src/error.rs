@@ -30,4 +30,9 @@ pub enum RuntimeError {
     NoSuchJob(i64),
     #[error("{0}")]
     InvalidRequest(String),
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
 }

@@ -4,9 +4,10 @@
 use izwi_core::transcript::Segment;
 use izwi_hub::DownloadProgress;
 use izwi_store::{Job, JobStatus};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// A job was recorded and waits for its turn.

@@ -4,6 +4,7 @@
 
 mod error;
 mod events;
+mod files;
 mod jobs;
 mod models;
 mod runtime;
@@ -11,6 +12,9 @@ mod transcribe;
 
 pub use error::RuntimeError;
 pub use events::{Event, EventSink, NoEvents};
+pub use files::{
+    expand_media_paths, is_media_file, peaks, write_atomically, ExportFormat, MEDIA_EXTENSIONS,
+};
 pub use izwi_core::models::whisper::Task;
 pub use izwi_core::transcript::{Segment, Transcript};
 pub use izwi_hub::{CancellationToken, DownloadProgress, ModelInfo, ModelStatus};
@@ -18,5 +22,5 @@ pub use izwi_store::{
     Job, JobFilter, JobKind, JobStatus, SearchHit, SegmentRecord, TranscriptRecord,
 };
 pub use models::LoadedModel;
-pub use runtime::{Runtime, RuntimeConfig, DEFAULT_TRANSCRIBE_MODEL};
+pub use runtime::{Runtime, RuntimeConfig, DEFAULT_TRANSCRIBE_MODEL, MAX_PEAK_BUCKETS};
 pub use transcribe::TranscribeRequest;

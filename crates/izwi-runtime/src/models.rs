@@ -13,7 +13,7 @@ use izwi_core::engine::{Engine, EngineCoreConfig};
 use izwi_core::models::whisper::{Transcriber, Whisper, WhisperExecutor, WhisperTokenizer};
 use izwi_core::{DType, Device};
 use izwi_hub::{Family, Hub};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{Event, EventSink, RuntimeError};
 
@@ -26,7 +26,8 @@ pub struct LoadedWhisper {
 }
 
 /// A loaded model as the shells list it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct LoadedModel {
     pub id: String,
     /// Bytes of weights (what it costs in memory, roughly).
@@ -66,6 +67,11 @@ impl ModelManager {
             loading: tokio::sync::Mutex::new(()),
             events,
         }
+    }
+
+    /// Where models run.
+    pub fn device(&self) -> &Device {
+        &self.device
     }
 
     /// The Whisper model `id`, loading it if needed.

@@ -3,13 +3,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use izwi_core::models::shared::device::select_device;
+use izwi_core::models::shared::device::{describe_device, select_device};
 use izwi_core::transcript::{Segment, Transcript};
 use izwi_hub::{CancellationToken, Family, Hub, HubConfig, ModelInfo, ModelStatus};
 use izwi_store::{
     Job, JobFilter, JobKind, NewJob, SearchHit, SegmentRecord, Store, TranscriptRecord,
 };
 
+use crate::files::{self, ExportFormat};
 use crate::jobs::Jobs;
 use crate::models::{LoadedModel, ModelManager};
 use crate::transcribe::{self, TranscribeRequest};
@@ -17,6 +18,9 @@ use crate::{Event, EventSink, RuntimeError};
 
 /// The setting naming the model `transcribe` uses when a request names none.
 pub const DEFAULT_TRANSCRIBE_MODEL: &str = "default_transcribe_model";
+
+/// The most peaks [`Runtime::audio_peaks`] returns: more than any screen is wide.
+pub const MAX_PEAK_BUCKETS: usize = 100_000;
 
 #[derive(Debug, Clone)]
 pub struct RuntimeConfig {
@@ -108,6 +112,11 @@ impl Runtime {
         self.inner.hub.cache_dir()
     }
 
+    /// Where models run: `cpu`, `cuda:0` or `metal`.
+    pub fn device(&self) -> String {
+        describe_device(self.inner.models.device())
+    }
+
     /// Jobs found running at open, now marked interrupted.
     pub fn interrupted_at_open(&self) -> u64 {
         self.inner.store.interrupted_at_open()
@@ -189,6 +198,11 @@ impl Runtime {
         value: &T,
     ) -> Result<(), RuntimeError> {
         Ok(self.inner.store.set_setting(key, value).await?)
+    }
+
+    /// Removes a setting; returns whether it was set.
+    pub async fn delete_setting(&self, key: &str) -> Result<bool, RuntimeError> {
+        Ok(self.inner.store.delete_setting(key).await?)
     }
 
     pub fn loaded_models(&self) -> Vec<LoadedModel> {
@@ -338,6 +352,50 @@ impl Runtime {
                 .collect(),
             rtf: record.rtf.unwrap_or(0.0),
         })
+    }
+
+    /// A stored transcript rendered as `format`.
+    pub async fn export_transcript(
+        &self,
+        id: i64,
+        format: ExportFormat,
+    ) -> Result<String, RuntimeError> {
+        Ok(format.render(&self.transcript_for_export(id).await?))
+    }
+
+    /// Renders a stored transcript as `format` into `path`, atomically: `path` never
+    /// holds half a transcript. Returns the text written.
+    pub async fn export_transcript_to(
+        &self,
+        id: i64,
+        format: ExportFormat,
+        path: &Path,
+    ) -> Result<String, RuntimeError> {
+        let text = self.export_transcript(id, format).await?;
+        let (path, bytes) = (path.to_path_buf(), text.clone().into_bytes());
+        tokio::task::spawn_blocking(move || files::write_atomically(&path, &bytes))
+            .await
+            .map_err(|e| RuntimeError::InvalidRequest(format!("writing stopped: {e}")))??;
+        Ok(text)
+    }
+
+    /// The waveform of a media file: the peak magnitude (0 to 1) of its mono mix in each
+    /// of `buckets` equal spans of time. Decodes on a blocking thread.
+    pub async fn audio_peaks(&self, path: &Path, buckets: usize) -> Result<Vec<f32>, RuntimeError> {
+        if buckets == 0 || buckets > MAX_PEAK_BUCKETS {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "buckets must be 1 to {MAX_PEAK_BUCKETS}, not {buckets}"
+            )));
+        }
+        let owned = path.to_path_buf();
+        tokio::task::spawn_blocking(move || izwi_audio::decode_file(&owned))
+            .await
+            .map_err(|e| RuntimeError::InvalidRequest(format!("decoding stopped: {e}")))?
+            .map(|audio| files::peaks(&audio.to_mono(), buckets))
+            .map_err(|source| RuntimeError::Audio {
+                path: path.to_path_buf(),
+                source,
+            })
     }
 
     /// Cancels every job and waits for them: call before the app exits, so no job is

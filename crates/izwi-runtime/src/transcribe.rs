@@ -16,6 +16,7 @@ use crate::{Event, RuntimeError};
 const WINDOW_SECONDS: f32 = 30.0;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct TranscribeRequest {
     /// An audio or video file (WAV, FLAC, MP3, OGG, M4A/AAC, ...).
     pub path: PathBuf,

@@ -10,6 +10,7 @@ use crate::store::{now_ms, Store};
 
 /// What a job does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum JobKind {
     Transcribe,
@@ -40,6 +41,7 @@ impl JobKind {
 /// Where a job is in its life. `queued` → `running` → `done`; `failed` and `cancelled`
 /// from either of the first two; `interrupted` when Izwi stopped while it ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum JobStatus {
     Queued,
@@ -90,6 +92,7 @@ impl fmt::Display for JobStatus {
 /// Measurements of a finished job, stored as JSON. Missing fields read as `None`, so
 /// fields can be added later without touching old rows.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(default)]
 pub struct JobMetrics {
     /// Length of the audio read or written.
@@ -104,6 +107,7 @@ pub struct JobMetrics {
 
 /// A job as stored. Times are unix milliseconds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Job {
     pub id: i64,
     pub kind: JobKind,
@@ -134,6 +138,7 @@ pub struct NewJob {
 
 /// Which jobs [`Store::list_jobs`] returns; `None` fields match everything.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(default)]
 pub struct JobFilter {
     pub kind: Option<JobKind>,

@@ -8,6 +8,7 @@ use crate::store::{check_relative, now_ms, Store};
 
 /// A transcript as stored. Times are unix milliseconds, `duration` is in seconds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, FromRow)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct TranscriptRecord {
     pub id: i64,
     /// The job that made it; `None` for transcripts not made by a job.
@@ -27,6 +28,7 @@ pub struct TranscriptRecord {
 /// One timed piece of a transcript. `idx` is chosen by the caller and unique within its
 /// transcript; `start` and `end` are seconds into the audio.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, FromRow)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct SegmentRecord {
     pub idx: i64,
     #[sqlx(rename = "start_secs")]
@@ -53,6 +55,7 @@ pub struct NewTranscript {
 /// One match of [`Store::search_transcripts`]: a segment, or a transcript's title (then
 /// the segment fields are `None`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, FromRow)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct SearchHit {
     pub transcript_id: i64,
     pub job_id: Option<i64>,

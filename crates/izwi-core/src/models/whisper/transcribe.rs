@@ -32,6 +32,8 @@ const MAX_RETRIES_OF_THE_REST: usize = 2;
 const MAX_PROMPT_TOKENS: usize = 223;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "lowercase")]
 pub enum Task {
     #[default]
     Transcribe,

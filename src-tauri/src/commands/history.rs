@@ -1,0 +1,113 @@
+//! History: jobs, transcripts with their segments, full-text search, export.
+
+use std::path::{Path, PathBuf};
+
+use izwi_runtime::{ExportFormat, Job, JobFilter, SearchHit, SegmentRecord, TranscriptRecord};
+use serde::{Deserialize, Serialize};
+use tauri::State;
+
+use crate::error::{AppError, AppResult};
+use crate::state::AppState;
+
+/// A transcript with its segments in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct TranscriptView {
+    pub record: TranscriptRecord,
+    pub segments: Vec<SegmentRecord>,
+}
+
+impl AppState {
+    pub async fn list_jobs(&self, filter: JobFilter) -> AppResult<Vec<Job>> {
+        Ok(self.runtime.jobs(&filter).await?)
+    }
+
+    /// Deletes a job and its transcript, cancelling it first if it runs.
+    pub async fn delete_job(&self, job_id: i64) -> AppResult<()> {
+        Ok(self.runtime.delete_job(job_id).await?)
+    }
+
+    /// The transcript a job made, None while it has none (queued, running, failed).
+    /// The source file becomes playable in the webview.
+    pub async fn get_transcript(&self, job_id: i64) -> AppResult<Option<TranscriptView>> {
+        let Some(record) = self.runtime.transcript_for_job(job_id).await? else {
+            return Ok(None);
+        };
+        let (record, segments) = self.runtime.transcript(record.id).await?;
+        let source = Path::new(&record.source_path);
+        if source.is_file() {
+            self.allow_asset(source);
+        }
+        Ok(Some(TranscriptView { record, segments }))
+    }
+
+    pub async fn search_transcripts(&self, text: String, limit: i64) -> AppResult<Vec<SearchHit>> {
+        Ok(self.runtime.search(&text, limit.clamp(1, 1000)).await?)
+    }
+
+    /// A job's transcript as `format`. With a path it is written there (atomically)
+    /// and the path is returned; without, the text is.
+    pub async fn export_transcript(
+        &self,
+        job_id: i64,
+        format: ExportFormat,
+        path: Option<String>,
+    ) -> AppResult<String> {
+        let record = self
+            .runtime
+            .transcript_for_job(job_id)
+            .await?
+            .ok_or_else(|| AppError::not_found(format!("job {job_id} has no transcript")))?;
+        match path {
+            None => Ok(self.runtime.export_transcript(record.id, format).await?),
+            Some(path) => {
+                let path = PathBuf::from(path);
+                self.runtime
+                    .export_transcript_to(record.id, format, &path)
+                    .await?;
+                Ok(path.display().to_string())
+            }
+        }
+    }
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn list_jobs(state: State<'_, AppState>, filter: JobFilter) -> AppResult<Vec<Job>> {
+    state.list_jobs(filter).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_job(state: State<'_, AppState>, job_id: i64) -> AppResult<()> {
+    state.delete_job(job_id).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn get_transcript(
+    state: State<'_, AppState>,
+    job_id: i64,
+) -> AppResult<Option<TranscriptView>> {
+    state.get_transcript(job_id).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn search_transcripts(
+    state: State<'_, AppState>,
+    text: String,
+    limit: i64,
+) -> AppResult<Vec<SearchHit>> {
+    state.search_transcripts(text, limit).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn export_transcript(
+    state: State<'_, AppState>,
+    job_id: i64,
+    format: ExportFormat,
+    path: Option<String>,
+) -> AppResult<String> {
+    state.export_transcript(job_id, format, path).await
+}

@@ -1,0 +1,133 @@
+//! Transcription: files and folders in, one queued job per media file; cancelling;
+//! the files the app was opened with; waveform peaks for the player.
+
+use std::path::PathBuf;
+
+use izwi_runtime::{Job, Task, TranscribeRequest};
+use serde::{Deserialize, Serialize};
+use tauri::State;
+
+use super::models::blocking;
+use crate::error::{AppError, AppResult};
+use crate::state::AppState;
+
+/// How to transcribe, as the UI sends it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct TranscribeOptions {
+    /// None uses the default model (the setting, else the first installed Whisper).
+    pub model_id: Option<String>,
+    /// ISO code; None (or empty) detects it.
+    pub language: Option<String>,
+    pub task: Task,
+    /// Segment timestamps from the model; without them a window is one segment.
+    pub timestamps: bool,
+    /// Beams per window; 1 decodes greedily.
+    pub beam_size: u32,
+    /// Text that primes names and spelling.
+    pub initial_prompt: Option<String>,
+}
+
+impl Default for TranscribeOptions {
+    fn default() -> Self {
+        Self {
+            model_id: None,
+            language: None,
+            task: Task::Transcribe,
+            timestamps: true,
+            beam_size: 5,
+            initial_prompt: None,
+        }
+    }
+}
+
+fn non_empty(s: Option<String>) -> Option<String> {
+    s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+}
+
+impl AppState {
+    /// Queues one job per media file among `paths` (folders searched recursively),
+    /// and lets the webview play each file queued.
+    pub async fn transcribe_files(
+        &self,
+        paths: Vec<String>,
+        options: TranscribeOptions,
+    ) -> AppResult<Vec<Job>> {
+        if paths.is_empty() {
+            return Err(AppError::invalid("no files to transcribe"));
+        }
+        let files = blocking(move || Ok(izwi_runtime::expand_media_paths(&paths)?)).await?;
+        let model_id = match non_empty(options.model_id) {
+            Some(id) => id,
+            None => self.runtime.default_transcribe_model().await?,
+        };
+        let mut jobs = Vec::with_capacity(files.len());
+        for path in files {
+            let mut request = TranscribeRequest::new(path, model_id.clone());
+            request.language = non_empty(options.language.clone());
+            request.task = options.task;
+            request.timestamps = options.timestamps;
+            request.beam_size = options.beam_size.clamp(1, 16) as usize;
+            request.initial_prompt = non_empty(options.initial_prompt.clone());
+            let path = request.path.clone();
+            jobs.push(self.runtime.transcribe(request).await?);
+            // The UI plays the file while it is transcribed.
+            self.allow_asset(&path);
+        }
+        Ok(jobs)
+    }
+
+    /// Stops a queued or running job; it ends `cancelled`.
+    pub async fn cancel_job(&self, job_id: i64) -> AppResult<()> {
+        Ok(self.runtime.cancel_job(job_id).await?)
+    }
+
+    /// Peak amplitude (0 to 1) per bucket of a media file, for its waveform.
+    pub async fn audio_peaks(&self, path: String, buckets: u32) -> AppResult<Vec<f32>> {
+        Ok(self
+            .runtime
+            .audio_peaks(&PathBuf::from(path), buckets as usize)
+            .await?)
+    }
+
+    /// The files the app was opened with ("Open with Izwi", command-line arguments),
+    /// the first time it is asked; then none.
+    pub async fn take_opened_files(&self) -> AppResult<Vec<String>> {
+        Ok(self
+            .take_opened_files_once()
+            .into_iter()
+            .map(|p| p.display().to_string())
+            .collect())
+    }
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn transcribe_files(
+    state: State<'_, AppState>,
+    paths: Vec<String>,
+    options: TranscribeOptions,
+) -> AppResult<Vec<Job>> {
+    state.transcribe_files(paths, options).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn cancel_job(state: State<'_, AppState>, job_id: i64) -> AppResult<()> {
+    state.cancel_job(job_id).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn audio_peaks(
+    state: State<'_, AppState>,
+    path: String,
+    buckets: u32,
+) -> AppResult<Vec<f32>> {
+    state.audio_peaks(path, buckets).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn take_opened_files(state: State<'_, AppState>) -> AppResult<Vec<String>> {
+    state.take_opened_files().await
+}

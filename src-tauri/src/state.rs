@@ -1,0 +1,126 @@
+//! What the commands share: the runtime, the downloads in flight (to cancel them), the
+//! files the app was opened with, and a way to let the webview read a file.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use izwi_runtime::{CancellationToken, EventSink, Runtime, RuntimeConfig, RuntimeError};
+
+/// Lets the webview load one file through the asset protocol (to play it).
+pub type AllowAsset = Box<dyn Fn(&Path) + Send + Sync>;
+
+pub struct AppState {
+    pub runtime: Runtime,
+    downloads: Mutex<HashMap<String, CancellationToken>>,
+    opened_files: Mutex<Option<Vec<PathBuf>>>,
+    allow_asset: AllowAsset,
+}
+
+impl AppState {
+    pub fn new(runtime: Runtime, opened_files: Vec<PathBuf>, allow_asset: AllowAsset) -> Self {
+        Self {
+            runtime,
+            downloads: Mutex::default(),
+            opened_files: Mutex::new(Some(opened_files)),
+            allow_asset,
+        }
+    }
+
+    /// Opens the runtime on `data_dir` (the Hugging Face cache from `HF_HOME` as usual).
+    pub async fn open(
+        data_dir: PathBuf,
+        events: Arc<dyn EventSink>,
+        opened_files: Vec<PathBuf>,
+        allow_asset: AllowAsset,
+    ) -> Result<Self, RuntimeError> {
+        let runtime = Runtime::open(RuntimeConfig::new(data_dir), events).await?;
+        Ok(Self::new(runtime, opened_files, allow_asset))
+    }
+
+    pub(crate) fn allow_asset(&self, path: &Path) {
+        (self.allow_asset)(path)
+    }
+
+    /// Registers a download of `id`; None when one is already running.
+    pub(crate) fn start_download(&self, id: &str) -> Option<DownloadGuard<'_>> {
+        let mut downloads = lock(&self.downloads);
+        if downloads.contains_key(id) {
+            return None;
+        }
+        let token = CancellationToken::new();
+        downloads.insert(id.to_string(), token.clone());
+        Some(DownloadGuard {
+            state: self,
+            id: id.to_string(),
+            token,
+        })
+    }
+
+    /// Cancels the download of `id`; false when none is running.
+    pub(crate) fn cancel_download_of(&self, id: &str) -> bool {
+        match lock(&self.downloads).get(id) {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The files given at launch, the first time; then none.
+    pub(crate) fn take_opened_files_once(&self) -> Vec<PathBuf> {
+        lock(&self.opened_files).take().unwrap_or_default()
+    }
+}
+
+/// A running download's token; dropping it forgets the download.
+pub(crate) struct DownloadGuard<'a> {
+    state: &'a AppState,
+    id: String,
+    pub token: CancellationToken,
+}
+
+impl Drop for DownloadGuard<'_> {
+    fn drop(&mut self) {
+        lock(&self.state.downloads).remove(&self.id);
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The media files among the program's arguments (an OS "Open with Izwi" passes them),
+/// made absolute. Flags and paths that do not exist are skipped.
+pub fn files_from_args(args: impl IntoIterator<Item = String>) -> Vec<PathBuf> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    args.into_iter()
+        .filter(|a| !a.starts_with('-'))
+        .map(|a| {
+            // file:// URLs come from some desktop environments.
+            let a = a.strip_prefix("file://").map(str::to_string).unwrap_or(a);
+            cwd.join(a)
+        })
+        .filter(|p| p.exists())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_become_existing_absolute_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.wav");
+        std::fs::write(&file, b"x").unwrap();
+        let got = files_from_args([
+            "--flag".to_string(),
+            file.display().to_string(),
+            format!("file://{}", file.display()),
+            dir.path().join("gone.wav").display().to_string(),
+        ]);
+        assert_eq!(got, [file.clone(), file]);
+    }
+}

@@ -1,0 +1,129 @@
+//! The commands' logic without a webview or a model: settings, refusals and their
+//! error kinds, files the app was opened with.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use izwi_desktop::commands::settings::Theme;
+use izwi_desktop::commands::transcribe::TranscribeOptions;
+use izwi_desktop::error::ErrorKind;
+use izwi_desktop::state::AppState;
+use izwi_runtime::{NoEvents, Runtime, RuntimeConfig};
+
+async fn state(dir: &Path, opened: Vec<std::path::PathBuf>) -> (AppState, Arc<Mutex<Vec<String>>>) {
+    let mut config = RuntimeConfig::new(dir.join("data"));
+    config.hf_cache_dir = Some(dir.join("hf"));
+    config.hub_endpoint = Some("http://127.0.0.1:9".into());
+    let runtime = Runtime::open(config, Arc::new(NoEvents)).await.unwrap();
+    let allowed: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = allowed.clone();
+    let state = AppState::new(
+        runtime,
+        opened,
+        Box::new(move |p| seen.lock().unwrap().push(p.display().to_string())),
+    );
+    (state, allowed)
+}
+
+#[tokio::test]
+async fn settings_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let (state, _) = state(dir.path(), vec![]).await;
+    let settings = state.get_settings().await.unwrap();
+    assert_eq!(settings.theme, Theme::System);
+    assert_eq!(settings.default_transcribe_model, None);
+    assert_eq!(settings.device, "cpu");
+    assert!(settings.data_dir.ends_with("data"));
+
+    state.set_theme(Theme::Dark).await.unwrap();
+    state
+        .set_default_model(Some("whisper-base".into()))
+        .await
+        .unwrap();
+    let settings = state.get_settings().await.unwrap();
+    assert_eq!(settings.theme, Theme::Dark);
+    assert_eq!(
+        settings.default_transcribe_model.as_deref(),
+        Some("whisper-base")
+    );
+    state.set_default_model(None).await.unwrap();
+    assert_eq!(
+        state.get_settings().await.unwrap().default_transcribe_model,
+        None
+    );
+
+    let unknown = state
+        .set_default_model(Some("nope".into()))
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.kind, ErrorKind::NotFound);
+}
+
+#[tokio::test]
+async fn refusals_carry_their_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let (state, allowed) = state(dir.path(), vec![]).await;
+    let options = TranscribeOptions::default;
+
+    let none = state.transcribe_files(vec![], options()).await.unwrap_err();
+    assert_eq!(none.kind, ErrorKind::Invalid);
+    let missing = dir.path().join("missing.wav").display().to_string();
+    let missing = state
+        .transcribe_files(vec![missing], options())
+        .await
+        .unwrap_err();
+    assert_eq!(missing.kind, ErrorKind::NotFound);
+
+    // A real file, but no model is installed to transcribe it with.
+    let wav = dir.path().join("a.wav");
+    izwi_audio::write_wav(&wav, &[0.0; 1600], 16_000).unwrap();
+    let no_model = state
+        .transcribe_files(vec![dir.path().display().to_string()], options())
+        .await
+        .unwrap_err();
+    assert_eq!(no_model.kind, ErrorKind::Invalid, "{no_model:?}");
+    let not_installed = state
+        .transcribe_files(
+            vec![wav.display().to_string()],
+            TranscribeOptions {
+                model_id: Some("whisper-base".into()),
+                ..options()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(not_installed.kind, ErrorKind::Model, "{not_installed:?}");
+    assert!(allowed.lock().unwrap().is_empty());
+
+    let job = state.cancel_job(41).await;
+    assert!(job.is_err());
+    assert_eq!(state.get_transcript(41).await.unwrap(), None);
+    assert_eq!(
+        state
+            .export_transcript(41, izwi_runtime::ExportFormat::Txt, None)
+            .await
+            .unwrap_err()
+            .kind,
+        ErrorKind::NotFound
+    );
+    // Cancelling a download that is not running is not an error.
+    state.cancel_download("whisper-base".into()).await.unwrap();
+
+    let peaks = state
+        .audio_peaks(wav.display().to_string(), 8)
+        .await
+        .unwrap();
+    assert_eq!(peaks, [0.0; 8]);
+}
+
+#[tokio::test]
+async fn opened_files_are_taken_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("talk.mp3");
+    let (state, _) = state(dir.path(), vec![file.clone()]).await;
+    assert_eq!(
+        state.take_opened_files().await.unwrap(),
+        [file.display().to_string()]
+    );
+    assert!(state.take_opened_files().await.unwrap().is_empty());
+}

@@ -1,0 +1,79 @@
+//! The recordings the UI's browser tests replay (ui/tests/fixtures/recorded, written by
+//! tests/record.rs) must still be what the commands return: each deserializes into the
+//! Rust type of its command, so a changed type makes this fail until they are recorded
+//! again (`cargo test -p izwi-desktop --test record -- --ignored`).
+
+use std::path::{Path, PathBuf};
+
+use izwi_desktop::commands::history::TranscriptView;
+use izwi_desktop::commands::settings::Settings;
+use izwi_desktop::error::AppError;
+use izwi_runtime::{Event, Job, ModelInfo, SearchHit};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/tests/fixtures/recorded")
+}
+
+fn read(name: &str) -> Value {
+    let path = dir().join(format!("{name}.json"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}; record the fixtures again", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The `data` of a recorded `{command, args, result: {status: "ok", data}}`.
+fn ok<T: DeserializeOwned>(name: &str) -> T {
+    let value = read(name);
+    assert_eq!(value["result"]["status"], "ok", "{name}");
+    serde_json::from_value(value["result"]["data"].clone())
+        .unwrap_or_else(|e| panic!("{name}.json no longer matches its Rust type: {e}"))
+}
+
+#[test]
+fn recorded_command_results_match_the_types() {
+    let models: Vec<ModelInfo> = ok("listModels");
+    assert!(models.iter().any(|m| m.id == "local/tiny"));
+    let settings: Settings = ok("getSettings");
+    assert_eq!(settings.device, "cpu");
+    let opened: Vec<String> = ok("takeOpenedFiles");
+    assert_eq!(opened.len(), 1);
+    let jobs: Vec<Job> = ok("transcribeFiles");
+    assert_eq!(jobs.len(), 1);
+    let transcript: Option<TranscriptView> = ok("getTranscript");
+    let transcript = transcript.expect("a transcript");
+    assert_eq!(transcript.record.job_id, Some(jobs[0].id));
+    for format in ["txt", "srt", "vtt", "json"] {
+        let text: String = ok(&format!("exportTranscript_{format}"));
+        assert!(text.to_lowercase().contains("country"), "{format}");
+    }
+    let hits: Vec<SearchHit> = ok("searchTranscripts");
+    assert!(!hits.is_empty());
+    let listed: Vec<Job> = ok("listJobs");
+    assert!(listed.len() >= 3);
+    let peaks: Vec<f32> = ok("audioPeaks");
+    assert!(peaks.iter().all(|p| (0.0..=1.0).contains(p)));
+}
+
+#[test]
+fn recorded_events_and_errors_match_the_types() {
+    let stream = read("events_jfk");
+    let events: Vec<Event> = stream["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| serde_json::from_value(e["payload"].clone()).unwrap())
+        .collect();
+    assert!(matches!(events.first(), Some(Event::JobQueued { .. })));
+    assert!(matches!(events.last(), Some(Event::JobFinished { .. })));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::JobSegments { .. })));
+
+    let errors = read("errors");
+    for e in errors.as_array().unwrap() {
+        let error: AppError = serde_json::from_value(e["result"]["error"].clone()).unwrap();
+        assert!(!error.message.is_empty());
+    }
+}

@@ -1,0 +1,49 @@
+// Start-up: listen to the runtime first (so no event is missed), load state, then take the
+// files Izwi was opened with and queue them.
+
+import { toast } from './lib/toast'
+import { handleModelEvent, installedTranscribers, loadModels, modelsStore } from './features/models/modelsStore'
+import { loadSettings } from './features/settings/settingsStore'
+import { handleJobEvent, loadActiveJobs } from './features/transcribe/jobsStore'
+import { flushWaiting, queueFiles } from './features/transcribe/queueFiles'
+import { api } from './lib/api'
+import { describeError } from './lib/errors'
+import { subscribeRuntime } from './lib/events'
+
+let booted: Promise<void> | null = null
+
+export function boot(): Promise<void> {
+  if (!booted) booted = run()
+  return booted
+}
+
+/** For tests: allows boot() to run again. */
+export function resetBoot(): void {
+  booted = null
+}
+
+async function run(): Promise<void> {
+  const sub = subscribeRuntime((e) => {
+    handleJobEvent(e)
+    handleModelEvent(e)
+  })
+  await sub.ready
+  await Promise.all([loadSettings(), loadModels(), loadActiveJobs()])
+
+  // Files that waited for a model go as soon as one is installed.
+  let hadModel = installedTranscribers(modelsStore.get().models).length > 0
+  modelsStore.subscribe(() => {
+    const has = installedTranscribers(modelsStore.get().models).length > 0
+    if (has && !hadModel) void flushWaiting()
+    hadModel = has
+  })
+
+  let opened: string[] = []
+  try {
+    opened = await api.takeOpenedFiles()
+  } catch (e) {
+    const { title, detail } = describeError(e)
+    toast({ kind: 'error', title: `Could not read the files Izwi was opened with: ${title}`, detail })
+  }
+  if (opened.length) await queueFiles(opened, { openWhenDone: true })
+}

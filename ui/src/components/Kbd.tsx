@@ -1,0 +1,3 @@
+export function Kbd({ children }: { children: string }) {
+  return <kbd className="kbd">{children}</kbd>
+}

@@ -1,0 +1,229 @@
+// The transcription queue of this session: jobs, their live progress and segments.
+
+import type { Job, Segment, Task, TranscribeOptions } from '../../bindings'
+import { api } from '../../lib/api'
+import type { RuntimeEvent } from '../../lib/events'
+import { openTranscript } from '../../lib/nav'
+import { createStore, useStore } from '../../lib/store'
+
+export interface QueueItem {
+  job: Job
+  progress: number
+  etaSeconds: number | null
+  windowsDone: number
+  windowsTotal: number
+  /** Segments as windows finish (out of order), kept sorted by start. */
+  segments: Segment[]
+  /** Open the transcript when it is done (files given at launch). */
+  openWhenDone: boolean
+  cancelling: boolean
+}
+
+export interface JobsState {
+  items: Record<number, QueueItem>
+  /** Ids in the order they were queued. */
+  order: number[]
+  /** Files waiting for a model to be installed. */
+  waiting: string[]
+  submitting: boolean
+  submitError: unknown
+}
+
+const initial: JobsState = { items: {}, order: [], waiting: [], submitting: false, submitError: null }
+
+export const jobsStore = createStore<JobsState>(initial)
+
+export function resetJobs(): void {
+  jobsStore.set(initial)
+}
+
+export const isActive = (status: string) => status === 'queued' || status === 'running'
+
+function newItem(job: Job): QueueItem {
+  return {
+    job,
+    progress: job.progress ?? 0,
+    etaSeconds: null,
+    windowsDone: 0,
+    windowsTotal: 0,
+    segments: [],
+    openWhenDone: false,
+    cancelling: false,
+  }
+}
+
+/** Adds jobs; a job already known keeps its state (events may have run ahead of the command). */
+export function addJobs(jobs: Job[], opts: { openWhenDone?: boolean } = {}): void {
+  const toOpen: number[] = []
+  jobsStore.set((s) => {
+    const items = { ...s.items }
+    const order = [...s.order]
+    for (const job of jobs) {
+      if (job.kind !== 'transcribe') continue
+      const existing = items[job.id]
+      if (!existing) {
+        items[job.id] = { ...newItem(job), openWhenDone: !!opts.openWhenDone }
+        order.push(job.id)
+      } else if (opts.openWhenDone && !existing.openWhenDone) {
+        items[job.id] = { ...existing, openWhenDone: true }
+      }
+      if (opts.openWhenDone && existing?.job.status === 'done') toOpen.push(job.id)
+    }
+    return { ...s, items, order }
+  })
+  toOpen.forEach((id) => openTranscript(id))
+}
+
+function update(id: number, fn: (item: QueueItem) => QueueItem): void {
+  jobsStore.set((s) => {
+    const item = s.items[id]
+    if (!item) return s
+    return { ...s, items: { ...s.items, [id]: fn(item) } }
+  })
+}
+
+export function insertSegments(existing: Segment[], incoming: Segment[]): Segment[] {
+  const seen = new Set(existing.map((x) => `${x.start}|${x.end}|${x.text}`))
+  const merged = [...existing]
+  for (const seg of incoming) {
+    const key = `${seg.start}|${seg.end}|${seg.text}`
+    if (!seen.has(key)) {
+      seen.add(key)
+      merged.push(seg)
+    }
+  }
+  return merged.sort((a, b) => a.start - b.start || a.end - b.end)
+}
+
+export function handleJobEvent(e: RuntimeEvent): void {
+  switch (e.type) {
+    case 'job_queued':
+      addJobs([e.job])
+      break
+    case 'job_started':
+      update(e.job_id, (it) => ({
+        ...it,
+        job: { ...it.job, status: 'running', started_at: it.job.started_at ?? Date.now() },
+      }))
+      break
+    case 'job_progress':
+      update(e.job_id, (it) => ({
+        ...it,
+        job: it.job.status === 'queued' ? { ...it.job, status: 'running' } : it.job,
+        progress: Math.max(it.progress, e.progress),
+        etaSeconds: e.eta_seconds,
+        windowsDone: e.windows_done,
+        windowsTotal: e.windows_total,
+      }))
+      break
+    case 'job_segments':
+      update(e.job_id, (it) => ({ ...it, segments: insertSegments(it.segments, e.segments) }))
+      break
+    case 'job_finished': {
+      const item = jobsStore.get().items[e.job_id]
+      update(e.job_id, (it) => ({
+        ...it,
+        job: { ...it.job, status: e.status, error: e.error, finished_at: Date.now() },
+        progress: e.status === 'done' ? 1 : it.progress,
+        etaSeconds: null,
+        cancelling: false,
+      }))
+      if (item?.openWhenDone && e.status === 'done') openTranscript(e.job_id)
+      break
+    }
+    default:
+      break
+  }
+}
+
+/** Puts back the jobs still queued or running (after a reload of the window). */
+export async function loadActiveJobs(): Promise<void> {
+  try {
+    const jobs = await api.listJobs({ kind: 'transcribe', status: null, limit: 50, offset: 0 })
+    const active = jobs.filter((j) => isActive(j.status)).sort((a, b) => a.created_at - b.created_at)
+    addJobs(active)
+  } catch {
+    /* History shows the error; the queue just starts empty. */
+  }
+}
+
+export interface QueueOptions {
+  modelId: string | null
+  language: string | null
+  task: Task
+}
+
+export function transcribeOptions(o: QueueOptions): TranscribeOptions {
+  return {
+    model_id: o.modelId,
+    language: o.language,
+    task: o.task,
+    timestamps: true,
+    beam_size: 5,
+    initial_prompt: null,
+  }
+}
+
+/** Queues files (folders are expanded by the Rust side). Returns the jobs, or null on error. */
+export async function submitFiles(
+  paths: string[],
+  options: QueueOptions,
+  opts: { openWhenDone?: boolean } = {},
+): Promise<Job[] | null> {
+  if (!paths.length) return []
+  jobsStore.set((s) => ({ ...s, submitting: true, submitError: null }))
+  try {
+    const jobs = await api.transcribeFiles(paths, transcribeOptions(options))
+    addJobs(jobs, opts)
+    jobsStore.set((s) => ({ ...s, submitting: false }))
+    return jobs
+  } catch (submitError) {
+    jobsStore.set((s) => ({ ...s, submitting: false, submitError }))
+    return null
+  }
+}
+
+export function setWaiting(paths: string[]): void {
+  jobsStore.set((s) => ({ ...s, waiting: paths }))
+}
+
+export function clearSubmitError(): void {
+  jobsStore.set((s) => ({ ...s, submitError: null }))
+}
+
+export async function cancelJob(id: number): Promise<void> {
+  update(id, (it) => ({ ...it, cancelling: true }))
+  try {
+    await api.cancelJob(id)
+  } catch (e) {
+    update(id, (it) => ({ ...it, cancelling: false }))
+    throw e
+  }
+}
+
+/** Takes finished jobs off the list (they stay in History). */
+export function clearFinished(): void {
+  jobsStore.set((s) => {
+    const order = s.order.filter((id) => isActive(s.items[id]?.job.status ?? ''))
+    const items: Record<number, QueueItem> = {}
+    for (const id of order) items[id] = s.items[id]
+    return { ...s, order, items }
+  })
+}
+
+export function removeFromQueue(id: number): void {
+  jobsStore.set((s) => {
+    if (!s.items[id]) return s
+    const items = { ...s.items }
+    delete items[id]
+    return { ...s, items, order: s.order.filter((x) => x !== id) }
+  })
+}
+
+export function useJobs(): JobsState {
+  return useStore(jobsStore)
+}
+
+export function useQueueItem(id: number | null): QueueItem | null {
+  return useStore(jobsStore, (s) => (id == null ? null : (s.items[id] ?? null)))
+}

@@ -1,0 +1,103 @@
+// What a new transcription uses: model, language, task. Remembered between sessions.
+
+import type { ModelInfo, Task } from '../../bindings'
+import { createStore, useStore } from '../../lib/store'
+import { installedTranscribers, modelsStore } from '../models/modelsStore'
+import { settingsStore } from '../settings/settingsStore'
+import type { QueueOptions } from './jobsStore'
+
+export interface Choices {
+  /** null: the default model from settings (or the first installed). */
+  modelId: string | null
+  /** 'auto' detects the language. */
+  language: string
+  task: Task
+}
+
+const KEY = 'izwi.transcribe.choices'
+
+function remembered(): Choices {
+  try {
+    const raw = JSON.parse(localStorage.getItem(KEY) ?? 'null') as Partial<Choices> | null
+    if (raw && typeof raw === 'object') {
+      return {
+        modelId: typeof raw.modelId === 'string' ? raw.modelId : null,
+        language: typeof raw.language === 'string' ? raw.language : 'auto',
+        task: raw.task === 'translate' ? 'translate' : 'transcribe',
+      }
+    }
+  } catch {
+    /* ignore */
+  }
+  return { modelId: null, language: 'auto', task: 'transcribe' }
+}
+
+export const choicesStore = createStore<Choices>(remembered())
+
+export function resetChoices(): void {
+  choicesStore.set({ modelId: null, language: 'auto', task: 'transcribe' })
+}
+
+export function setChoices(patch: Partial<Choices>): void {
+  choicesStore.set((c) => {
+    const next = { ...c, ...patch }
+    try {
+      localStorage.setItem(KEY, JSON.stringify(next))
+    } catch {
+      /* ignore */
+    }
+    return next
+  })
+}
+
+export function isEnglishOnly(model: ModelInfo | null): boolean {
+  return !!model && model.languages.length === 1 && model.languages[0] === 'en'
+}
+
+export interface Resolved {
+  installed: ModelInfo[]
+  model: ModelInfo | null
+  languages: string[]
+  language: string
+  task: Task
+  englishOnly: boolean
+  options: QueueOptions | null
+}
+
+export function resolveChoices(models: ModelInfo[], defaultModel: string | null, choices: Choices): Resolved {
+  const installed = installedTranscribers(models)
+  const model =
+    installed.find((m) => m.id === choices.modelId) ??
+    installed.find((m) => m.id === defaultModel) ??
+    installed[0] ??
+    null
+  const englishOnly = isEnglishOnly(model)
+  const languages = model?.languages ?? []
+  const language = englishOnly ? 'en' : languages.includes(choices.language) ? choices.language : 'auto'
+  const task: Task = englishOnly ? 'transcribe' : choices.task
+  return {
+    installed,
+    model,
+    languages,
+    language,
+    task,
+    englishOnly,
+    options: model ? { modelId: model.id, language: language === 'auto' ? null : language, task } : null,
+  }
+}
+
+/** The choices as they apply now, from the stores (for code outside components). */
+export function currentChoices(): Resolved {
+  return resolveChoices(
+    modelsStore.get().models,
+    settingsStore.get().settings?.default_transcribe_model ?? null,
+    choicesStore.get(),
+  )
+}
+
+export function useChoices(): Resolved {
+  const models = useStore(modelsStore, (s) => s.models)
+  const defaultModel = useStore(settingsStore, (s) => s.settings?.default_transcribe_model ?? null)
+  const choices = useStore(choicesStore)
+  return resolveChoices(models, defaultModel, choices)
+}

@@ -1,0 +1,72 @@
+// Keyboard actions that depend on what is on screen (find, export, open).
+// The most recently mounted handler of an action wins, so a transcript view's "find"
+// takes over from its page's while it is open.
+
+import { useEffect, useRef } from 'react'
+import { shortcutLabel } from './platform'
+
+export type Action = 'find' | 'export' | 'open' | 'openFolder'
+
+const stacks = new Map<Action, { run: () => void }[]>()
+
+export function runAction(action: Action): boolean {
+  const stack = stacks.get(action)
+  const top = stack?.[stack.length - 1]
+  if (!top) return false
+  top.run()
+  return true
+}
+
+export function useAction(action: Action, handler: () => void, enabled = true): void {
+  const ref = useRef(handler)
+  useEffect(() => {
+    ref.current = handler
+  })
+  useEffect(() => {
+    if (!enabled) return
+    const entry = { run: () => ref.current() }
+    const stack = stacks.get(action) ?? []
+    stack.push(entry)
+    stacks.set(action, stack)
+    return () => {
+      const i = stack.indexOf(entry)
+      if (i >= 0) stack.splice(i, 1)
+    }
+  }, [action, enabled])
+}
+
+/** Everything the `?` sheet lists. */
+export const SHORTCUTS: { group: string; items: { keys: string; label: string }[] }[] = [
+  {
+    group: 'Navigate',
+    items: [
+      { keys: shortcutLabel('1'), label: 'Transcribe' },
+      { keys: shortcutLabel('2'), label: 'Models' },
+      { keys: shortcutLabel('3'), label: 'History' },
+      { keys: shortcutLabel('4'), label: 'Settings' },
+    ],
+  },
+  {
+    group: 'Files',
+    items: [
+      { keys: shortcutLabel('O'), label: 'Open audio or video files' },
+      { keys: shortcutLabel('Shift+O'), label: 'Open a folder' },
+      { keys: shortcutLabel('E'), label: 'Export the open transcript' },
+    ],
+  },
+  {
+    group: 'Transcript',
+    items: [
+      { keys: shortcutLabel('F'), label: 'Search the transcript (or history)' },
+      { keys: 'Enter / Shift+Enter', label: 'Next / previous match' },
+      { keys: 'Space', label: 'Play or pause (outside text fields)' },
+    ],
+  },
+  {
+    group: 'General',
+    items: [
+      { keys: '?', label: 'Show this sheet' },
+      { keys: 'Esc', label: 'Close dialogs, menus and search' },
+    ],
+  },
+]

@@ -1,0 +1,93 @@
+// Shared state of the stand-ins (mock builds only): what tests configure before the page
+// loads (window.__izwiMockConfig, or URL parameters by hand) and what they read back
+// (window.__izwiMock: the commands called, the fixtures found).
+
+export interface MockConfig {
+  /** Milliseconds between replayed job events when the recording has no timing. */
+  jobStepMs: number
+  /** A synthesised download takes about this long. */
+  downloadMs: number
+  /** What the Open dialog answers (null: the user cancelled). */
+  openFiles: string[] | null
+  openFolder: string | null
+  /** What the Save dialog answers; default: ~/Documents/<suggested name>. */
+  savePath: string | null
+  /** Files Izwi was "opened with" (takeOpenedFiles). */
+  openedFiles: string[]
+  /** Model ids whose download fails, with the error the command returns. */
+  failDownloads: Record<string, { kind: string; message: string }>
+}
+
+export interface MockCall {
+  cmd: string
+  args: unknown[]
+  at: number
+}
+
+export interface MockHandle {
+  config: MockConfig
+  calls: MockCall[]
+  /** Recorded fixture files found, and the ones replaced by built-in stand-in data. */
+  fixtures: { found: string[]; missing: string[] }
+  /** The recorded answers, for tests to compare the screen with. */
+  recorded: Record<string, unknown>
+  /** Simulates files dropped on the window. */
+  drop: (paths: string[]) => void
+  /** Simulates a drag hovering over the window (shows the overlay) or leaving. */
+  drag: (paths: string[] | null) => void
+}
+
+declare global {
+  interface Window {
+    __izwiMockConfig?: Partial<MockConfig>
+    __izwiMock?: MockHandle
+  }
+}
+
+function fromUrl(): Partial<MockConfig> {
+  if (typeof location === 'undefined') return {}
+  const q = new URLSearchParams(location.search)
+  const out: Partial<MockConfig> = {}
+  if (q.has('jobStepMs')) out.jobStepMs = Number(q.get('jobStepMs'))
+  if (q.has('downloadMs')) out.downloadMs = Number(q.get('downloadMs'))
+  if (q.has('opened')) out.openedFiles = q.getAll('opened')
+  return out
+}
+
+const defaults: MockConfig = {
+  jobStepMs: 250,
+  downloadMs: 3000,
+  openFiles: null,
+  openFolder: '/home/user/Recordings',
+  savePath: null,
+  openedFiles: [],
+  failDownloads: {},
+}
+
+const dragHandlers = new Set<(e: { type: string; paths?: string[] }) => void>()
+
+export const mock: MockHandle = {
+  config: { ...defaults, ...(typeof window !== 'undefined' ? window.__izwiMockConfig : {}), ...fromUrl() },
+  calls: [],
+  fixtures: { found: [], missing: [] },
+  recorded: {},
+  drop(paths) {
+    for (const h of dragHandlers) h({ type: 'drop', paths })
+  },
+  drag(paths) {
+    for (const h of dragHandlers) h(paths ? { type: 'enter', paths } : { type: 'leave' })
+  },
+}
+
+export function onDrag(handler: (e: { type: string; paths?: string[] }) => void): () => void {
+  dragHandlers.add(handler)
+  return () => dragHandlers.delete(handler)
+}
+
+if (typeof window !== 'undefined') window.__izwiMock = mock
+
+export function logCall(cmd: string, args: unknown[]): void {
+  mock.calls.push({ cmd, args: JSON.parse(JSON.stringify(args ?? [])), at: Date.now() })
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))

@@ -1,0 +1,80 @@
+import { act, render, screen, waitFor, within } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
+import { beforeEach, describe, expect, it, vi } from 'vitest'
+import { commands, emitRuntime, job, model, ok, settings, transcript } from './bindingsMock'
+import { resetApp } from './helpers'
+import { App } from '../../src/App'
+import { navStore } from '../../src/lib/nav'
+
+vi.mock('../../src/bindings', () => import('./bindingsMock'))
+
+describe('app', () => {
+  beforeEach(resetApp)
+
+  it('queues the files Izwi was opened with and opens the transcript when done', async () => {
+    commands.listModels.mockResolvedValue(
+      ok([model({ id: 'whisper-base.en', name: 'Whisper base (English)', status: 'installed', languages: ['en'] })]),
+    )
+    commands.getSettings.mockResolvedValue(ok(settings({ default_transcribe_model: 'whisper-base.en' })))
+    commands.takeOpenedFiles.mockResolvedValue(ok(['/home/ada/Audio/jfk.wav']))
+    commands.transcribeFiles.mockResolvedValue(ok([job({ id: 7, model_id: 'whisper-base.en' })]))
+    render(<App />)
+    await waitFor(() => expect(commands.transcribeFiles).toHaveBeenCalled())
+    expect(commands.transcribeFiles).toHaveBeenCalledWith(['/home/ada/Audio/jfk.wav'], {
+      model_id: 'whisper-base.en',
+      language: 'en',
+      task: 'transcribe',
+      timestamps: true,
+      beam_size: 5,
+      initial_prompt: null,
+    })
+    // Listening started before the files were queued, so no event is missed.
+    expect(commands.takeOpenedFiles.mock.invocationCallOrder[0]).toBeGreaterThan(0)
+    await screen.findByRole('listitem', { name: 'jfk.wav' })
+
+    await userEvent.keyboard('{Control>}2{/Control}')
+    expect(navStore.get().view).toBe('models')
+
+    commands.getTranscript.mockResolvedValue(ok(transcript(7)))
+    act(() => emitRuntime({ type: 'job_started', job_id: 7 }))
+    act(() => emitRuntime({ type: 'job_finished', job_id: 7, status: 'done', error: null }))
+    expect(navStore.get().view).toBe('transcribe')
+    expect(navStore.get().transcribe?.jobId).toBe(7)
+    expect(await screen.findByText('ask what you can do for your country.')).toBeInTheDocument()
+  })
+
+  it('offers Whisper base to a new user with no model', async () => {
+    commands.listModels.mockResolvedValue(ok([model()]))
+    commands.downloadModel.mockReturnValue(new Promise(() => {}) as never)
+    render(<App />)
+    const heading = await screen.findByRole('heading', { name: 'Download Whisper base (290 MB) to start' })
+    const empty = heading.closest('.empty') as HTMLElement
+    await userEvent.click(within(empty).getByRole('button', { name: /Download Whisper base/ }))
+    expect(commands.downloadModel).toHaveBeenCalledWith('whisper-base')
+    expect(await within(empty).findByRole('progressbar')).toBeInTheDocument()
+  })
+
+  it('switches pages with the keyboard and shows the shortcut sheet', async () => {
+    render(<App />)
+    await userEvent.keyboard('{Control>}3{/Control}')
+    expect(screen.getByRole('heading', { name: 'History' })).toBeInTheDocument()
+    await userEvent.keyboard('{Control>}4{/Control}')
+    expect(screen.getByRole('heading', { name: 'Settings' })).toBeInTheDocument()
+    await userEvent.keyboard('?')
+    expect(screen.getByRole('dialog', { name: 'Keyboard shortcuts' })).toBeInTheDocument()
+    await userEvent.keyboard('{Escape}')
+    expect(screen.queryByRole('dialog')).not.toBeInTheDocument()
+    await userEvent.keyboard('{Control>}1{/Control}')
+    expect(screen.getByRole('heading', { name: 'Transcribe' })).toBeInTheDocument()
+  })
+
+  it('applies the theme from the settings and changes it', async () => {
+    commands.getSettings.mockResolvedValue(ok(settings({ theme: 'dark' })))
+    render(<App />)
+    await waitFor(() => expect(document.documentElement.dataset.theme).toBe('dark'))
+    await userEvent.keyboard('{Control>}4{/Control}')
+    await userEvent.click(await screen.findByRole('radio', { name: 'System' }))
+    expect(commands.setTheme).toHaveBeenCalledWith('system')
+    expect(document.documentElement.dataset.theme).toBeUndefined()
+  })
+})

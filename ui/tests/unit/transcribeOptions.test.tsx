@@ -1,0 +1,82 @@
+import { render, screen, within } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
+import { open } from '@tauri-apps/plugin-dialog'
+import { beforeEach, describe, expect, it, vi } from 'vitest'
+import { commands, job, model, ok, settings } from './bindingsMock'
+import { resetApp } from './helpers'
+import { loadModels } from '../../src/features/models/modelsStore'
+import { loadSettings } from '../../src/features/settings/settingsStore'
+import { TranscribePage } from '../../src/features/transcribe/TranscribePage'
+
+vi.mock('../../src/bindings', () => import('./bindingsMock'))
+
+const english = model({ id: 'whisper-base.en', name: 'Whisper base (English)', status: 'installed', languages: ['en'] })
+const multi = model({ id: 'whisper-base', name: 'Whisper base', status: 'installed', languages: ['en', 'de', 'fr'] })
+
+async function setup(defaultModel: string | null) {
+  commands.listModels.mockResolvedValue(
+    ok([english, multi, model({ id: 'whisper-small.en', name: 'Whisper small (English)' })]),
+  )
+  commands.getSettings.mockResolvedValue(ok(settings({ default_transcribe_model: defaultModel })))
+  await Promise.all([loadModels(), loadSettings()])
+  render(<TranscribePage />)
+}
+
+describe('transcription options', () => {
+  beforeEach(resetApp)
+
+  it('offers installed models only, starting from the default, and locks English-only models to English', async () => {
+    await setup('whisper-base.en')
+    const modelSelect = screen.getByRole('combobox', { name: 'Model' })
+    expect(
+      within(modelSelect)
+        .getAllByRole('option')
+        .map((o) => o.textContent),
+    ).toEqual(['Whisper base (English)', 'Whisper base'])
+    expect(modelSelect).toHaveValue('whisper-base.en')
+    const language = screen.getByRole('combobox', { name: 'Language' })
+    expect(language).toBeDisabled()
+    expect(language).toHaveValue('en')
+    expect(screen.getByRole('radio', { name: 'Translate' })).toBeDisabled()
+  })
+
+  it('offers Auto and the model’s languages, and translation, for a multilingual model', async () => {
+    await setup('whisper-base.en')
+    await userEvent.selectOptions(screen.getByRole('combobox', { name: 'Model' }), 'whisper-base')
+    const language = screen.getByRole('combobox', { name: 'Language' })
+    expect(language).toBeEnabled()
+    expect(
+      within(language)
+        .getAllByRole('option')
+        .map((o) => o.textContent),
+    ).toEqual(['Detect automatically', 'English', 'French', 'German'])
+    await userEvent.selectOptions(language, 'de')
+    await userEvent.click(screen.getByRole('radio', { name: 'Translate' }))
+
+    vi.mocked(open).mockResolvedValueOnce(['/home/ada/Audio/rede.mp3'])
+    commands.transcribeFiles.mockResolvedValue(ok([job({ id: 11, input: '/home/ada/Audio/rede.mp3' })]))
+    await userEvent.click(screen.getAllByRole('button', { name: /Open files/ })[0])
+    expect(open).toHaveBeenCalledWith(expect.objectContaining({ multiple: true }))
+    expect(commands.transcribeFiles).toHaveBeenCalledWith(['/home/ada/Audio/rede.mp3'], {
+      model_id: 'whisper-base',
+      language: 'de',
+      task: 'translate',
+      timestamps: true,
+      beam_size: 5,
+      initial_prompt: null,
+    })
+    expect(await screen.findByRole('listitem', { name: 'rede.mp3' })).toBeInTheDocument()
+  })
+
+  it('sends no language when detecting it', async () => {
+    await setup('whisper-base')
+    expect(screen.getByRole('combobox', { name: 'Language' })).toHaveValue('auto')
+    vi.mocked(open).mockResolvedValueOnce('/home/ada/Recordings')
+    await userEvent.click(screen.getAllByRole('button', { name: /Open folder/ })[0])
+    expect(open).toHaveBeenCalledWith(expect.objectContaining({ directory: true }))
+    expect(commands.transcribeFiles).toHaveBeenCalledWith(
+      ['/home/ada/Recordings'],
+      expect.objectContaining({ language: null, task: 'transcribe' }),
+    )
+  })
+})
