@@ -21,7 +21,7 @@ echo "== cargo test --workspace"
 cargo test --workspace "${cargo_flags[@]}"
 
 echo "== UI: typecheck, unit and browser tests"
-[[ -d node_modules ]] || npm ci
+[[ -d node_modules ]] || npm install
 [[ -d ui/node_modules ]] || npm run install:ui
 npm run test:ui
 

@@ -7,4 +7,5 @@ pub use candle_core::{DType, Device};
 pub mod bench;
 pub mod engine;
 pub mod models;
+pub mod text;
 pub mod transcript;

@@ -8,6 +8,7 @@
 //! |---|---|
 //! | `onnx.rs` | a bounded protobuf reader for the initializers and nodes of an ONNX file |
 //! | `weights.rs` | initializers under piper's PyTorch names, unnamed ones traced through the graph |
+//! | `phonemes.rs` | text → espeak-ng IPA → the voice's phoneme ids, as piper does it |
 //! | `config.rs` | the `.onnx.json`: phoneme ids, speakers, sample rate, default scales |
 //! | `layers.rs` | convolutions (channel-major, and time-major for the vocoder), layer norm |
 //! | `text_encoder.rs` | the phoneme transformer with relative-position attention |
@@ -25,9 +26,11 @@ mod flow;
 mod layers;
 mod model;
 pub mod onnx;
+pub mod phonemes;
 mod spline;
 mod text_encoder;
 pub mod weights;
 
 pub use config::{AudioConfig, EspeakConfig, Scales, VoiceConfig};
 pub use model::{Synthesis, Vits, VitsError};
+pub use phonemes::{phonemize, PhonemizeError, PhonemizedSentence};

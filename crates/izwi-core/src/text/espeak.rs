@@ -1,0 +1,208 @@
+//! Phonemes from espeak-ng, run as a separate program: espeak-ng is GPL and Izwi is
+//! MIT OR Apache-2.0, so Izwi never links it. One process phonemizes a whole batch of
+//! clauses: they go in separated by blank lines, which espeak-ng answers with blank
+//! lines, so each clause's phonemes come back in order (espeak-ng may break a clause
+//! into several lines; they are joined).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+#[derive(Debug, thiserror::Error)]
+pub enum EspeakError {
+    #[error(
+        "espeak-ng is not installed; Izwi runs it to turn text into the phonemes Piper voices speak. \
+         Install it (Debian and Ubuntu: `sudo apt install espeak-ng`; Fedora: `sudo dnf install \
+         espeak-ng`; macOS: `brew install espeak-ng`; Windows: the installer from \
+         https://github.com/espeak-ng/espeak-ng/releases) or set IZWI_ESPEAK_NG to the program's path"
+    )]
+    NotInstalled,
+    #[error("espeak-ng ({program}) could not be run: {source}")]
+    Run {
+        program: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("espeak-ng has no voice {voice:?} (the voice's config asks for it)")]
+    UnknownVoice { voice: String },
+    #[error("espeak-ng failed: {0}")]
+    Failed(String),
+}
+
+/// The espeak-ng program.
+#[derive(Debug, Clone)]
+pub struct Espeak {
+    program: PathBuf,
+}
+
+/// The environment variable that names the espeak-ng program to use.
+pub const ESPEAK_ENV: &str = "IZWI_ESPEAK_NG";
+
+impl Espeak {
+    /// Finds espeak-ng: `IZWI_ESPEAK_NG`, then beside the running program (where a
+    /// release bundle puts it), then on `PATH`.
+    pub fn find() -> Result<Espeak, EspeakError> {
+        if let Some(path) = std::env::var_os(ESPEAK_ENV) {
+            let path = PathBuf::from(path);
+            return if path.is_file() {
+                Ok(Espeak::at(path))
+            } else {
+                Err(EspeakError::NotInstalled)
+            };
+        }
+        let name = format!("espeak-ng{}", std::env::consts::EXE_SUFFIX);
+        let beside = std::env::current_exe()
+            .ok()
+            .and_then(|exe| exe.parent().map(|dir| dir.join(&name)));
+        let on_path = std::env::var_os("PATH")
+            .into_iter()
+            .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+            .map(|dir| dir.join(&name));
+        beside
+            .into_iter()
+            .chain(on_path)
+            .find(|p| p.is_file())
+            .map(Espeak::at)
+            .ok_or(EspeakError::NotInstalled)
+    }
+
+    pub fn at(program: impl Into<PathBuf>) -> Espeak {
+        Espeak {
+            program: program.into(),
+        }
+    }
+
+    pub fn program(&self) -> &Path {
+        &self.program
+    }
+
+    /// The IPA phonemes of each clause in espeak-ng's `voice` (`en-us`, `de`, ...),
+    /// with espeak-ng's language-switch marks such as `(en)` removed. A clause with no
+    /// letters or digits gets an empty string.
+    pub fn phonemize(&self, voice: &str, clauses: &[&str]) -> Result<Vec<String>, EspeakError> {
+        let cleaned: Vec<String> = clauses
+            .iter()
+            .map(|c| c.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect();
+        let spoken: Vec<usize> = (0..cleaned.len())
+            .filter(|&i| cleaned[i].chars().any(char::is_alphanumeric))
+            .collect();
+        let mut out = vec![String::new(); clauses.len()];
+        if spoken.is_empty() {
+            return Ok(out);
+        }
+        let input: Vec<&str> = spoken.iter().map(|&i| cleaned[i].as_str()).collect();
+        let groups = self.run(voice, &input.join("\n\n"))?;
+        if groups.len() == spoken.len() {
+            for (&i, phonemes) in spoken.iter().zip(groups) {
+                out[i] = phonemes;
+            }
+        } else {
+            // Some text made espeak-ng print a blank line of its own: fall back to a
+            // process per clause, slower but unambiguous.
+            tracing::debug!(
+                clauses = spoken.len(),
+                groups = groups.len(),
+                "espeak-ng output did not align; phonemizing clause by clause"
+            );
+            for &i in &spoken {
+                out[i] = self.run(voice, &cleaned[i])?.join(" ");
+            }
+        }
+        Ok(out)
+    }
+
+    /// Runs espeak-ng on `text`; returns its output's groups of non-blank lines, each
+    /// group's lines joined by a space.
+    fn run(&self, voice: &str, text: &str) -> Result<Vec<String>, EspeakError> {
+        let run_error = |source| EspeakError::Run {
+            program: self.program.clone(),
+            source,
+        };
+        let mut child = Command::new(&self.program)
+            .args(["-q", "--ipa", "-b", "1", "-v", voice])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => EspeakError::NotInstalled,
+                _ => run_error(e),
+            })?;
+        let mut stdin = child.stdin.take().expect("stdin is piped");
+        // Written from another thread: espeak-ng answers as it reads, and a full stdout
+        // pipe would otherwise stop both sides.
+        let input = format!("{text}\n");
+        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+        let output = child.wait_with_output().map_err(run_error)?;
+        let written = writer.join().unwrap_or(Ok(()));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let message = format!("{} {}", stdout.trim(), stderr.trim());
+            if message.contains("voice does not exist") {
+                return Err(EspeakError::UnknownVoice {
+                    voice: voice.to_owned(),
+                });
+            }
+            return Err(EspeakError::Failed(format!(
+                "exit {}: {}",
+                output.status,
+                message.trim()
+            )));
+        }
+        written.map_err(run_error)?;
+        let mut groups = Vec::new();
+        let mut current: Vec<String> = Vec::new();
+        for line in stdout.lines() {
+            let line = strip_language_marks(line.trim());
+            if line.is_empty() {
+                if !current.is_empty() {
+                    groups.push(current.join(" "));
+                    current.clear();
+                }
+            } else {
+                current.push(line);
+            }
+        }
+        if !current.is_empty() {
+            groups.push(current.join(" "));
+        }
+        Ok(groups)
+    }
+}
+
+/// Drops espeak-ng's `(en)`-style marks around words it reads in another language.
+fn strip_language_marks(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut depth = 0usize;
+    for c in line.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth > 0 => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out.trim().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn language_marks_are_removed() {
+        assert_eq!(strip_language_marks("ɛlˈo (en)wˈɜːld(fr)"), "ɛlˈo wˈɜːld");
+    }
+
+    #[test]
+    fn a_missing_program_says_how_to_install_it() {
+        let espeak = Espeak::at("/nonexistent/espeak-ng");
+        let err = espeak.phonemize("en-us", &["hello"]).unwrap_err();
+        assert!(matches!(err, EspeakError::NotInstalled), "{err}");
+        assert!(err.to_string().contains("apt install espeak-ng"));
+        // Nothing to say needs no program.
+        assert_eq!(espeak.phonemize("en-us", &["...", ""]).unwrap(), ["", ""]);
+    }
+}
