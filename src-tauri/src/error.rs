@@ -99,10 +99,10 @@ impl From<RuntimeError> for AppError {
                 _ => ErrorKind::Internal,
             },
             R::Audio { .. } => ErrorKind::Audio,
-            R::Transcribe(_) | R::Load { .. } => ErrorKind::Model,
+            R::Transcribe(_) | R::Load { .. } | R::Speech(_) => ErrorKind::Model,
             R::WrongModel { .. } | R::InvalidRequest(_) => ErrorKind::Invalid,
             R::Cancelled(_) => ErrorKind::Cancelled,
-            R::NoSuchJob(_) => ErrorKind::NotFound,
+            R::NoSuchJob(_) | R::NoSuchVoice(_) => ErrorKind::NotFound,
             R::Io { source, .. } => io_kind(source),
         };
         AppError::new(kind, e.to_string())

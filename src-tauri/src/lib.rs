@@ -24,7 +24,7 @@ pub const BINDINGS_HEADER: &str =
 
 /// Every command and event the UI sees, with their types.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
-    use commands::{history, models, settings, transcribe};
+    use commands::{history, models, settings, speak, transcribe, voices};
     tauri_specta::Builder::<tauri::Wry>::new()
         .commands(collect_commands![
             models::list_models,
@@ -44,6 +44,17 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             settings::get_settings,
             settings::set_default_model,
             settings::set_theme,
+            speak::speak,
+            speak::save_speech,
+            speak::speak_batch,
+            speak::read_lines,
+            speak::show_batch_output,
+            voices::list_voices,
+            voices::add_voice,
+            voices::rename_voice,
+            voices::update_voice_settings,
+            voices::delete_voice,
+            voices::preview_voice,
         ])
         .events(collect_events![RuntimeEvent])
         // Ids, sizes and times stay far below 2^53.

@@ -127,3 +127,77 @@ async fn opened_files_are_taken_once() {
     );
     assert!(state.take_opened_files().await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn speech_refusals_carry_their_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let (state, _) = state(dir.path(), vec![]).await;
+    // No voice model is installed: the library is empty.
+    assert!(state.list_voices().await.unwrap().is_empty());
+
+    let kind = |r: Result<_, izwi_desktop::error::AppError>| r.map(|_: ()| ()).unwrap_err().kind;
+    let no_voice = state
+        .speak("nobody".into(), "Hello.".into(), None)
+        .await
+        .map(|_| ());
+    assert_eq!(kind(no_voice), ErrorKind::Invalid);
+    let relative = state
+        .speak_batch("nobody".into(), vec!["Hi.".into()], "out".into(), None)
+        .await
+        .map(|_| ());
+    assert_eq!(kind(relative), ErrorKind::Invalid);
+    let blank_lines = state
+        .speak_batch(
+            "nobody".into(),
+            vec![" ".into()],
+            dir.path().join("out").display().to_string(),
+            None,
+        )
+        .await
+        .map(|_| ());
+    assert_eq!(kind(blank_lines), ErrorKind::Invalid);
+
+    assert_eq!(
+        kind(state.read_lines("lines.txt".into()).await.map(|_| ())),
+        ErrorKind::Invalid
+    );
+    let missing = dir.path().join("missing.txt").display().to_string();
+    assert_eq!(
+        kind(state.read_lines(missing).await.map(|_| ())),
+        ErrorKind::NotFound
+    );
+    let txt = dir.path().join("lines.txt");
+    std::fs::write(&txt, "One.\n\n  Two.  \n").unwrap();
+    assert_eq!(
+        state.read_lines(txt.display().to_string()).await.unwrap(),
+        ["One.", "Two."]
+    );
+
+    let out = dir.path().join("x.wav").display().to_string();
+    assert_eq!(
+        kind(state.save_speech(41, out).await.map(|_| ())),
+        ErrorKind::NotFound
+    );
+    assert_eq!(
+        kind(state.batch_output(41).await.map(|_| ())),
+        ErrorKind::NotFound
+    );
+    // A Whisper model cannot be a voice; a voice needs a name.
+    let whisper = state
+        .add_voice(
+            "whisper-base".into(),
+            "Base".into(),
+            izwi_runtime::VoiceSettings::default(),
+        )
+        .await
+        .map(|_| ());
+    assert_eq!(kind(whisper), ErrorKind::Invalid);
+    assert_eq!(
+        kind(state.rename_voice(1, "  ".into()).await.map(|_| ())),
+        ErrorKind::Invalid
+    );
+    assert_eq!(
+        kind(state.rename_voice(1, "Joe".into()).await.map(|_| ())),
+        ErrorKind::NotFound
+    );
+}

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use izwi_desktop::commands::history::TranscriptView;
 use izwi_desktop::commands::settings::Settings;
 use izwi_desktop::error::AppError;
-use izwi_runtime::{Event, Job, ModelInfo, SearchHit};
+use izwi_runtime::{Event, Job, JobKind, ModelInfo, SearchHit, SpeechClip, VoiceInfo};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -54,6 +54,59 @@ fn recorded_command_results_match_the_types() {
     assert!(listed.len() >= 3);
     let peaks: Vec<f32> = ok("audioPeaks");
     assert!(peaks.iter().all(|p| (0.0..=1.0).contains(p)));
+}
+
+#[test]
+fn recorded_speech_matches_the_types() {
+    let models: Vec<ModelInfo> = ok("listModels");
+    assert!(models.iter().any(|m| m.id == "local/joe"));
+    let voices: Vec<VoiceInfo> = ok("listVoices");
+    assert_eq!(voices.len(), 1);
+    assert!(voices[0].installed);
+    let added: VoiceInfo = ok("addVoice");
+    let renamed: VoiceInfo = ok("renameVoice");
+    assert_eq!((renamed.id, renamed.name.as_str()), (added.id, "Narrator"));
+    let updated: VoiceInfo = ok("updateVoiceSettings");
+    assert_eq!(updated.id, added.id);
+    let clip: SpeechClip = ok("previewVoice");
+    assert!(clip.sample_rate > 0 && !clip.samples.is_empty());
+    let spoken: Job = ok("speak");
+    assert_eq!(spoken.kind, JobKind::Speak);
+    let saved: String = ok("saveSpeech");
+    assert!(saved.ends_with(".wav"));
+    let batch: Job = ok("speakBatch");
+    assert_eq!(batch.kind, JobKind::SpeakBatch);
+    for name in ["readLines_txt", "readLines_csv"] {
+        let lines: Vec<String> = ok(name);
+        assert!(lines.len() >= 2, "{name}");
+    }
+
+    let events = |name: &str| -> Vec<Event> {
+        read(name)["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| serde_json::from_value(e["payload"].clone()).unwrap())
+            .collect()
+    };
+    let speech = events("events_speak");
+    assert!(
+        matches!(speech.last(), Some(Event::JobFinished { job_id, .. }) if *job_id == spoken.id)
+    );
+    let indexes: Vec<usize> = speech
+        .iter()
+        .filter_map(|e| match e {
+            Event::SpeechAudio { index, samples, .. } if !samples.is_empty() => Some(*index),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(indexes, [0, 1]);
+    let lines: Vec<String> = ok("readLines_csv");
+    let done = events("events_batch")
+        .iter()
+        .filter(|e| matches!(e, Event::BatchLineDone { job_id, .. } if *job_id == batch.id))
+        .count();
+    assert_eq!(done, lines.len());
 }
 
 #[test]

@@ -2,7 +2,9 @@
 //! UI's browser tests (ui/tests/fixtures/recorded/*.json). It drives the very command
 //! code the app runs (the `AppState` methods behind each `#[tauri::command]`) on a real
 //! runtime: the tiny.en model from scripts/fetch-assets.sh imported as `local/tiny`,
-//! transcribing .assets/speech/jfk.wav.
+//! transcribing .assets/speech/jfk.wav; the Piper voice en_US-joe-medium imported as
+//! `local/joe` for the voice library, a preview, a speak job (its sentences' audio as
+//! they streamed) and a batch (needs espeak-ng).
 //!
 //!     cargo test -p izwi-desktop --test record -- --ignored
 //!
@@ -16,7 +18,10 @@ use std::time::Instant;
 
 use izwi_desktop::commands::transcribe::TranscribeOptions;
 use izwi_desktop::state::AppState;
-use izwi_runtime::{Event, ExportFormat, JobFilter, Runtime, RuntimeConfig, Task};
+use izwi_runtime::{
+    Event, ExportFormat, JobFilter, JobStatus, Runtime, RuntimeConfig, Task, VoiceSettings,
+    MANIFEST_NAME,
+};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -42,7 +47,15 @@ struct Recorder {
 
 impl Recorder {
     fn write(&self, name: &str, value: &Value) {
-        let mut text = serde_json::to_string_pretty(value).unwrap();
+        self.write_text(name, serde_json::to_string_pretty(value).unwrap());
+    }
+
+    /// On one line: for audio samples, which would take a line each.
+    fn write_compact(&self, name: &str, value: &Value) {
+        self.write_text(name, serde_json::to_string(value).unwrap());
+    }
+
+    fn write_text(&self, name: &str, mut text: String) {
         for (from, to) in &self.replace {
             text = text.replace(from, to);
         }
@@ -58,15 +71,47 @@ impl Recorder {
         args: Value,
         result: &Result<T, izwi_desktop::error::AppError>,
     ) {
+        self.write(name, &Self::call(command, args, result));
+    }
+
+    fn command_compact<T: Serialize>(
+        &self,
+        name: &str,
+        command: &str,
+        args: Value,
+        result: &Result<T, izwi_desktop::error::AppError>,
+    ) {
+        self.write_compact(name, &Self::call(command, args, result));
+    }
+
+    fn call<T: Serialize>(
+        command: &str,
+        args: Value,
+        result: &Result<T, izwi_desktop::error::AppError>,
+    ) -> Value {
         let result = match result {
             Ok(data) => json!({"status": "ok", "data": data}),
             Err(error) => json!({"status": "error", "error": error}),
         };
-        self.write(
-            name,
-            &json!({"command": command, "args": args, "result": result}),
-        );
+        json!({"command": command, "args": args, "result": result})
     }
+}
+
+/// The events of job `id` from `from` on, with the milliseconds since `started`.
+fn job_events(events: &Events, from: usize, id: i64, started: Instant) -> Vec<Value> {
+    events.lock().unwrap()[from..]
+        .iter()
+        .filter_map(|(at, e)| {
+            let payload = serde_json::to_value(e).unwrap();
+            let mine = payload["job_id"] == json!(id) || payload["job"]["id"] == json!(id);
+            mine.then(|| {
+                json!({
+                    "elapsed_ms": at.saturating_duration_since(started).as_millis() as u64,
+                    "payload": payload,
+                })
+            })
+        })
+        .collect()
 }
 
 type Events = Arc<Mutex<Vec<(Instant, Event)>>>;
@@ -76,6 +121,7 @@ type Events = Arc<Mutex<Vec<(Instant, Event)>>>;
 async fn record_fixtures() {
     let jfk = asset("speech/jfk.wav");
     let tiny = asset("models/whisper-tiny.en");
+    let joe_onnx = asset("voices/en_US-joe-medium/en_US-joe-medium.onnx");
     let dir = tempfile::tempdir().unwrap();
     let data_dir = dir.path().join("data");
     let hf = dir.path().join("hf");
@@ -94,6 +140,7 @@ async fn record_fixtures() {
     let data_dir = runtime.data_dir().to_path_buf();
     let hf = runtime.hf_cache_dir().to_path_buf();
     runtime.import_model(&tiny, Some("tiny")).unwrap();
+    let joe_model = runtime.import_model(&joe_onnx, Some("joe")).unwrap().id;
     let state = AppState::new(runtime, vec![jfk.clone()], Box::new(|_| {}));
 
     let out = repo().join("ui/tests/fixtures/recorded");
@@ -234,8 +281,194 @@ async fn record_fixtures() {
     let jobs = state.list_jobs(filter.clone()).await;
     rec.command("listJobs", "list_jobs", json!([filter]), &jobs);
 
+    // ---- speech: the voice library, a preview, a speak job, a batch.
+    let voices = state.list_voices().await;
+    rec.command("listVoices", "list_voices", json!([]), &voices);
+    let voices = voices.unwrap();
+    assert_eq!(voices.len(), 1, "{voices:?}");
+    let joe = voices[0].id.to_string();
+    let slowly = VoiceSettings {
+        speed: 0.8,
+        ..VoiceSettings::default()
+    };
+    let added = state
+        .add_voice(joe_model.clone(), "Joe, slowly".into(), slowly.clone())
+        .await;
+    rec.command(
+        "addVoice",
+        "add_voice",
+        json!([joe_model, "Joe, slowly", slowly]),
+        &added,
+    );
+    let added = added.unwrap();
+    let renamed = state.rename_voice(added.id, "Narrator".into()).await;
+    rec.command(
+        "renameVoice",
+        "rename_voice",
+        json!([added.id, "Narrator"]),
+        &renamed,
+    );
+    assert_eq!(renamed.unwrap().name, "Narrator");
+    let narrator = VoiceSettings {
+        speed: 0.9,
+        noise_scale: Some(0.5),
+        noise_w: None,
+        pitch: -1.0,
+        speaker: None,
+    };
+    let updated = state
+        .update_voice_settings(added.id, narrator.clone())
+        .await;
+    rec.command(
+        "updateVoiceSettings",
+        "update_voice_settings",
+        json!([added.id, narrator]),
+        &updated,
+    );
+    assert_eq!(updated.unwrap().settings, narrator);
+
+    let preview = state
+        .preview_voice(joe.clone(), Some("Hello.".into()))
+        .await;
+    let clip = preview.as_ref().unwrap();
+    assert!(clip.samples.len() > clip.sample_rate as usize / 4);
+    rec.command_compact(
+        "previewVoice",
+        "preview_voice",
+        json!([joe, "Hello."]),
+        &preview,
+    );
+
+    let text = "Hello there. This is Izwi.";
+    let from = events.lock().unwrap().len();
+    let started = Instant::now();
+    let spoken = state.speak(joe.clone(), text.into(), None).await;
+    rec.command("speak", "speak", json!([joe, text, null]), &spoken);
+    let spoken = state.runtime.wait_job(spoken.unwrap().id).await.unwrap();
+    assert_eq!(spoken.status, JobStatus::Done, "{:?}", spoken.error);
+    let stream = job_events(&events, from, spoken.id, started);
+    let sentences = stream
+        .iter()
+        .filter(|e| e["payload"]["type"] == "speech_audio")
+        .count();
+    assert_eq!(sentences, 2);
+    rec.write_compact(
+        "events_speak",
+        &json!({
+            "event": "runtime-event",
+            "about": format!("the RuntimeEvent payloads of speak({joe:?}, {text:?}) until the job finished; elapsed_ms since the call"),
+            "events": stream,
+        }),
+    );
+    let wav = dir.path().join("hello.wav");
+    let saved = state
+        .save_speech(spoken.id, wav.display().to_string())
+        .await;
+    rec.command(
+        "saveSpeech",
+        "save_speech",
+        json!([spoken.id, wav.display().to_string()]),
+        &saved,
+    );
+    assert!(wav.is_file());
+
+    let txt = dir.path().join("lines.txt");
+    std::fs::write(
+        &txt,
+        "Welcome to the museum.\n\nThe exit is on your left.\n",
+    )
+    .unwrap();
+    let csv = dir.path().join("lines.csv");
+    std::fs::write(
+        &csv,
+        "id,text\n1,Welcome to the museum.\n2,\"Tickets, please.\"\n3,Enjoy your visit!\n",
+    )
+    .unwrap();
+    for (name, path) in [("readLines_txt", &txt), ("readLines_csv", &csv)] {
+        let lines = state.read_lines(path.display().to_string()).await;
+        rec.command(
+            name,
+            "read_lines",
+            json!([path.display().to_string()]),
+            &lines,
+        );
+    }
+    let lines = state.read_lines(csv.display().to_string()).await.unwrap();
+    assert_eq!(lines[1], "Tickets, please.");
+
+    let out = dir.path().join("batch");
+    let from = events.lock().unwrap().len();
+    let started = Instant::now();
+    let batch = state
+        .speak_batch(joe.clone(), lines.clone(), out.display().to_string(), None)
+        .await;
+    rec.command(
+        "speakBatch",
+        "speak_batch",
+        json!([joe, lines, out.display().to_string(), null]),
+        &batch,
+    );
+    let batch = state.runtime.wait_job(batch.unwrap().id).await.unwrap();
+    assert_eq!(batch.status, JobStatus::Done, "{:?}", batch.error);
+    let stream = job_events(&events, from, batch.id, started);
+    let done = stream
+        .iter()
+        .filter(|e| e["payload"]["type"] == "batch_line_done")
+        .count();
+    assert_eq!(done, lines.len());
+    rec.write(
+        "events_batch",
+        &json!({
+            "event": "runtime-event",
+            "about": "the RuntimeEvent payloads of speakBatch(the lines of lines.csv) until the job finished; elapsed_ms since the call",
+            "events": stream,
+        }),
+    );
+    assert_eq!(
+        state.batch_output(batch.id).await.unwrap(),
+        out.join(MANIFEST_NAME)
+    );
+    let deleted = state.delete_voice(added.id).await;
+    rec.command("deleteVoice", "delete_voice", json!([added.id]), &deleted);
+    deleted.unwrap();
+
     // Errors as the UI receives them.
     let errors = vec![
+        (
+            "speak",
+            json!([joe, "  ...  ", null]),
+            state
+                .speak(joe.clone(), "  ...  ".into(), None)
+                .await
+                .map(|_| ()),
+        ),
+        (
+            "speak_batch",
+            json!([joe, lines, out.display().to_string(), null]),
+            state
+                .speak_batch(joe.clone(), lines.clone(), out.display().to_string(), None)
+                .await
+                .map(|_| ()),
+        ),
+        (
+            "update_voice_settings",
+            json!([voices[0].id, {"speed": 9.0}]),
+            state
+                .update_voice_settings(
+                    voices[0].id,
+                    VoiceSettings {
+                        speed: 9.0,
+                        ..VoiceSettings::default()
+                    },
+                )
+                .await
+                .map(|_| ()),
+        ),
+        (
+            "delete_voice",
+            json!([voices[0].id]),
+            state.delete_voice(voices[0].id).await,
+        ),
         (
             "transcribe_files",
             json!([

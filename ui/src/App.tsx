@@ -7,8 +7,11 @@ import { Sidebar } from './components/Sidebar'
 import { Toaster } from './components/Toaster'
 import { HistoryPage } from './features/history/HistoryPage'
 import { ModelsPage } from './features/models/ModelsPage'
+import { BatchPage } from './features/batch/BatchPage'
 import { SettingsPage } from './features/settings/SettingsPage'
+import { SpeakPage } from './features/speak/SpeakPage'
 import { TranscribePage } from './features/transcribe/TranscribePage'
+import { VoicesPage } from './features/voices/VoicesPage'
 import { pickFiles, pickFolder, queueFiles } from './features/transcribe/queueFiles'
 import { navigate, useNav, VIEWS } from './lib/nav'
 import { isModKey, isTyping } from './lib/platform'
@@ -44,6 +47,8 @@ export function App() {
         } else if (key === 'e') {
           e.preventDefault()
           runAction('export')
+        } else if (key === 'enter') {
+          if (runAction('generate')) e.preventDefault()
         }
         return
       }
@@ -67,6 +72,9 @@ export function App() {
         {view === 'transcribe' && <TranscribePage />}
         {view === 'models' && <ModelsPage />}
         {view === 'history' && <HistoryPage />}
+        {view === 'speak' && <SpeakPage />}
+        {view === 'batch' && <BatchPage />}
+        {view === 'voices' && <VoicesPage />}
         {view === 'settings' && <SettingsPage onShowShortcuts={showSheet} />}
       </main>
       <DropOverlay onDrop={onDrop} />

@@ -24,6 +24,18 @@ export const commands = {
 	getSettings: () => typedError<Settings, AppError>(__TAURI_INVOKE("get_settings")),
 	setDefaultModel: (id: string | null) => typedError<null, AppError>(__TAURI_INVOKE("set_default_model", { id })),
 	setTheme: (theme: Theme) => typedError<null, AppError>(__TAURI_INVOKE("set_theme", { theme })),
+	speak: (voice: string, text: string, speed: number | null) => typedError<Job, AppError>(__TAURI_INVOKE("speak", { voice, text, speed })),
+	saveSpeech: (jobId: number, path: string) => typedError<string, AppError>(__TAURI_INVOKE("save_speech", { jobId, path })),
+	speakBatch: (voice: string, lines: string[], outputDir: string, speed: number | null) => typedError<Job, AppError>(__TAURI_INVOKE("speak_batch", { voice, lines, outputDir, speed })),
+	readLines: (path: string) => typedError<string[], AppError>(__TAURI_INVOKE("read_lines", { path })),
+	/**  Opens the file manager on a finished (or cancelled) batch's folder. */
+	showBatchOutput: (jobId: number) => typedError<null, AppError>(__TAURI_INVOKE("show_batch_output", { jobId })),
+	listVoices: () => typedError<VoiceInfo[], AppError>(__TAURI_INVOKE("list_voices")),
+	addVoice: (modelId: string, name: string, settings: VoiceSettings) => typedError<VoiceInfo, AppError>(__TAURI_INVOKE("add_voice", { modelId, name, settings })),
+	renameVoice: (id: number, name: string) => typedError<VoiceInfo, AppError>(__TAURI_INVOKE("rename_voice", { id, name })),
+	updateVoiceSettings: (id: number, settings: VoiceSettings) => typedError<VoiceInfo, AppError>(__TAURI_INVOKE("update_voice_settings", { id, settings })),
+	deleteVoice: (id: number) => typedError<null, AppError>(__TAURI_INVOKE("delete_voice", { id })),
+	previewVoice: (voice: string, text: string | null) => typedError<SpeechClip, AppError>(__TAURI_INVOKE("preview_voice", { voice, text })),
 };
 
 /** Events */
@@ -73,15 +85,22 @@ export type ErrorKind =
 
 export type Event = 
 /**  A job was recorded and waits for its turn. */
-({ type: "job_queued"; job: Job }) & { error?: never; eta_seconds?: never; job_id?: never; model_id?: never; progress?: never; seconds?: never; segments?: never; status?: never; windows_done?: never; windows_total?: never } | ({ type: "job_started"; job_id: number }) & { error?: never; eta_seconds?: never; job?: never; model_id?: never; progress?: never; seconds?: never; segments?: never; status?: never; windows_done?: never; windows_total?: never } | ({ type: "job_progress"; job_id: number; 
+({ type: "job_queued"; job: Job }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job_id?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; status?: never; total?: never; windows_done?: never; windows_total?: never } | ({ type: "job_started"; job_id: number }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; status?: never; total?: never; windows_done?: never; windows_total?: never } | ({ type: "job_progress"; job_id: number; 
 /**  0 to 1. */
 progress: number; windows_done: number; windows_total: number; 
 /**  From the pace so far; None until a window is done. */
-eta_seconds: number | null }) & { error?: never; job?: never; model_id?: never; seconds?: never; segments?: never; status?: never } | 
+eta_seconds: number | null }) & { error?: never; file?: never; index?: never; job?: never; line?: never; model_id?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; status?: never; total?: never } | 
 /**  Segments of a transcription as they are ready: windows finish out of order. */
-({ type: "job_segments"; job_id: number; segments: Segment[] }) & { error?: never; eta_seconds?: never; job?: never; model_id?: never; progress?: never; seconds?: never; status?: never; windows_done?: never; windows_total?: never } | ({ type: "job_finished"; job_id: number; status: JobStatus; error: string | null }) & { eta_seconds?: never; job?: never; model_id?: never; progress?: never; seconds?: never; segments?: never; windows_done?: never; windows_total?: never } | {
+({ type: "job_segments"; job_id: number; segments: Segment[] }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; status?: never; total?: never; windows_done?: never; windows_total?: never } | 
+/**
+ *  One sentence of a speak job's audio, in order, as soon as it is ready: the
+ *  desktop app plays it while the rest are made.
+ */
+({ type: "speech_audio"; job_id: number; index: number; total: number; sample_rate: number; samples: number[] }) & { error?: never; eta_seconds?: never; file?: never; job?: never; line?: never; model_id?: never; progress?: never; seconds?: never; segments?: never; status?: never; windows_done?: never; windows_total?: never } | 
+/**  A batch wrote line `line` (0-based) to `file`. */
+({ type: "batch_line_done"; job_id: number; line: number; file: string; seconds: number }) & { error?: never; eta_seconds?: never; index?: never; job?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; segments?: never; status?: never; total?: never; windows_done?: never; windows_total?: never } | ({ type: "job_finished"; job_id: number; status: JobStatus; error: string | null }) & { eta_seconds?: never; file?: never; index?: never; job?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; total?: never; windows_done?: never; windows_total?: never } | {
 	type: "download",
-} & DownloadProgress | ({ type: "model_loaded"; model_id: string; seconds: number }) & { error?: never; eta_seconds?: never; job?: never; job_id?: never; progress?: never; segments?: never; status?: never; windows_done?: never; windows_total?: never } | ({ type: "model_unloaded"; model_id: string }) & { error?: never; eta_seconds?: never; job?: never; job_id?: never; progress?: never; seconds?: never; segments?: never; status?: never; windows_done?: never; windows_total?: never };
+} & DownloadProgress | ({ type: "model_loaded"; model_id: string; seconds: number }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job?: never; job_id?: never; line?: never; progress?: never; sample_rate?: never; samples?: never; segments?: never; status?: never; total?: never; windows_done?: never; windows_total?: never } | ({ type: "model_unloaded"; model_id: string }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job?: never; job_id?: never; line?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; status?: never; total?: never; windows_done?: never; windows_total?: never };
 
 /**  The formats a transcript is exported in. */
 export type ExportFormat = "txt" | "srt" | "vtt" | "json";
@@ -222,6 +241,12 @@ export type Settings = {
 	devices: string[],
 };
 
+/**  Audio handed back directly (a preview), not written to a file. */
+export type SpeechClip = {
+	sample_rate: number,
+	samples: number[],
+};
+
 export type Task = "transcribe" | 
 /**  Into English. */
 "translate";
@@ -267,6 +292,40 @@ export type TranscriptView = {
 };
 
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
+
+/**  A voice as the shells list it. */
+export type VoiceInfo = {
+	id: number,
+	name: string,
+	source: VoiceSource,
+	model_id: string,
+	/**  Of the model, e.g. `en_US`. */
+	language: string | null,
+	/**  The model's files are on disk. */
+	installed: boolean,
+	settings: VoiceSettings,
+};
+
+/**  How a voice speaks, stored as JSON. Missing fields read as their defaults. */
+export type VoiceSettings = {
+	/**  Speaking rate, 1 = the model's normal pace. */
+	speed?: number,
+	noise_scale?: number | null,
+	noise_w?: number | null,
+	/**  Pitch shift in semitones. */
+	pitch?: number,
+	/**  Speaker id within a multi-speaker model. */
+	speaker?: number | null,
+};
+
+/**  Where a voice came from. */
+export type VoiceSource = 
+/**  Shipped with a model. */
+"preset" | 
+/**  Made from a recording of a speaker. */
+"cloned" | 
+/**  Made from a description. */
+"designed";
 
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {

@@ -2,10 +2,13 @@
 // files Izwi was opened with and queue them.
 
 import { toast } from './lib/toast'
+import { handleBatchEvent } from './features/batch/batchStore'
 import { handleModelEvent, installedTranscribers, loadModels, modelsStore } from './features/models/modelsStore'
 import { loadSettings } from './features/settings/settingsStore'
 import { handleJobEvent, loadActiveJobs } from './features/transcribe/jobsStore'
 import { flushWaiting, queueFiles } from './features/transcribe/queueFiles'
+import { handleSpeakEvent } from './features/speak/speakStore'
+import { isVoiceModel, loadVoices } from './features/voices/voicesStore'
 import { api } from './lib/api'
 import { describeError } from './lib/errors'
 import { subscribeRuntime } from './lib/events'
@@ -26,9 +29,27 @@ async function run(): Promise<void> {
   const sub = subscribeRuntime((e) => {
     handleJobEvent(e)
     handleModelEvent(e)
+    handleSpeakEvent(e)
+    handleBatchEvent(e)
   })
   await sub.ready
-  await Promise.all([loadSettings(), loadModels(), loadActiveJobs()])
+  await Promise.all([loadSettings(), loadModels(), loadActiveJobs(), loadVoices()])
+
+  // A voice model installed or removed adds or drops its voices in the library.
+  const installedVoices = () =>
+    modelsStore
+      .get()
+      .models.filter((m) => isVoiceModel(m) && m.status === 'installed')
+      .map((m) => m.id)
+      .join('|')
+  let voiceModels = installedVoices()
+  modelsStore.subscribe(() => {
+    const now = installedVoices()
+    if (now !== voiceModels) {
+      voiceModels = now
+      void loadVoices()
+    }
+  })
 
   // Files that waited for a model go as soon as one is installed.
   let hadModel = installedTranscribers(modelsStore.get().models).length > 0

@@ -1,6 +1,7 @@
 //! `izwi bench ...`
 
 mod candle_baseline;
+mod piper;
 mod whisper;
 
 use anyhow::{ensure, Result};
@@ -32,11 +33,15 @@ pub enum BenchCommand {
     /// Whisper transcription speed (real-time factor) on real speech, beside
     /// candle-transformers' own Whisper model doing the same work.
     Whisper(whisper::WhisperBenchArgs),
+    /// Piper voice synthesis speed (real-time factor) of our VITS beside piper's own
+    /// runtime (onnxruntime) on the same voice and phoneme ids.
+    Piper(piper::PiperBenchArgs),
 }
 
 pub fn run(command: BenchCommand) -> Result<()> {
     match command {
         BenchCommand::Whisper(args) => whisper::run(args),
+        BenchCommand::Piper(args) => piper::run(args),
         BenchCommand::Engine {
             batch_sizes,
             tokens,

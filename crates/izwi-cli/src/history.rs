@@ -74,7 +74,7 @@ pub fn run(data_dir: Option<PathBuf>, args: HistoryArgs) -> Result<()> {
             return Ok(());
         }
         println!(
-            "{:>5}  {:<11} {:<10} {:<16}  {:>6}  INPUT",
+            "{:>5}  {:<11} {:<11} {:<16}  {:>6}  INPUT",
             "JOB", "STATUS", "KIND", "CREATED (UTC)", "RTF"
         );
         for job in jobs {
@@ -84,10 +84,10 @@ pub fn run(data_dir: Option<PathBuf>, args: HistoryArgs) -> Result<()> {
                 .map(|r| format!("{r:.3}"))
                 .unwrap_or("-".into());
             println!(
-                "{:>5}  {:<11} {:<10} {:<16}  {:>6}  {}",
+                "{:>5}  {:<11} {:<11} {:<16}  {:>6}  {}",
                 job.id,
                 format!("{:?}", job.status).to_lowercase(),
-                format!("{:?}", job.kind).to_lowercase(),
+                job.kind.as_str(),
                 utc(job.created_at),
                 rtf,
                 job.input

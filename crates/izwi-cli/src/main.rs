@@ -6,7 +6,9 @@ mod format;
 mod history;
 mod models;
 mod progress;
+mod speak;
 mod transcribe;
+mod voices;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -47,6 +49,13 @@ enum Command {
     Models(models::ModelsCommand),
     /// Past jobs and transcripts: list, search, show.
     History(history::HistoryArgs),
+    /// Say text in a voice, to a WAV; or a script, one WAV per line.
+    Speak(speak::SpeakArgs),
+    /// The voice library: list, add, rename, remove.
+    Voices {
+        #[command(subcommand)]
+        command: Option<voices::VoicesCommand>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -67,6 +76,8 @@ fn main() -> ExitCode {
         Command::Transcribe(args) => transcribe::run(data_dir, args),
         Command::Models(command) => models::run(data_dir, command),
         Command::History(args) => history::run(data_dir, args),
+        Command::Speak(args) => speak::run(data_dir, args),
+        Command::Voices { command } => voices::run(data_dir, command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

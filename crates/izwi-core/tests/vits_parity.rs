@@ -6,7 +6,6 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
-use std::time::Instant;
 
 use candle_core::{Device, Tensor};
 use izwi_core::models::vits::onnx::OnnxModel;
@@ -264,41 +263,4 @@ fn a_voice_missing_weights_names_every_one() {
     assert!(err
         .to_string()
         .contains("lacks 3 weight(s): dec.ups.1.weight, enc_p.emb.weight"));
-}
-
-/// Real-time factor on this machine (wall time / audio time), the same ids and
-/// default scales as the onnxruntime timing in make_vits_reference.py. Run with
-/// `cargo test -p izwi-core --test vits_parity -- --ignored --nocapture`.
-#[test]
-#[ignore]
-fn real_time_factor() {
-    let (onnx, json) = voice_files();
-    let start = Instant::now();
-    let vits = Vits::from_onnx(&onnx, &json, &Device::Cpu).expect("the voice loads");
-    println!("voice loaded in {:.2} s", start.elapsed().as_secs_f64());
-    let reference = reference();
-    let all: Vec<Vec<i64>> = (0..SENTENCES).map(|i| ids(&reference, i)).collect();
-    let scales = vits.config().inference;
-    vits.synthesize(&all[0], None, scales, 0).expect("warm-up");
-    let mut best = f64::MAX;
-    for run in 0..3 {
-        let start = Instant::now();
-        let mut samples = 0;
-        for ids in &all {
-            samples += vits
-                .synthesize(ids, None, scales, run)
-                .expect("synthesis")
-                .len();
-        }
-        let audio = samples as f64 / f64::from(vits.sample_rate());
-        best = best.min(start.elapsed().as_secs_f64() / audio);
-    }
-    let batch: Vec<&[i64]> = all.iter().map(Vec::as_slice).collect();
-    let start = Instant::now();
-    let out = vits
-        .synthesize_batch(&batch, None, scales, 0)
-        .expect("batch");
-    let samples: usize = out.iter().map(|s| s.audio.len()).sum();
-    let batched = start.elapsed().as_secs_f64() / (samples as f64 / f64::from(vits.sample_rate()));
-    println!("candle VITS RTF: {best:.4} one sentence at a time, {batched:.4} as one batch of {SENTENCES}");
 }

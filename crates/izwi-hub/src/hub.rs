@@ -244,6 +244,17 @@ fn path_info(path: &Path) -> Result<ModelInfo, HubError> {
     Ok(info)
 }
 
+/// The language a Piper voice's `.onnx.json` gives (`language.code`, e.g. `en_US`).
+fn piper_language(dir: &Path) -> Option<String> {
+    let config = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with(".onnx.json"))?;
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(config).ok()?).ok()?;
+    Some(json.get("language")?.get("code")?.as_str()?.to_string())
+}
+
 fn local_info(path: PathBuf, manifest: import::Manifest) -> ModelInfo {
     let disk_bytes = std::fs::read_dir(&path)
         .map(|entries| {
@@ -254,9 +265,12 @@ fn local_info(path: PathBuf, manifest: import::Manifest) -> ModelInfo {
                 .sum()
         })
         .unwrap_or(0);
-    let description = match manifest.family {
-        Family::Whisper => "Whisper model imported from a local folder",
-        Family::Piper => "Piper voice imported from a local file",
+    let (description, languages) = match manifest.family {
+        Family::Whisper => ("Whisper model imported from a local folder", Vec::new()),
+        Family::Piper => (
+            "Piper voice imported from a local file",
+            piper_language(&path).into_iter().collect(),
+        ),
     };
     ModelInfo {
         id: format!("{LOCAL_PREFIX}{}", manifest.name),
@@ -270,7 +284,7 @@ fn local_info(path: PathBuf, manifest: import::Manifest) -> ModelInfo {
         path: Some(path),
         size_bytes: disk_bytes,
         disk_bytes,
-        languages: Vec::new(),
+        languages,
         license: "as its source's".to_string(),
         description: description.to_string(),
     }

@@ -28,8 +28,13 @@ pub enum RuntimeError {
     Cancelled(i64),
     #[error("job {0} does not exist")]
     NoSuchJob(i64),
+    #[error("voice {0} does not exist")]
+    NoSuchVoice(i64),
     #[error("{0}")]
     InvalidRequest(String),
+    /// Phonemization or synthesis failed (espeak-ng missing, a voice's error).
+    #[error("{0}")]
+    Speech(String),
     #[error("{}: {source}", path.display())]
     Io {
         path: std::path::PathBuf,

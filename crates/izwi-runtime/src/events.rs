@@ -31,6 +31,22 @@ pub enum Event {
         job_id: i64,
         segments: Vec<Segment>,
     },
+    /// One sentence of a speak job's audio, in order, as soon as it is ready: the
+    /// desktop app plays it while the rest are made.
+    SpeechAudio {
+        job_id: i64,
+        index: usize,
+        total: usize,
+        sample_rate: u32,
+        samples: Vec<f32>,
+    },
+    /// A batch wrote line `line` (0-based) to `file`.
+    BatchLineDone {
+        job_id: i64,
+        line: usize,
+        file: String,
+        seconds: f64,
+    },
     JobFinished {
         job_id: i64,
         status: JobStatus,

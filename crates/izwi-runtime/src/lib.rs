@@ -8,7 +8,9 @@ mod files;
 mod jobs;
 mod models;
 mod runtime;
+mod speak;
 mod transcribe;
+mod voices;
 
 pub use error::RuntimeError;
 pub use events::{Event, EventSink, NoEvents};
@@ -19,8 +21,11 @@ pub use izwi_core::models::whisper::Task;
 pub use izwi_core::transcript::{Segment, Transcript};
 pub use izwi_hub::{CancellationToken, DownloadProgress, ModelInfo, ModelStatus};
 pub use izwi_store::{
-    Job, JobFilter, JobKind, JobStatus, SearchHit, SegmentRecord, TranscriptRecord,
+    Job, JobFilter, JobKind, JobStatus, SearchHit, SegmentRecord, TranscriptRecord, VoiceSettings,
+    VoiceSource,
 };
 pub use models::LoadedModel;
 pub use runtime::{Runtime, RuntimeConfig, DEFAULT_TRANSCRIBE_MODEL, MAX_PEAK_BUCKETS};
+pub use speak::{read_lines, SpeakBatchRequest, SpeakRequest, SpeechClip, MANIFEST_NAME};
 pub use transcribe::TranscribeRequest;
+pub use voices::VoiceInfo;

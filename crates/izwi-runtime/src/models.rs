@@ -5,11 +5,12 @@
 //! memory is freed when that job ends.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use izwi_core::engine::{Engine, EngineCoreConfig};
+use izwi_core::models::vits::Vits;
 use izwi_core::models::whisper::{Transcriber, Whisper, WhisperExecutor, WhisperTokenizer};
 use izwi_core::{DType, Device};
 use izwi_hub::{Family, Hub};
@@ -36,8 +37,24 @@ pub struct LoadedModel {
     pub in_use: bool,
 }
 
+/// What a slot holds: a job holding a clone keeps it from being unloaded.
+#[derive(Clone)]
+enum Loaded {
+    Whisper(Arc<LoadedWhisper>),
+    Voice(Arc<Vits>),
+}
+
+impl Loaded {
+    fn in_use(&self) -> bool {
+        match self {
+            Loaded::Whisper(m) => Arc::strong_count(m) > 1,
+            Loaded::Voice(v) => Arc::strong_count(v) > 1,
+        }
+    }
+}
+
 struct Slot {
-    model: Arc<LoadedWhisper>,
+    model: Loaded,
     bytes: u64,
     last_used: Instant,
 }
@@ -76,41 +93,96 @@ impl ModelManager {
 
     /// The Whisper model `id`, loading it if needed.
     pub async fn whisper(&self, id: &str) -> Result<Arc<LoadedWhisper>, RuntimeError> {
-        if let Some(model) = self.touch(id) {
+        let dir = || -> Result<PathBuf, RuntimeError> {
+            let info = self.hub.info(id)?;
+            if info.family != Family::Whisper {
+                return Err(wrong_family(id, info.family, "transcribe"));
+            }
+            Ok(self.hub.model_dir(id)?)
+        };
+        let device = self.device.clone();
+        let loaded = self
+            .get_or_load(id, dir, weights_bytes, move |dir| {
+                load_whisper(dir, &device).map(|m| Loaded::Whisper(Arc::new(m)))
+            })
+            .await?;
+        match loaded {
+            Loaded::Whisper(m) => Ok(m),
+            Loaded::Voice(_) => Err(wrong_family(id, Family::Piper, "transcribe")),
+        }
+    }
+
+    /// The Piper voice of model `id`, loading it if needed.
+    pub async fn voice(&self, id: &str) -> Result<Arc<Vits>, RuntimeError> {
+        let dir = || -> Result<PathBuf, RuntimeError> {
+            let info = self.hub.info(id)?;
+            if info.family != Family::Piper {
+                return Err(wrong_family(id, info.family, "speak"));
+            }
+            Ok(self.hub.model_dir(id)?)
+        };
+        self.load_voice(id, dir).await
+    }
+
+    /// A Piper voice from its `.onnx` file, outside the catalog and imports.
+    pub async fn voice_file(&self, onnx: &Path) -> Result<Arc<Vits>, RuntimeError> {
+        let key = format!("file:{}", onnx.display());
+        let onnx = onnx.to_path_buf();
+        self.load_voice(&key, move || Ok(onnx)).await
+    }
+
+    async fn load_voice(
+        &self,
+        key: &str,
+        path: impl FnOnce() -> Result<PathBuf, RuntimeError>,
+    ) -> Result<Arc<Vits>, RuntimeError> {
+        let device = self.device.clone();
+        let bytes = |path: &Path| voice_files(path).map_or(0, |(onnx, _)| file_len(&onnx));
+        let loaded = self
+            .get_or_load(key, path, bytes, move |path| {
+                let (onnx, json) = voice_files(path)?;
+                Vits::from_onnx(&onnx, &json, &device)
+                    .map(|v| Loaded::Voice(Arc::new(v)))
+                    .map_err(|e| e.to_string())
+            })
+            .await?;
+        match loaded {
+            Loaded::Voice(v) => Ok(v),
+            Loaded::Whisper(_) => Err(wrong_family(key, Family::Whisper, "speak")),
+        }
+    }
+
+    /// The model under `key`, loaded from `path()` by `load` on a blocking thread when
+    /// it is not loaded yet, after making room for the `bytes` it will take.
+    async fn get_or_load(
+        &self,
+        key: &str,
+        path: impl FnOnce() -> Result<PathBuf, RuntimeError>,
+        bytes: impl FnOnce(&Path) -> u64,
+        load: impl FnOnce(&Path) -> Result<Loaded, String> + Send + 'static,
+    ) -> Result<Loaded, RuntimeError> {
+        if let Some(model) = self.touch(key) {
             return Ok(model);
         }
         let _loading = self.loading.lock().await;
-        if let Some(model) = self.touch(id) {
+        if let Some(model) = self.touch(key) {
             return Ok(model);
         }
-        let info = self.hub.info(id)?;
-        if info.family != Family::Whisper {
-            return Err(RuntimeError::WrongModel {
-                id: id.to_string(),
-                family: format!("{:?}", info.family).to_lowercase(),
-                task: "transcribe",
-            });
-        }
-        let dir = self.hub.model_dir(id)?;
-        let bytes = weights_bytes(&dir);
+        let path = path()?;
+        let bytes = bytes(&path);
         self.make_room(bytes);
 
         let started = Instant::now();
-        let device = self.device.clone();
-        let load_id = id.to_string();
-        let model = tokio::task::spawn_blocking(move || load_whisper(&dir, &device))
+        let load_error = |reason: String| RuntimeError::Load {
+            id: key.to_string(),
+            reason,
+        };
+        let model = tokio::task::spawn_blocking(move || load(&path))
             .await
-            .map_err(|e| RuntimeError::Load {
-                id: load_id.clone(),
-                reason: e.to_string(),
-            })?
-            .map_err(|reason| RuntimeError::Load {
-                id: load_id,
-                reason,
-            })?;
-        let model = Arc::new(model);
+            .map_err(|e| load_error(e.to_string()))?
+            .map_err(load_error)?;
         self.lock().insert(
-            id.to_string(),
+            key.to_string(),
             Slot {
                 model: model.clone(),
                 bytes,
@@ -118,13 +190,13 @@ impl ModelManager {
             },
         );
         tracing::info!(
-            model = id,
+            model = key,
             bytes,
             seconds = started.elapsed().as_secs_f64(),
             "model loaded"
         );
         self.events.emit(Event::ModelLoaded {
-            model_id: id.to_string(),
+            model_id: key.to_string(),
             seconds: started.elapsed().as_secs_f64(),
         });
         Ok(model)
@@ -146,7 +218,7 @@ impl ModelManager {
         let idle: Vec<String> = self
             .lock()
             .iter()
-            .filter(|(_, slot)| Arc::strong_count(&slot.model) == 1)
+            .filter(|(_, slot)| !slot.model.in_use())
             .map(|(id, _)| id.clone())
             .collect();
         for id in &idle {
@@ -162,14 +234,14 @@ impl ModelManager {
             .map(|(id, slot)| LoadedModel {
                 id: id.clone(),
                 bytes: slot.bytes,
-                in_use: Arc::strong_count(&slot.model) > 1,
+                in_use: slot.model.in_use(),
             })
             .collect();
         models.sort_by(|a, b| a.id.cmp(&b.id));
         models
     }
 
-    fn touch(&self, id: &str) -> Option<Arc<LoadedWhisper>> {
+    fn touch(&self, id: &str) -> Option<Loaded> {
         let mut loaded = self.lock();
         let slot = loaded.get_mut(id)?;
         slot.last_used = Instant::now();
@@ -187,7 +259,7 @@ impl ModelManager {
                 }
                 loaded
                     .iter()
-                    .filter(|(_, s)| Arc::strong_count(&s.model) == 1)
+                    .filter(|(_, s)| !s.model.in_use())
                     .min_by_key(|(_, s)| s.last_used)
                     .map(|(id, _)| id.clone())
             };
@@ -242,6 +314,65 @@ fn safetensors_parameters(path: &Path) -> Option<u64> {
             .map(|shape| shape.iter().filter_map(|d| d.as_u64()).product::<u64>())
             .sum(),
     )
+}
+
+fn wrong_family(id: &str, family: Family, task: &'static str) -> RuntimeError {
+    RuntimeError::WrongModel {
+        id: id.to_string(),
+        family: format!("{family:?}").to_lowercase(),
+        task,
+    }
+}
+
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// A Piper voice's `.onnx` and `.onnx.json`: `path` itself when it is the `.onnx`,
+/// else the one `.onnx` found in the folder `path` (searched recursively: a catalog
+/// voice keeps the hub's folders).
+pub fn voice_files(path: &Path) -> Result<(PathBuf, PathBuf), String> {
+    fn find(dir: &Path, depth: usize) -> Option<PathBuf> {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        entries
+            .iter()
+            .find(|p| p.extension().is_some_and(|e| e == "onnx") && p.is_file())
+            .cloned()
+            .or_else(|| {
+                (depth < 6)
+                    .then(|| {
+                        entries
+                            .iter()
+                            .filter(|p| p.is_dir())
+                            .find_map(|d| find(d, depth + 1))
+                    })
+                    .flatten()
+            })
+    }
+    let onnx = if path.is_dir() {
+        find(path, 0).ok_or_else(|| format!("{} holds no Piper voice (.onnx)", path.display()))?
+    } else {
+        path.to_path_buf()
+    };
+    let mut json = onnx.clone().into_os_string();
+    json.push(".json");
+    let json = PathBuf::from(json);
+    if !onnx.is_file() {
+        return Err(format!("{} does not exist", onnx.display()));
+    }
+    if !json.is_file() {
+        return Err(format!(
+            "{} has no config beside it ({} is missing)",
+            onnx.display(),
+            json.display()
+        ));
+    }
+    Ok((onnx, json))
 }
 
 fn load_whisper(dir: &Path, device: &Device) -> Result<LoadedWhisper, String> {

@@ -7,17 +7,54 @@ use izwi_core::models::shared::device::{describe_device, select_device};
 use izwi_core::transcript::{Segment, Transcript};
 use izwi_hub::{CancellationToken, Family, Hub, HubConfig, ModelInfo, ModelStatus};
 use izwi_store::{
-    Job, JobFilter, JobKind, NewJob, SearchHit, SegmentRecord, Store, TranscriptRecord,
+    Job, JobFilter, JobKind, JobStatus, NewJob, SearchHit, SegmentRecord, Store, TranscriptRecord,
+    VoiceSettings,
 };
 
 use crate::files::{self, ExportFormat};
 use crate::jobs::Jobs;
 use crate::models::{LoadedModel, ModelManager};
+use crate::speak::{self, SpeakBatchRequest, SpeakRequest, SpeechClip, MANIFEST_NAME};
 use crate::transcribe::{self, TranscribeRequest};
+use crate::voices::{check_settings, VoiceChoice, VoiceInfo};
 use crate::{Event, EventSink, RuntimeError};
 
 /// The setting naming the model `transcribe` uses when a request names none.
 pub const DEFAULT_TRANSCRIBE_MODEL: &str = "default_transcribe_model";
+
+/// Refuses, before a job exists, what would only fail it: a voice model not
+/// installed, settings out of range, espeak-ng missing.
+fn check_voice_ready(choice: &VoiceChoice, speed: Option<f32>) -> Result<(), RuntimeError> {
+    let settings = VoiceSettings {
+        speed: speed.unwrap_or(choice.settings().speed),
+        ..choice.settings().clone()
+    };
+    check_settings(&settings)?;
+    izwi_core::text::Espeak::find().map_err(|e| RuntimeError::Speech(e.to_string()))?;
+    Ok(())
+}
+
+/// The folder of an output file must exist.
+fn check_output_file(path: &Path) -> Result<(), RuntimeError> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(RuntimeError::InvalidRequest(format!(
+            "cannot write {}: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    if path.is_dir() {
+        return Err(RuntimeError::InvalidRequest(format!(
+            "{} is a folder; give a file name ending in .wav",
+            path.display()
+        )));
+    }
+    Ok(())
+}
 
 /// The most peaks [`Runtime::audio_peaks`] returns: more than any screen is wide.
 pub const MAX_PEAK_BUCKETS: usize = 100_000;
@@ -258,6 +295,191 @@ impl Runtime {
                 Ok((Some(format!("transcript:{transcript_id}")), metrics))
             },
         );
+        Ok(job)
+    }
+
+    // ---- voices and speech
+
+    /// The voice library; every installed Piper voice model has at least one voice.
+    pub async fn list_voices(&self) -> Result<Vec<VoiceInfo>, RuntimeError> {
+        self.inner.list_voices().await
+    }
+
+    /// Adds a voice on a Piper model (installed or not yet) under `name`.
+    pub async fn add_voice(
+        &self,
+        model_id: &str,
+        name: &str,
+        settings: VoiceSettings,
+    ) -> Result<VoiceInfo, RuntimeError> {
+        self.inner.add_voice(model_id, name, settings).await
+    }
+
+    pub async fn rename_voice(&self, id: i64, name: &str) -> Result<(), RuntimeError> {
+        self.inner.voice_row(id).await?;
+        Ok(self.inner.store.rename_voice(id, name).await?)
+    }
+
+    pub async fn update_voice_settings(
+        &self,
+        id: i64,
+        settings: VoiceSettings,
+    ) -> Result<(), RuntimeError> {
+        check_settings(&settings)?;
+        self.inner.voice_row(id).await?;
+        Ok(self
+            .inner
+            .store
+            .update_voice_settings(id, &settings)
+            .await?)
+    }
+
+    /// Deletes a voice; the last voice of an installed model stays (remove the model).
+    pub async fn delete_voice(&self, id: i64) -> Result<(), RuntimeError> {
+        self.inner.delete_voice(id).await
+    }
+
+    /// A voice saying `text` (or a stock line), returned as samples: no job, no file.
+    pub async fn preview_voice(
+        &self,
+        voice: &str,
+        text: Option<String>,
+    ) -> Result<SpeechClip, RuntimeError> {
+        let choice = self.inner.choose_voice(voice).await?;
+        speak::preview(&self.inner, &choice, text.as_deref()).await
+    }
+
+    /// Queues a speak job: `text` in a voice, to one WAV file (the job's output),
+    /// each sentence reported as `Event::SpeechAudio` as soon as it is made.
+    pub async fn speak(&self, request: SpeakRequest) -> Result<Job, RuntimeError> {
+        speak::sentences_of(&request.text)?;
+        let choice = self.inner.choose_voice(&request.voice).await?;
+        check_voice_ready(&choice, request.speed)?;
+        if let Some(output) = &request.output {
+            check_output_file(output)?;
+        }
+        let job = self
+            .create_job(
+                JobKind::Speak,
+                &choice,
+                request.text.chars().take(200).collect(),
+                &request,
+            )
+            .await?;
+        let inner = self.inner.clone();
+        let job_id = job.id;
+        self.inner.jobs.spawn(
+            self.inner.store.clone(),
+            self.inner.events.clone(),
+            &job,
+            move || async move {
+                let output = match &request.output {
+                    Some(path) => path.clone(),
+                    None => inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
+                };
+                let metrics = speak::run(&inner, job_id, &choice, &request, &output).await?;
+                Ok((Some(output.display().to_string()), metrics))
+            },
+        );
+        Ok(job)
+    }
+
+    /// Queues a batch: one WAV per line into `output_dir`, with `manifest.csv`. Every
+    /// line is checked first; a folder that already holds a batch is refused.
+    pub async fn speak_batch(&self, request: SpeakBatchRequest) -> Result<Job, RuntimeError> {
+        if request.lines.is_empty() {
+            return Err(RuntimeError::InvalidRequest(
+                "the batch has no lines".into(),
+            ));
+        }
+        for (i, line) in request.lines.iter().enumerate() {
+            speak::sentences_of(line).map_err(|_| {
+                RuntimeError::InvalidRequest(format!("line {} has no words to say", i + 1))
+            })?;
+        }
+        let choice = self.inner.choose_voice(&request.voice).await?;
+        check_voice_ready(&choice, request.speed)?;
+        let dir = &request.output_dir;
+        std::fs::create_dir_all(dir).map_err(|source| RuntimeError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        if dir.join(MANIFEST_NAME).exists() {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "{} already holds a batch ({MANIFEST_NAME}); choose an empty folder",
+                dir.display()
+            )));
+        }
+        let job = self
+            .create_job(
+                JobKind::SpeakBatch,
+                &choice,
+                dir.display().to_string(),
+                &request,
+            )
+            .await?;
+        let inner = self.inner.clone();
+        let job_id = job.id;
+        self.inner.jobs.spawn(
+            self.inner.store.clone(),
+            self.inner.events.clone(),
+            &job,
+            move || async move {
+                let metrics = speak::run_batch(&inner, job_id, &choice, &request).await?;
+                Ok((Some(request.output_dir.display().to_string()), metrics))
+            },
+        );
+        Ok(job)
+    }
+
+    /// Copies a finished speak job's WAV to `path`, atomically.
+    pub async fn save_speech(&self, job_id: i64, path: &Path) -> Result<(), RuntimeError> {
+        let job = self.job(job_id).await?;
+        let source = match (job.kind, job.status, &job.output) {
+            (JobKind::Speak, JobStatus::Done, Some(output)) => PathBuf::from(output),
+            _ => {
+                return Err(RuntimeError::InvalidRequest(format!(
+                    "job {job_id} is not a finished speak job"
+                )))
+            }
+        };
+        let (target, from) = (path.to_path_buf(), source.clone());
+        tokio::task::spawn_blocking(move || {
+            let bytes = std::fs::read(&from).map_err(|source| RuntimeError::Io {
+                path: from.clone(),
+                source,
+            })?;
+            files::write_atomically(&target, &bytes)
+        })
+        .await
+        .map_err(|e| RuntimeError::InvalidRequest(format!("saving stopped: {e}")))?
+    }
+
+    async fn create_job<R: serde::Serialize>(
+        &self,
+        kind: JobKind,
+        choice: &VoiceChoice,
+        input: String,
+        request: &R,
+    ) -> Result<Job, RuntimeError> {
+        let model_id = match choice {
+            VoiceChoice::Model { model_id, .. } => Some(model_id.clone()),
+            VoiceChoice::File { path, .. } => Some(path.display().to_string()),
+        };
+        let job = self
+            .inner
+            .store
+            .create_job(NewJob {
+                kind,
+                model_id,
+                input,
+                params: serde_json::to_value(request)
+                    .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))?,
+            })
+            .await?;
+        self.inner
+            .events
+            .emit(Event::JobQueued { job: job.clone() });
         Ok(job)
     }
 

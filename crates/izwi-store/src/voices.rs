@@ -8,6 +8,7 @@ use crate::store::{check_relative, now_ms, Store};
 
 /// Where a voice came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum VoiceSource {
     /// Shipped with a model.
@@ -42,6 +43,7 @@ impl VoiceSource {
 
 /// How a voice speaks, stored as JSON. Missing fields read as their defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(default)]
 pub struct VoiceSettings {
     /// Speaking rate, 1 = the model's normal pace.
@@ -90,6 +92,7 @@ impl VoiceSettings {
 
 /// A voice as stored. Times are unix milliseconds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct VoiceRecord {
     pub id: i64,
     pub name: String,

@@ -6,4 +6,6 @@
 pub mod history;
 pub mod models;
 pub mod settings;
+pub mod speak;
 pub mod transcribe;
+pub mod voices;

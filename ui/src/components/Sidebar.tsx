@@ -3,11 +3,15 @@ import { VIEWS, navigate, type View } from '../lib/nav'
 import { shortcutLabel } from '../lib/platform'
 import { modelsStore } from '../features/models/modelsStore'
 import { isActive, jobsStore } from '../features/transcribe/jobsStore'
+import { isRunning as speaking, speakStore } from '../features/speak/speakStore'
+import { batchStore, isRunning as batching } from '../features/batch/batchStore'
 import { Icon } from './Icon'
 
 export function Sidebar({ view, onShowShortcuts }: { view: View; onShowShortcuts: () => void }) {
   const activeJobs = useStore(jobsStore, (s) => s.order.filter((id) => isActive(s.items[id]?.job.status ?? '')).length)
   const downloading = useStore(modelsStore, (s) => Object.keys(s.downloads).length)
+  const speakBusy = useStore(speakStore, speaking)
+  const batchBusy = useStore(batchStore, batching)
   return (
     <nav className="sidebar" aria-label="Main">
       <div className="brand">
@@ -32,6 +36,11 @@ export function Sidebar({ view, onShowShortcuts }: { view: View; onShowShortcuts
               {v.id === 'transcribe' && activeJobs > 0 && (
                 <span className="nav-badge" aria-label={`${activeJobs} in progress`}>
                   {activeJobs}
+                </span>
+              )}
+              {((v.id === 'speak' && speakBusy) || (v.id === 'batch' && batchBusy)) && (
+                <span className="nav-badge nav-badge-dot" aria-label="In progress">
+                  <Icon name="spinner" size={10} />
                 </span>
               )}
               {v.id === 'models' && downloading > 0 && (

@@ -2,12 +2,16 @@
 
 import { createStore, useStore } from './store'
 
-export type View = 'transcribe' | 'models' | 'history' | 'settings'
+export type View = 'transcribe' | 'models' | 'history' | 'settings' | 'speak' | 'batch' | 'voices'
 
+/** The pages in sidebar order; `key` is the Ctrl/⌘ digit that opens each. */
 export const VIEWS: { id: View; label: string; key: string }[] = [
   { id: 'transcribe', label: 'Transcribe', key: '1' },
   { id: 'models', label: 'Models', key: '2' },
   { id: 'history', label: 'History', key: '3' },
+  { id: 'speak', label: 'Speak', key: '5' },
+  { id: 'batch', label: 'Batch export', key: '6' },
+  { id: 'voices', label: 'Voices', key: '7' },
   { id: 'settings', label: 'Settings', key: '4' },
 ]
 

@@ -5,7 +5,7 @@
 import { useEffect, useRef } from 'react'
 import { shortcutLabel } from './platform'
 
-export type Action = 'find' | 'export' | 'open' | 'openFolder'
+export type Action = 'find' | 'export' | 'open' | 'openFolder' | 'generate'
 
 const stacks = new Map<Action, { run: () => void }[]>()
 
@@ -44,6 +44,9 @@ export const SHORTCUTS: { group: string; items: { keys: string; label: string }[
       { keys: shortcutLabel('2'), label: 'Models' },
       { keys: shortcutLabel('3'), label: 'History' },
       { keys: shortcutLabel('4'), label: 'Settings' },
+      { keys: shortcutLabel('5'), label: 'Speak' },
+      { keys: shortcutLabel('6'), label: 'Batch export' },
+      { keys: shortcutLabel('7'), label: 'Voices' },
     ],
   },
   {
@@ -60,6 +63,15 @@ export const SHORTCUTS: { group: string; items: { keys: string; label: string }[
       { keys: shortcutLabel('F'), label: 'Search the transcript (or history)' },
       { keys: 'Enter / Shift+Enter', label: 'Next / previous match' },
       { keys: 'Space', label: 'Play or pause (outside text fields)' },
+    ],
+  },
+  {
+    group: 'Speech',
+    items: [
+      { keys: shortcutLabel('Enter'), label: 'Generate speech / start the batch' },
+      { keys: shortcutLabel('E'), label: 'Save the speech as WAV' },
+      { keys: shortcutLabel('O'), label: 'Import lines from a .txt or .csv (Batch export)' },
+      { keys: 'Esc', label: 'Stop playback (Speak)' },
     ],
   },
   {

@@ -15,11 +15,23 @@ import type {
   Theme,
   TranscribeOptions,
   TranscriptView,
+  VoiceInfo,
+  VoiceSettings,
 } from '../bindings'
 import type { RuntimeEvent } from '../lib/events'
 import { emit, listen, RUNTIME_EVENT, type MockEvent } from './bus'
 import { logCall, mock, sleep } from './control'
 import {
+  recordedAddedVoice,
+  recordedBatchEvents,
+  recordedBatchJob,
+  recordedLinesCsv,
+  recordedLinesTxt,
+  recordedPreview,
+  recordedSpeakEvents,
+  recordedSpeakJob,
+  recordedVoices,
+  type TimedEvent,
   recordedEvents,
   recordedExports,
   recordedJobList,
@@ -51,6 +63,7 @@ const state = {
   downloads: new Map<string, { cancel: () => void }>(),
   cancelledJobs: new Set<number>(),
   deleted: new Set<number>(),
+  voices: clone(recordedVoices),
 }
 
 /** The job id the recordings were made with. */
@@ -60,7 +73,8 @@ const recordedJobId: number =
   recordedTranscript.record.job_id ??
   1
 
-let nextJobId = Math.max(recordedJobId, 0, ...state.jobs.map((j) => j.id)) + 1
+let nextJobId = Math.max(recordedJobId, recordedSpeakJob.id, recordedBatchJob.id, 0, ...state.jobs.map((j) => j.id)) + 1
+let nextVoiceId = Math.max(recordedAddedVoice.id, 0, ...state.voices.map((v) => v.id)) + 1
 
 function emitRuntime(payload: RuntimeEvent) {
   emit(RUNTIME_EVENT, payload)
@@ -238,6 +252,144 @@ function search(text: string, limit: number): SearchHit[] {
     .slice(0, limit)
 }
 
+// ---------- voices and speech ----------
+
+/** Like the runtime: every installed Piper model gets a preset voice; `installed` follows the model. */
+function voices(): VoiceInfo[] {
+  for (const m of state.models) {
+    if (m.family === 'piper' && m.status === 'installed' && !state.voices.some((v) => v.model_id === m.id)) {
+      state.voices.push({
+        ...clone(recordedVoices[0] ?? recordedAddedVoice),
+        id: nextVoiceId++,
+        name: m.name,
+        source: 'preset',
+        model_id: m.id,
+        language: m.languages[0] ?? null,
+        installed: true,
+        settings: { speed: 1, noise_scale: null, noise_w: null, pitch: 0, speaker: null },
+      })
+    }
+  }
+  state.voices = state.voices.map((v) => {
+    const m = state.models.find((x) => x.id === v.model_id)
+    return { ...v, installed: m?.status === 'installed' }
+  })
+  return state.voices
+}
+
+function voiceName(name: string): string | null {
+  const n = name.split(/\s+/).filter(Boolean).join(' ')
+  return n && n.length <= 80 ? n : null
+}
+
+/** The runtime's ranges (izwi_runtime::voices::check_settings). */
+function settingsError(settings: VoiceSettings): string | null {
+  const s = { speed: 1, pitch: 0, ...settings }
+  if (!(s.speed >= 0.25 && s.speed <= 4)) return `speed must be 0.25 to 4, not ${s.speed}`
+  if (!(s.pitch >= -12 && s.pitch <= 12)) return `pitch must be -12 to 12 semitones, not ${s.pitch}`
+  for (const [name, v] of [
+    ['noise scale', s.noise_scale],
+    ['noise w', s.noise_w],
+  ] as const) {
+    if (v != null && !(v >= 0 && v <= 2)) return `${name} must be 0 to 2, not ${v}`
+  }
+  return null
+}
+
+function findVoice(spec: string): VoiceInfo | undefined {
+  const all = voices()
+  return all.find((v) => String(v.id) === spec) ?? all.find((v) => v.name.toLowerCase() === spec.toLowerCase())
+}
+
+function speechJob(template: Job, kind: Job['kind'], voice: VoiceInfo, input: string, params: unknown): Job {
+  return {
+    ...clone(template),
+    id: nextJobId++,
+    kind,
+    status: 'queued',
+    model_id: voice.model_id,
+    input,
+    output: null,
+    params: params as Job['params'],
+    error: null,
+    progress: 0,
+    metrics: { audio_seconds: null, processing_seconds: null, rtf: null, tokens: null },
+    created_at: Date.now(),
+    started_at: null,
+    finished_at: null,
+  }
+}
+
+const stepDelay = (e: TimedEvent) =>
+  e.delayMs == null ? mock.config.jobStepMs : Math.min(Math.max(e.delayMs, 60), 800)
+
+/** Replays a recorded speak job's events for `job`. */
+async function playSpeech(job: Job): Promise<void> {
+  const recordedId = recordedSpeakJob.id
+  let seconds = 0
+  for (const e of recordedSpeakEvents) {
+    if (e.payload.type === 'job_queued') continue
+    await sleep(stepDelay(e))
+    if (state.cancelledJobs.has(job.id) || state.deleted.has(job.id)) return
+    const p = clone(e.payload) as RuntimeEvent & { job_id?: number }
+    if (p.job_id !== recordedId) continue
+    p.job_id = job.id
+    if (p.type === 'job_started') setJob(job.id, { status: 'running', started_at: Date.now() })
+    if (p.type === 'speech_audio') seconds += p.samples.length / p.sample_rate
+    if (p.type === 'job_finished') {
+      setJob(job.id, {
+        status: p.status,
+        error: p.error,
+        progress: 1,
+        finished_at: Date.now(),
+        output: recordedSpeakJob.output ?? `${state.settings.data_dir}/audio/speech-${job.id}.wav`,
+        metrics: { audio_seconds: seconds, processing_seconds: null, rtf: null, tokens: null },
+      })
+    }
+    emitRuntime(p as RuntimeEvent)
+  }
+}
+
+/** A batch of `lines`: the recorded batch's pace and line lengths, one event per line asked for. */
+async function playBatch(job: Job, lines: string[], dir: string): Promise<void> {
+  const recordedId = recordedBatchJob.id
+  const own = recordedBatchEvents.filter((e) => (e.payload as { job_id?: number }).job_id === recordedId)
+  const started = own.find((e) => e.payload.type === 'job_started')
+  const done = own.filter((e) => e.payload.type === 'batch_line_done')
+  const finished = own.find((e) => e.payload.type === 'job_finished')
+  const width = Math.max(3, String(lines.length).length)
+  const t0 = Date.now()
+  await sleep(started ? stepDelay(started) : mock.config.jobStepMs)
+  if (state.cancelledJobs.has(job.id)) return
+  setJob(job.id, { status: 'running', started_at: Date.now() })
+  emitRuntime({ type: 'job_started', job_id: job.id } as RuntimeEvent)
+  for (let line = 0; line < lines.length; line++) {
+    const sample = done.length ? done[line % done.length] : null
+    await sleep(sample ? stepDelay(sample) : mock.config.jobStepMs)
+    if (state.cancelledJobs.has(job.id) || state.deleted.has(job.id)) return
+    const seconds = sample && sample.payload.type === 'batch_line_done' ? sample.payload.seconds : 1
+    const file = `${dir.replace(/[\\/]+$/, '')}/${String(line + 1).padStart(width, '0')}.wav`
+    emitRuntime({ type: 'batch_line_done', job_id: job.id, line, file, seconds } as RuntimeEvent)
+    const n = line + 1
+    const elapsed = (Date.now() - t0) / 1000
+    setJob(job.id, { progress: n / lines.length })
+    emitRuntime({
+      type: 'job_progress',
+      job_id: job.id,
+      progress: n / lines.length,
+      windows_done: n,
+      windows_total: lines.length,
+      eta_seconds: (elapsed / n) * (lines.length - n),
+    } as RuntimeEvent)
+  }
+  await sleep(finished ? stepDelay(finished) : 60)
+  if (state.cancelledJobs.has(job.id)) return
+  setJob(job.id, { status: 'done', progress: 1, finished_at: Date.now(), output: dir })
+  emitRuntime({ type: 'job_finished', job_id: job.id, status: 'done', error: null } as RuntimeEvent)
+}
+
+const batchDirs = new Set<string>()
+
 // ---------- commands ----------
 
 function cmd<A extends unknown[], T>(name: string, fn: (...args: A) => Promise<Result<T>> | Result<T>) {
@@ -348,6 +500,110 @@ export const commands = {
   }),
   setTheme: cmd('setTheme', (theme: Theme) => {
     state.settings.theme = theme
+    return ok(null)
+  }),
+  listVoices: cmd('listVoices', () => ok(clone(voices()))),
+  addVoice: cmd('addVoice', (modelId: string, name: string, settings: VoiceSettings) => {
+    const model = state.models.find((m) => m.id === modelId)
+    if (!model) return err<VoiceInfo>('not_found', `no model ${modelId}`)
+    if (model.family !== 'piper') return err<VoiceInfo>('invalid', `${modelId} is not a voice model`)
+    const clean = voiceName(name)
+    if (!clean) return err<VoiceInfo>('invalid', 'give the voice a name')
+    const bad = settingsError(settings)
+    if (bad) return err<VoiceInfo>('invalid', bad)
+    const voice: VoiceInfo = {
+      ...clone(recordedAddedVoice),
+      id: nextVoiceId++,
+      name: clean,
+      source: 'preset',
+      model_id: modelId,
+      language: model.languages[0] ?? null,
+      installed: model.status === 'installed',
+      settings: clone(settings),
+    }
+    state.voices.push(voice)
+    return ok(clone(voice))
+  }),
+  renameVoice: cmd('renameVoice', (id: number, name: string) => {
+    const clean = voiceName(name)
+    if (!clean) return err<VoiceInfo>('invalid', 'give the voice a name')
+    if (!state.voices.some((v) => v.id === id)) return err<VoiceInfo>('not_found', `voice ${id} does not exist`)
+    state.voices = state.voices.map((v) => (v.id === id ? { ...v, name: clean } : v))
+    return ok(clone(voices().find((v) => v.id === id)!))
+  }),
+  updateVoiceSettings: cmd('updateVoiceSettings', (id: number, settings: VoiceSettings) => {
+    const bad = settingsError(settings)
+    if (bad) return err<VoiceInfo>('invalid', bad)
+    if (!state.voices.some((v) => v.id === id)) return err<VoiceInfo>('not_found', `voice ${id} does not exist`)
+    state.voices = state.voices.map((v) => (v.id === id ? { ...v, settings: clone(settings) } : v))
+    return ok(clone(voices().find((v) => v.id === id)!))
+  }),
+  deleteVoice: cmd('deleteVoice', (id: number) => {
+    const voice = voices().find((v) => v.id === id)
+    if (!voice) return err<null>('not_found', `voice ${id} does not exist`)
+    if (voice.installed && state.voices.filter((v) => v.model_id === voice.model_id).length === 1) {
+      return err<null>(
+        'invalid',
+        `"${voice.name}" is the only voice of model ${voice.model_id}; remove the model to remove it`,
+      )
+    }
+    state.voices = state.voices.filter((v) => v.id !== id)
+    return ok(null)
+  }),
+  previewVoice: cmd('previewVoice', async (spec: string) => {
+    const voice = findVoice(spec)
+    if (!voice) return err<typeof recordedPreview>('invalid', `no voice "${spec}"`)
+    await sleep(mock.config.jobStepMs)
+    return ok(clone(recordedPreview))
+  }),
+  speak: cmd('speak', (spec: string, text: string, speed: number | null) => {
+    if (!/[\p{L}\p{N}]/u.test(text)) return err<Job>('invalid', 'nothing to say: the text has no words')
+    const voice = findVoice(spec)
+    if (!voice) return err<Job>('invalid', `no voice "${spec}"`)
+    if (speed != null && !(speed >= 0.25 && speed <= 4))
+      return err<Job>('invalid', `speed must be 0.25 to 4, not ${speed}`)
+    const job = speechJob(recordedSpeakJob, 'speak', voice, text.slice(0, 200), { voice: spec, text, speed })
+    state.jobs = [...state.jobs, job]
+    setTimeout(() => {
+      emitRuntime({ type: 'job_queued', job: clone(job) } as RuntimeEvent)
+      queueTail = queueTail.then(() => playSpeech(job))
+    }, 0)
+    return ok(clone(job))
+  }),
+  saveSpeech: cmd('saveSpeech', (jobId: number, path: string) => {
+    const job = state.jobs.find((j) => j.id === jobId)
+    if (!job || job.kind !== 'speak' || job.status !== 'done') {
+      return err<string>('invalid', `job ${jobId} is not a finished speak job`)
+    }
+    return ok(/\.[a-z0-9]+$/i.test(path) ? path : `${path}.wav`)
+  }),
+  speakBatch: cmd('speakBatch', (spec: string, lines: string[], dir: string, speed: number | null) => {
+    const clean = lines.map((l) => l.trim()).filter(Boolean)
+    if (!clean.length) return err<Job>('invalid', 'the batch has no lines')
+    const voice = findVoice(spec)
+    if (!voice) return err<Job>('invalid', `no voice "${spec}"`)
+    if (batchDirs.has(dir))
+      return err<Job>('invalid', `${dir} already holds a batch (manifest.csv); choose an empty folder`)
+    batchDirs.add(dir)
+    const job = speechJob(recordedBatchJob, 'speak_batch', voice, dir, {
+      voice: spec,
+      lines: clean,
+      output_dir: dir,
+      speed,
+    })
+    state.jobs = [...state.jobs, job]
+    setTimeout(() => {
+      emitRuntime({ type: 'job_queued', job: clone(job) } as RuntimeEvent)
+      queueTail = queueTail.then(() => playBatch(job, clean, dir))
+    }, 0)
+    return ok(clone(job))
+  }),
+  readLines: cmd('readLines', (path: string) =>
+    ok(clone(path.toLowerCase().endsWith('.csv') ? recordedLinesCsv : recordedLinesTxt)),
+  ),
+  showBatchOutput: cmd('showBatchOutput', (jobId: number) => {
+    const job = state.jobs.find((j) => j.id === jobId)
+    if (!job || job.kind !== 'speak_batch') return err<null>('invalid', `job ${jobId} is not a batch export`)
     return ok(null)
   }),
   takeOpenedFiles: cmd('takeOpenedFiles', () => {

@@ -5,7 +5,16 @@
 // A recording that is missing is replaced by the stand-in data below and listed in
 // window.__izwiMock.fixtures.missing (the e2e tests fail on that).
 
-import type { ExportFormat, Job, ModelInfo, SearchHit, Settings, TranscriptView } from '../bindings'
+import type {
+  ExportFormat,
+  Job,
+  ModelInfo,
+  SearchHit,
+  Settings,
+  SpeechClip,
+  TranscriptView,
+  VoiceInfo,
+} from '../bindings'
 import type { RuntimeEvent } from '../lib/events'
 import { mock } from './control'
 
@@ -103,6 +112,29 @@ const fallbackModels: ModelInfo[] = [
   license: 'MIT',
   description: description as string,
 }))
+
+fallbackModels.push(
+  ...[
+    ['local/joe', 'joe', 'installed', 'Imported from a folder on this computer.'],
+    ['piper-en_US-lessac-medium', 'Lessac (US English)', 'not_installed', 'A clear US English voice.'],
+  ].map(([id, name, status, description]) => ({
+    id,
+    name,
+    family: 'piper' as const,
+    task: 'speak' as const,
+    source:
+      status === 'installed'
+        ? { kind: 'local' as const, imported_from: '/home/user/Media/voices/en_US-joe-medium' }
+        : { kind: 'catalog' as const, repo: 'rhasspy/piper-voices', revision: 'main' },
+    status: status as 'installed' | 'not_installed',
+    path: status === 'installed' ? '/home/user/Media/voices/en_US-joe-medium' : null,
+    size_bytes: 63_200_000,
+    disk_bytes: status === 'installed' ? 63_200_000 : 0,
+    languages: ['en_US'],
+    license: 'CC0',
+    description,
+  })),
+)
 
 const fallbackJob: Job = {
   id: 1,
@@ -348,7 +380,147 @@ export const recordedExports: Partial<Record<ExportFormat, string>> = (() => {
   return out
 })()
 
+// ---------- speech ----------
+
+const JOE: VoiceInfo = {
+  id: 1,
+  name: 'joe',
+  source: 'preset',
+  model_id: 'local/joe',
+  language: 'en_US',
+  installed: true,
+  settings: { speed: 1, noise_scale: null, noise_w: null, pitch: 0, speaker: null },
+}
+
+const fallbackClip: SpeechClip = {
+  sample_rate: 22050,
+  samples: Array.from({ length: 22050 }, (_, i) => Math.sin(i / 8) * 0.3 * Math.sin((Math.PI * i) / 22050)),
+}
+
+const speakJob: Job = {
+  ...fallbackJob,
+  id: 10,
+  kind: 'speak',
+  model_id: 'local/joe',
+  input: 'Hello there. How are you?',
+}
+const batchJob: Job = {
+  ...fallbackJob,
+  id: 11,
+  kind: 'speak_batch',
+  model_id: 'local/joe',
+  input: '/home/user/Media/batch',
+}
+
+const fallbackSpeakEvents: RuntimeEvent[] = [
+  { type: 'job_queued', job: speakJob },
+  { type: 'job_started', job_id: 10 },
+  ...[0, 1].flatMap((index) => [
+    {
+      type: 'speech_audio',
+      job_id: 10,
+      index,
+      total: 2,
+      sample_rate: 22050,
+      samples: fallbackClip.samples.slice(0, 11025),
+    },
+    {
+      type: 'job_progress',
+      job_id: 10,
+      progress: (index + 1) / 2,
+      windows_done: index + 1,
+      windows_total: 2,
+      eta_seconds: 1 - index,
+    },
+  ]),
+  { type: 'job_finished', job_id: 10, status: 'done', error: null },
+] as RuntimeEvent[]
+
+const fallbackBatchEvents: RuntimeEvent[] = [
+  { type: 'job_queued', job: batchJob },
+  { type: 'job_started', job_id: 11 },
+  ...[0, 1, 2].flatMap((line) => [
+    { type: 'batch_line_done', job_id: 11, line, file: `/home/user/Media/batch/00${line + 1}.wav`, seconds: 1.5 },
+    {
+      type: 'job_progress',
+      job_id: 11,
+      progress: (line + 1) / 3,
+      windows_done: line + 1,
+      windows_total: 3,
+      eta_seconds: 2 - line,
+    },
+  ]),
+  { type: 'job_finished', job_id: 11, status: 'done', error: null },
+] as RuntimeEvent[]
+
+function eventsNamed(what: string, keys: string[], fallback: RuntimeEvent[]): TimedEvent[] {
+  for (const key of keys) {
+    const f = byName.find((x) => x.key === norm(key))
+    if (!f) continue
+    const ev = normaliseEvents(unwrap(f.value))
+    if (ev.length) {
+      mock.fixtures.found.push(`${what} ← ${f.name}.json`)
+      return ev
+    }
+  }
+  mock.fixtures.missing.push(what)
+  return fallback.map((payload) => ({ delayMs: null, payload }))
+}
+
+export const recordedVoices = load<VoiceInfo[]>('listVoices', ['listVoices', 'list_voices'], [JOE], isArray)
+export const recordedAddedVoice = load<VoiceInfo>(
+  'addVoice',
+  ['addVoice', 'add_voice'],
+  { ...JOE, id: 2, name: 'Joe, slowly', settings: { ...JOE.settings, speed: 0.8 } },
+  (v) => isObject(v) && 'settings' in (v as object),
+)
+export const recordedPreview = load<SpeechClip>(
+  'previewVoice',
+  ['previewVoice', 'preview_voice'],
+  fallbackClip,
+  (v) => isObject(v) && Array.isArray((v as SpeechClip).samples),
+)
+export const recordedSpeakJob = load<Job>('speak', ['speak'], speakJob, (v) => isObject(v) && 'kind' in (v as object))
+export const recordedSpeakEvents = eventsNamed('speak events', ['events_speak', 'speak_events'], fallbackSpeakEvents)
+export const recordedSavedSpeech = load<string>(
+  'saveSpeech',
+  ['saveSpeech', 'save_speech'],
+  '/home/user/Media/hello.wav',
+  (v) => typeof v === 'string',
+)
+export const recordedBatchJob = load<Job>(
+  'speakBatch',
+  ['speakBatch', 'speak_batch'],
+  batchJob,
+  (v) => isObject(v) && 'kind' in (v as object),
+)
+export const recordedBatchEvents = eventsNamed('batch events', ['events_batch', 'batch_events'], fallbackBatchEvents)
+export const recordedLinesTxt = load<string[]>(
+  'readLines (txt)',
+  ['readLines_txt'],
+  ['Welcome to the museum.', 'The exit is on your left.'],
+  isArray,
+)
+export const recordedLinesCsv = load<string[]>(
+  'readLines (csv)',
+  ['readLines_csv'],
+  ['Welcome to the museum.', 'Tickets, please.'],
+  isArray,
+)
+
 mock.recorded = {
+  voices: recordedVoices,
+  addedVoice: recordedAddedVoice,
+  preview: { sample_rate: recordedPreview.sample_rate, samples: recordedPreview.samples.length },
+  speakJob: recordedSpeakJob,
+  speakEvents: recordedSpeakEvents.map((e) =>
+    e.payload.type === 'speech_audio' ? { ...e, payload: { ...e.payload, samples: e.payload.samples.length } } : e,
+  ),
+  savedSpeech: recordedSavedSpeech,
+  batchJob: recordedBatchJob,
+  batchEvents: recordedBatchEvents,
+  linesTxt: recordedLinesTxt,
+  linesCsv: recordedLinesCsv,
   models: recordedModels,
   jobs: recordedJobs,
   events: recordedEvents,

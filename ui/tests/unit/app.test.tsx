@@ -1,7 +1,7 @@
 import { act, render, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
-import { commands, emitRuntime, job, model, ok, settings, transcript } from './bindingsMock'
+import { commands, emitRuntime, job, model, ok, settings, transcript, voice } from './bindingsMock'
 import { resetApp } from './helpers'
 import { App } from '../../src/App'
 import { navStore } from '../../src/lib/nav'
@@ -76,5 +76,40 @@ describe('app', () => {
     await userEvent.click(await screen.findByRole('radio', { name: 'System' }))
     expect(commands.setTheme).toHaveBeenCalledWith('system')
     expect(document.documentElement.dataset.theme).toBeUndefined()
+  })
+
+  it('opens Speak, Batch export and Voices with Ctrl+5, 6 and 7, from the sidebar too', async () => {
+    render(<App />)
+    await userEvent.keyboard('{Control>}5{/Control}')
+    expect(screen.getByRole('heading', { name: 'Speak' })).toBeInTheDocument()
+    await userEvent.keyboard('{Control>}6{/Control}')
+    expect(screen.getByRole('heading', { name: 'Batch export' })).toBeInTheDocument()
+    await userEvent.keyboard('{Control>}7{/Control}')
+    expect(screen.getByRole('heading', { name: 'Voices' })).toBeInTheDocument()
+    const nav = screen.getByRole('navigation', { name: 'Main' })
+    await userEvent.click(within(nav).getByRole('button', { name: /Speak/ }))
+    expect(navStore.get().view).toBe('speak')
+    await userEvent.keyboard('?')
+    const sheet = screen.getByRole('dialog', { name: 'Keyboard shortcuts' })
+    expect(sheet).toHaveTextContent('Generate speech / start the batch')
+  })
+
+  it('lists the voice of a voice model once its download installs it, and generates with Ctrl+Enter', async () => {
+    const joe = model({ id: 'piper-en_US-joe-medium', name: 'Joe', family: 'piper', task: 'speak' })
+    commands.listModels.mockResolvedValue(ok([joe]))
+    commands.downloadModel.mockResolvedValue(ok({ ...joe, status: 'installed' }))
+    commands.speak.mockResolvedValue(ok(job({ id: 40, kind: 'speak' })))
+    render(<App />)
+    await userEvent.keyboard('{Control>}5{/Control}')
+    expect(await screen.findByRole('heading', { name: 'Download a voice to start' })).toBeInTheDocument()
+    await userEvent.keyboard('{Control>}7{/Control}')
+    commands.listVoices.mockResolvedValue(ok([voice({ name: 'Joe' })]))
+    await userEvent.click(await screen.findByRole('button', { name: 'Download Joe' }))
+    expect(await screen.findByRole('listitem', { name: 'Joe' })).toHaveTextContent('Installed')
+    await userEvent.keyboard('{Control>}5{/Control}')
+    await userEvent.type(screen.getByRole('textbox', { name: 'Text to speak' }), 'Hello.')
+    await userEvent.keyboard('{Control>}{Enter}{/Control}')
+    expect(commands.speak).toHaveBeenCalledWith('1', 'Hello.', null)
+    expect(screen.getByRole('textbox', { name: 'Text to speak' })).toHaveValue('Hello.')
   })
 })

@@ -3,7 +3,7 @@
 // emitRuntime() delivers a runtime event to whoever listens.
 
 import { vi } from 'vitest'
-import type { Job, ModelInfo, Settings, TranscriptView } from '../../src/bindings'
+import type { Job, ModelInfo, Settings, SpeechClip, TranscriptView, VoiceInfo, VoiceSettings } from '../../src/bindings'
 import type { RuntimeEvent } from '../../src/lib/events'
 
 type Listener = (e: { event: string; id: number; payload: unknown }) => void
@@ -31,6 +31,19 @@ function defaults() {
     setDefaultModel: vi.fn(async (_id: string | null) => ok(null)),
     setTheme: vi.fn(async (_t: string) => ok(null)),
     takeOpenedFiles: vi.fn(async () => ok<string[]>([])),
+    listVoices: vi.fn(async () => ok<VoiceInfo[]>([])),
+    addVoice: vi.fn(async (_m: string, _n: string, _s: VoiceSettings) => ok(voice())),
+    renameVoice: vi.fn(async (_id: number, _n: string) => ok(voice())),
+    updateVoiceSettings: vi.fn(async (_id: number, _s: VoiceSettings) => ok(voice())),
+    deleteVoice: vi.fn(async (_id: number) => ok(null)),
+    previewVoice: vi.fn(async (_v: string, _t: string | null) => ok<SpeechClip>({ sample_rate: 22050, samples: [] })),
+    speak: vi.fn(async (_v: string, _t: string, _s: number | null) => ok(job({ kind: 'speak' }))),
+    saveSpeech: vi.fn(async (_id: number, p: string) => ok(p)),
+    speakBatch: vi.fn(async (_v: string, _l: string[], _d: string, _s: number | null) =>
+      ok(job({ kind: 'speak_batch' })),
+    ),
+    readLines: vi.fn(async (_p: string) => ok<string[]>([])),
+    showBatchOutput: vi.fn(async (_id: number) => ok(null)),
   }
 }
 
@@ -130,5 +143,18 @@ export function transcript(jobId = 7): TranscriptView {
       { idx: 1, start: 3.5, end: 7.6, text: ' ask not what your country can do for you,' },
       { idx: 2, start: 7.6, end: 11, text: ' ask what you can do for your country.' },
     ],
+  }
+}
+
+export function voice(patch: Partial<VoiceInfo> = {}): VoiceInfo {
+  return {
+    id: 1,
+    name: 'Joe',
+    source: 'preset',
+    model_id: 'piper-en_US-joe-medium',
+    language: 'en_US',
+    installed: true,
+    settings: { speed: 1, noise_scale: null, noise_w: null, pitch: 0, speaker: null },
+    ...patch,
   }
 }

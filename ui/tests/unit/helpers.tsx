@@ -1,22 +1,31 @@
 // Resets the app's module-level state between tests.
 
 import { resetBoot } from '../../src/boot'
+import { resetBatch } from '../../src/features/batch/batchStore'
 import { resetModels } from '../../src/features/models/modelsStore'
 import { settingsStore } from '../../src/features/settings/settingsStore'
 import { resetJobs } from '../../src/features/transcribe/jobsStore'
 import { resetChoices } from '../../src/features/transcribe/options'
+import { resetSpeak } from '../../src/features/speak/speakStore'
+import { resetVoices } from '../../src/features/voices/voicesStore'
 import { resetRuntimeEvents } from '../../src/lib/events'
 import { navStore } from '../../src/lib/nav'
+import { toastStore } from '../../src/lib/toast'
 import { resetBindings } from './bindingsMock'
 
 export function resetApp(): void {
+  localStorage.clear()
   resetBindings()
   resetRuntimeEvents()
   resetBoot()
   resetJobs()
   resetModels()
   resetChoices()
+  resetSpeak()
+  resetBatch()
+  resetVoices()
   settingsStore.set({ settings: null, error: null })
   navStore.set({ view: 'transcribe', transcribe: null, history: null })
   localStorage.clear()
+  toastStore.set([])
 }

@@ -33,6 +33,9 @@ pub enum EspeakError {
 #[derive(Debug, Clone)]
 pub struct Espeak {
     program: PathBuf,
+    /// Its `espeak-ng-data`, when it is a copy bundled with the app rather than the
+    /// system's (which finds its own).
+    data: Option<PathBuf>,
 }
 
 /// The environment variable that names the espeak-ng program to use.
@@ -40,7 +43,7 @@ pub const ESPEAK_ENV: &str = "IZWI_ESPEAK_NG";
 
 impl Espeak {
     /// Finds espeak-ng: `IZWI_ESPEAK_NG`, then beside the running program (where a
-    /// release bundle puts it), then on `PATH`.
+    /// release bundle puts it, with `espeak-ng-data` beside it), then on `PATH`.
     pub fn find() -> Result<Espeak, EspeakError> {
         if let Some(path) = std::env::var_os(ESPEAK_ENV) {
             let path = PathBuf::from(path);
@@ -53,14 +56,19 @@ impl Espeak {
         let name = format!("espeak-ng{}", std::env::consts::EXE_SUFFIX);
         let beside = std::env::current_exe()
             .ok()
-            .and_then(|exe| exe.parent().map(|dir| dir.join(&name)));
-        let on_path = std::env::var_os("PATH")
+            .and_then(|exe| exe.parent().map(|dir| dir.join(&name)))
+            .filter(|p| p.is_file());
+        if let Some(program) = beside {
+            let data = program.with_file_name("espeak-ng-data");
+            return Ok(Espeak {
+                data: data.is_dir().then_some(data),
+                program,
+            });
+        }
+        std::env::var_os("PATH")
             .into_iter()
             .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
-            .map(|dir| dir.join(&name));
-        beside
-            .into_iter()
-            .chain(on_path)
+            .map(|dir| dir.join(&name))
             .find(|p| p.is_file())
             .map(Espeak::at)
             .ok_or(EspeakError::NotInstalled)
@@ -69,6 +77,7 @@ impl Espeak {
     pub fn at(program: impl Into<PathBuf>) -> Espeak {
         Espeak {
             program: program.into(),
+            data: None,
         }
     }
 
@@ -119,7 +128,11 @@ impl Espeak {
             program: self.program.clone(),
             source,
         };
-        let mut child = Command::new(&self.program)
+        let mut command = Command::new(&self.program);
+        if let Some(data) = &self.data {
+            command.env("ESPEAK_DATA_PATH", data);
+        }
+        let mut child = command
             .args(["-q", "--ipa", "-b", "1", "-v", voice])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

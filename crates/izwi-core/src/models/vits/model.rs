@@ -47,17 +47,30 @@ pub enum VitsError {
     PhonemeId { id: i64, symbols: usize },
     #[error("speaker {id} is outside the voice's {speakers} speakers")]
     Speaker { id: i64, speakers: usize },
-    #[error("the durations add up to {seconds:.0} s of audio, more than one sentence can take")]
-    TooLong { seconds: f64 },
+    #[error(
+        "the durations add up to {seconds:.0} s of audio for {ids} phoneme ids, more than \
+         {limit:.0} s; the model is not reading this input as speech"
+    )]
+    TooLong {
+        seconds: f64,
+        ids: usize,
+        limit: f64,
+    },
     #[error("invalid scales {0:?}: they must be finite, and the length scale above 0")]
     Scales(Scales),
     #[error(transparent)]
     Candle(#[from] candle_core::Error),
 }
 
-/// Longest audio one sentence may produce: a guard against a runaway length scale,
-/// which would otherwise ask for gigabytes.
-const MAX_SECONDS: f64 = 600.0;
+/// Longest audio one sentence may produce, relative to its input: a phoneme id (half
+/// of them padding) takes about 40 ms in normal speech, so 0.25 s per id at the
+/// length scale asked for is a bound no real sentence reaches, and a runaway
+/// duration predictor or length scale fails before the vocoder allocates gigabytes.
+const MAX_SECONDS_PER_ID: f64 = 0.25;
+/// ... and at least this much, for sentences of a word or two, and at most this much
+/// whatever the length scale.
+const MIN_LIMIT_SECONDS: f64 = 5.0;
+const MAX_LIMIT_SECONDS: f64 = 600.0;
 
 /// One synthesized sentence.
 #[derive(Debug, Clone, PartialEq)]
@@ -233,10 +246,19 @@ impl Vits {
             .map(|d| d.iter().map(|&n| u64::from(n)).sum::<u64>().max(1))
             .collect();
         let max_frames = frames.iter().copied().max().unwrap_or(1);
-        let seconds =
-            (max_frames * self.hop_length() as u64) as f64 / f64::from(self.sample_rate());
-        if seconds > MAX_SECONDS {
-            return Err(VitsError::TooLong { seconds });
+        let seconds_per_frame = self.hop_length() as f64 / f64::from(self.sample_rate());
+        for (sentence, &n) in sentences.iter().zip(&frames) {
+            let seconds = n as f64 * seconds_per_frame;
+            let limit =
+                (MAX_SECONDS_PER_ID * sentence.len() as f64 * f64::from(scales.length_scale))
+                    .clamp(MIN_LIMIT_SECONDS, MAX_LIMIT_SECONDS);
+            if seconds > limit {
+                return Err(VitsError::TooLong {
+                    seconds,
+                    ids: sentence.len(),
+                    limit,
+                });
+            }
         }
         let frames: Vec<usize> = frames.into_iter().map(|f| f as usize).collect();
         let max_frames = max_frames as usize;

@@ -1,0 +1,138 @@
+//! `izwi bench piper`: our VITS (candle) against piper's own runtime (onnxruntime via
+//! tests/fixtures/bench_piper.py) on the same voice, the same phoneme ids and the same
+//! scales, in one run. Both sides: voice loaded first and not timed, one warm-up
+//! sentence, then each sentence synthesized on its own; RTF = wall time / audio time.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use izwi_core::models::vits::{phonemize, Scales, Vits};
+use izwi_core::text::{split_sentences, Espeak};
+use izwi_core::Device;
+
+/// A paragraph of ordinary sentences of mixed length.
+const TEXT: &str = "Thank you for calling. Your appointment is confirmed for Tuesday morning at \
+nine. Please remember to bring your passport, and a printed copy of your ticket. The weather \
+today will be sunny, with a light breeze in the afternoon and a chance of rain later in the \
+evening. She opened the window and listened to the birds. Our team finished the project two \
+weeks earlier than we had planned, which gave everyone time to rest. Goodbye!";
+
+#[derive(Args)]
+pub struct PiperBenchArgs {
+    /// The voice's .onnx (its .onnx.json beside it).
+    #[arg(
+        long,
+        default_value = ".assets/voices/en_US-joe-medium/en_US-joe-medium.onnx"
+    )]
+    voice: PathBuf,
+    /// Times through the paragraph, each side.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// The Python with onnxruntime and numpy for the baseline.
+    #[arg(long, env = "IZWI_BENCH_PYTHON", default_value = "python3")]
+    python: PathBuf,
+    /// Threads for onnxruntime (candle uses one per core).
+    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()))]
+    threads: usize,
+}
+
+pub fn run(args: PiperBenchArgs) -> Result<()> {
+    let mut json = args.voice.clone().into_os_string();
+    json.push(".json");
+    let vits = Vits::from_onnx(&args.voice, &PathBuf::from(json), &Device::Cpu)
+        .with_context(|| format!("loading {}", args.voice.display()))?;
+    let espeak = Espeak::find()?;
+    let sentences = phonemize(&espeak, vits.config(), &split_sentences(TEXT))?;
+    let ids: Vec<Vec<i64>> = sentences.into_iter().map(|s| s.ids).collect();
+    // The voice's own defaults, noise included, as a user hears it; fixed seeds.
+    let scales = vits.config().inference;
+    let rounds = args.rounds.max(1);
+
+    vits.synthesize(&ids[0], None, scales, 0)?; // warm-up
+    let mut wall = 0.0;
+    let mut samples = 0usize;
+    for round in 0..rounds {
+        for (i, sentence) in ids.iter().enumerate() {
+            let started = Instant::now();
+            let audio = vits.synthesize(sentence, None, scales, (round * 1000 + i) as u64)?;
+            wall += started.elapsed().as_secs_f64();
+            samples += audio.len();
+        }
+    }
+    let audio = samples as f64 / f64::from(vits.sample_rate());
+    let ours = wall / audio;
+
+    println!(
+        "izwi bench piper: {} · {} sentences × {rounds} rounds · CPU, {} threads",
+        args.voice.display(),
+        ids.len(),
+        args.threads
+    );
+    println!("  izwi (candle)          RTF {ours:.3}  ({audio:.1} s of audio in {wall:.2} s)");
+    match baseline(&args, &ids, scales, rounds) {
+        Ok((piper, version)) => {
+            println!("  piper (onnxruntime {version}) RTF {piper:.3}");
+            println!(
+                "  ratio: izwi takes {:.2}x piper's time ({})",
+                ours / piper,
+                if ours <= piper {
+                    "faster or equal"
+                } else {
+                    "slower"
+                }
+            );
+        }
+        Err(e) => println!("  piper baseline not run: {e:#}"),
+    }
+    Ok(())
+}
+
+/// Runs the Python baseline; returns its RTF and onnxruntime's version.
+fn baseline(
+    args: &PiperBenchArgs,
+    ids: &[Vec<i64>],
+    scales: Scales,
+    rounds: usize,
+) -> Result<(f64, String)> {
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/bench_piper.py");
+    let job = serde_json::json!({
+        "voice": args.voice.canonicalize()?,
+        "threads": args.threads,
+        "scales": [scales.noise_scale, scales.length_scale, scales.noise_w],
+        "sentences": ids,
+        "rounds": rounds,
+    });
+    let mut child = Command::new(&args.python)
+        .arg(&script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("running {}", args.python.display()))?;
+    child
+        .stdin
+        .take()
+        .context("stdin")?
+        .write_all(job.to_string().as_bytes())?;
+    let output = child.wait_with_output()?;
+    if !output.status.success() {
+        bail!(
+            "{} failed (it needs `pip install onnxruntime numpy`; --python picks another \
+             Python): {}",
+            script.display(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout)?;
+    let wall = result["wall_seconds"].as_f64().context("wall_seconds")?;
+    let audio = result["audio_seconds"].as_f64().context("audio_seconds")?;
+    Ok((
+        wall / audio,
+        result["onnxruntime"].as_str().unwrap_or("?").to_string(),
+    ))
+}

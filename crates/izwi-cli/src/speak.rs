@@ -1,0 +1,105 @@
+//! `izwi speak`: text to a WAV in a voice, or a script to one WAV per line.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use clap::{ArgGroup, Args};
+use izwi_runtime::{read_lines, JobStatus, Runtime, SpeakBatchRequest, SpeakRequest};
+
+use crate::progress::Bars;
+
+#[derive(Args)]
+#[command(group(ArgGroup::new("input").required(true).args(["text", "file", "lines"])))]
+pub struct SpeakArgs {
+    /// A voice from `izwi voices` (id or name), a voice model's id, or a Piper .onnx file.
+    #[arg(long)]
+    voice: String,
+    /// What to say.
+    #[arg(long)]
+    text: Option<String>,
+    /// A text file to read out, as one recording.
+    #[arg(long)]
+    file: Option<PathBuf>,
+    /// A script: a .txt file (one line each) or a .csv file (its `text` column, else its
+    /// first); writes one WAV per line and manifest.csv into --output-dir.
+    #[arg(long)]
+    lines: Option<PathBuf>,
+    /// The WAV to write (with --text or --file).
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+    /// The folder for a script's WAVs (with --lines).
+    #[arg(long)]
+    output_dir: Option<PathBuf>,
+    /// 1 is the voice's normal pace; 0.25 to 4.
+    #[arg(long)]
+    speed: Option<f32>,
+}
+
+pub fn run(data_dir: Option<PathBuf>, args: SpeakArgs) -> Result<()> {
+    let (tokio, runtime) = crate::open(data_dir, Arc::new(Bars::new()))?;
+    let on_ctrl_c = runtime.clone();
+    tokio.spawn(async move {
+        // A cancelled batch keeps its finished files and is recorded as cancelled.
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.shutdown().await;
+        }
+    });
+    tokio.block_on(speak(&runtime, args))
+}
+
+async fn speak(runtime: &Runtime, args: SpeakArgs) -> Result<()> {
+    let job = if let Some(script) = &args.lines {
+        let Some(output_dir) = args.output_dir.clone() else {
+            bail!("--lines needs --output-dir, the folder for the WAVs");
+        };
+        let lines = read_lines(script)?;
+        runtime
+            .speak_batch(SpeakBatchRequest {
+                voice: args.voice.clone(),
+                lines,
+                output_dir,
+                speed: args.speed,
+            })
+            .await?
+    } else {
+        let text = match (&args.text, &args.file) {
+            (Some(text), _) => text.clone(),
+            (None, Some(file)) => std::fs::read_to_string(file)
+                .with_context(|| format!("reading {}", file.display()))?,
+            (None, None) => unreachable!("clap requires one input"),
+        };
+        let Some(output) = args.output.clone() else {
+            bail!("--output OUT.wav is needed: where to write the speech");
+        };
+        runtime
+            .speak(SpeakRequest {
+                voice: args.voice.clone(),
+                text,
+                output: Some(output),
+                speed: args.speed,
+            })
+            .await?
+    };
+    let job = runtime.wait_job(job.id).await?;
+    match job.status {
+        JobStatus::Done => {
+            let seconds = job.metrics.audio_seconds.unwrap_or(0.0);
+            let rtf = job.metrics.rtf.unwrap_or(0.0);
+            println!(
+                "{} ({seconds:.1} s of speech, {:.1}x real time)",
+                job.output.unwrap_or_default(),
+                if rtf > 0.0 { 1.0 / rtf } else { 0.0 }
+            );
+            Ok(())
+        }
+        JobStatus::Cancelled => bail!(
+            "cancelled; the lines finished so far are in {} (see its manifest.csv)",
+            job.input
+        ),
+        status => bail!(
+            "speech {status}: {}",
+            job.error.unwrap_or_else(|| "no reason recorded".into())
+        ),
+    }
+}

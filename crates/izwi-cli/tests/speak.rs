@@ -1,0 +1,165 @@
+//! `izwi voices` and `izwi speak` on a data folder of their own, with the real Piper
+//! voice en_US-joe-medium (scripts/fetch-assets.sh) and Debian's espeak-ng.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct Izwi {
+    data: tempfile::TempDir,
+}
+
+impl Izwi {
+    fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_izwi"))
+            .arg("--data-dir")
+            .arg(self.data.path().join("izwi"))
+            .env("HF_HOME", self.data.path().join("hf"))
+            .envs(env.iter().copied())
+            .args(args)
+            .output()
+            .expect("izwi runs")
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run_with(args, &[]);
+        assert!(
+            out.status.success(),
+            "izwi {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn fails(&self, args: &[&str], env: &[(&str, &str)]) -> String {
+        let out = self.run_with(args, env);
+        assert!(!out.status.success(), "izwi {args:?} succeeded");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.data.path().join(name)
+    }
+}
+
+fn joe() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../.assets/voices/en_US-joe-medium/en_US-joe-medium.onnx");
+    assert!(path.is_file(), "run scripts/fetch-assets.sh first");
+    path.display().to_string()
+}
+
+fn wav_seconds(path: &Path) -> f64 {
+    let reader = hound::WavReader::open(path).unwrap();
+    let spec = reader.spec();
+    assert_eq!(
+        (spec.channels, spec.sample_rate, spec.bits_per_sample),
+        (1, 22_050, 16)
+    );
+    f64::from(reader.duration()) / 22_050.0
+}
+
+#[test]
+fn speak_text_and_a_script_through_the_voice_library() {
+    let izwi = Izwi {
+        data: tempfile::tempdir().unwrap(),
+    };
+    assert!(izwi.ok(&["voices"]).contains("No voices yet"));
+    izwi.ok(&["models", "import", &joe(), "--name", "joe"]);
+    let list = izwi.ok(&["voices"]);
+    assert!(list.contains("local/joe"), "{list}");
+
+    let out = izwi.path("hello.wav");
+    let said = izwi.ok(&[
+        "speak",
+        "--voice",
+        "joe",
+        "--text",
+        "Hello from Izwi. It runs on your own machine.",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert!(said.contains("s of speech"), "{said}");
+    let seconds = wav_seconds(&out);
+    assert!((2.0..8.0).contains(&seconds), "{seconds}");
+
+    // A second voice on the same model, faster: the same words take less time.
+    izwi.ok(&["voices", "add", "local/joe", "Joe fast", "--speed", "1.6"]);
+    let fast = izwi.path("fast.wav");
+    izwi.ok(&[
+        "speak",
+        "--voice",
+        "joe fast",
+        "--text",
+        "Hello from Izwi. It runs on your own machine.",
+        "--output",
+        fast.to_str().unwrap(),
+    ]);
+    assert!(wav_seconds(&fast) < seconds * 0.8);
+
+    let script = izwi.path("script.txt");
+    std::fs::write(&script, "One, two, three.\n\nFour.\nFive and six!\n").unwrap();
+    let dir = izwi.path("lines");
+    izwi.ok(&[
+        "speak",
+        "--voice",
+        &joe(),
+        "--lines",
+        script.to_str().unwrap(),
+        "--output-dir",
+        dir.to_str().unwrap(),
+    ]);
+    let manifest = std::fs::read_to_string(dir.join("manifest.csv")).unwrap();
+    assert_eq!(manifest.lines().count(), 4, "{manifest}");
+    assert!(manifest.contains("1,001.wav,") && manifest.contains(",\"One, two, three.\""));
+    for file in ["001.wav", "002.wav", "003.wav"] {
+        assert!(wav_seconds(&dir.join(file)) > 0.3);
+    }
+    let history = izwi.ok(&["history"]);
+    assert_eq!(history.matches("speak_batch").count(), 1, "{history}");
+    assert_eq!(history.matches(" speak ").count(), 2, "{history}");
+}
+
+#[test]
+fn refusals_name_the_problem() {
+    let izwi = Izwi {
+        data: tempfile::tempdir().unwrap(),
+    };
+    let out = izwi.path("x.wav");
+    let out = out.to_str().unwrap();
+    let joe = joe();
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let cases: [Case; 5] = [
+        (
+            &["speak", "--voice", &joe, "--text", " ... ", "-o", out],
+            &[],
+            "nothing to say",
+        ),
+        (
+            &["speak", "--voice", "nobody", "--text", "Hi.", "-o", out],
+            &[],
+            "no voice \"nobody\"",
+        ),
+        (
+            &["speak", "--voice", &joe, "--text", "Hi."],
+            &[],
+            "--output OUT.wav is needed",
+        ),
+        (
+            &["speak", "--voice", &joe, "--text", "Hi.", "-o", out],
+            &[("IZWI_ESPEAK_NG", "/nonexistent/espeak-ng")],
+            "sudo apt install espeak-ng",
+        ),
+        (
+            &[
+                "speak", "--voice", &joe, "--text", "Hi.", "-o", out, "--speed", "9",
+            ],
+            &[],
+            "speed must be 0.25 to 4",
+        ),
+    ];
+    for (args, env, want) in cases {
+        let err = izwi.fails(args, env);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    assert!(!Path::new(out).exists());
+}

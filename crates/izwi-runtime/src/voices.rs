@@ -1,0 +1,238 @@
+//! The voice library: voices in the store, each a model plus how it speaks (speed,
+//! noise, pitch, speaker) under a name the user chose. Every installed Piper voice
+//! model has at least one: a preset row is made for it the first time the library is
+//! listed after it was installed, and the last row of an installed model cannot be
+//! deleted (removing the model removes its voices).
+
+use std::path::{Path, PathBuf};
+
+use izwi_hub::{Family, ModelStatus};
+use izwi_store::{NewVoice, VoiceRecord, VoiceSettings, VoiceSource};
+use serde::{Deserialize, Serialize};
+
+use crate::runtime::Inner;
+use crate::RuntimeError;
+
+/// A voice as the shells list it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct VoiceInfo {
+    pub id: i64,
+    pub name: String,
+    pub source: VoiceSource,
+    pub model_id: String,
+    /// Of the model, e.g. `en_US`.
+    pub language: Option<String>,
+    /// The model's files are on disk.
+    pub installed: bool,
+    pub settings: VoiceSettings,
+}
+
+/// What a request's `voice` names, resolved.
+pub(crate) enum VoiceChoice {
+    /// A model of the hub (catalog or import), with settings.
+    Model {
+        model_id: String,
+        settings: VoiceSettings,
+    },
+    /// A Piper `.onnx` file (or a folder with one) given by path.
+    File {
+        path: PathBuf,
+        settings: VoiceSettings,
+    },
+}
+
+impl VoiceChoice {
+    pub fn settings(&self) -> &VoiceSettings {
+        match self {
+            VoiceChoice::Model { settings, .. } | VoiceChoice::File { settings, .. } => settings,
+        }
+    }
+}
+
+impl Inner {
+    /// Adds a preset row for every installed Piper model that has none, then lists the
+    /// library, oldest first.
+    pub(crate) async fn list_voices(&self) -> Result<Vec<VoiceInfo>, RuntimeError> {
+        let models: Vec<_> = self
+            .hub
+            .list()
+            .into_iter()
+            .filter(|m| m.family == Family::Piper)
+            .collect();
+        let rows = self.store.list_voices().await?;
+        for model in &models {
+            let has_row = rows.iter().any(|r| r.model_id == model.id);
+            if model.status == ModelStatus::Installed && !has_row {
+                self.store
+                    .create_voice(NewVoice {
+                        name: model.name.clone(),
+                        source: VoiceSource::Preset,
+                        model_id: model.id.clone(),
+                        reference_audio: None,
+                        reference_text: None,
+                        settings: VoiceSettings::default(),
+                    })
+                    .await?;
+            }
+        }
+        let rows = self.store.list_voices().await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                let model = models.iter().find(|m| m.id == row.model_id);
+                VoiceInfo {
+                    language: model.and_then(|m| m.languages.first().cloned()),
+                    installed: model.is_some_and(|m| m.status == ModelStatus::Installed),
+                    id: row.id,
+                    name: row.name,
+                    source: row.source,
+                    model_id: row.model_id,
+                    settings: row.settings,
+                }
+            })
+            .collect())
+    }
+
+    pub(crate) async fn voice_info(&self, id: i64) -> Result<VoiceInfo, RuntimeError> {
+        self.list_voices()
+            .await?
+            .into_iter()
+            .find(|v| v.id == id)
+            .ok_or(RuntimeError::NoSuchVoice(id))
+    }
+
+    pub(crate) async fn add_voice(
+        &self,
+        model_id: &str,
+        name: &str,
+        settings: VoiceSettings,
+    ) -> Result<VoiceInfo, RuntimeError> {
+        let model = self.hub.info(model_id)?;
+        if model.family != Family::Piper {
+            return Err(RuntimeError::WrongModel {
+                id: model_id.to_string(),
+                family: format!("{:?}", model.family).to_lowercase(),
+                task: "speak",
+            });
+        }
+        check_settings(&settings)?;
+        let row = self
+            .store
+            .create_voice(NewVoice {
+                name: name.to_string(),
+                source: VoiceSource::Preset,
+                model_id: model_id.to_string(),
+                reference_audio: None,
+                reference_text: None,
+                settings,
+            })
+            .await?;
+        self.voice_info(row.id).await
+    }
+
+    pub(crate) async fn delete_voice(&self, id: i64) -> Result<(), RuntimeError> {
+        let row = self.voice_row(id).await?;
+        let installed = self
+            .hub
+            .info(&row.model_id)
+            .is_ok_and(|m| m.status == ModelStatus::Installed);
+        let siblings = self
+            .store
+            .list_voices()
+            .await?
+            .iter()
+            .filter(|r| r.model_id == row.model_id)
+            .count();
+        if installed && siblings == 1 {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "{:?} is the only voice of model {}; remove the model to remove it",
+                row.name, row.model_id
+            )));
+        }
+        Ok(self.store.delete_voice(id).await?)
+    }
+
+    pub(crate) async fn voice_row(&self, id: i64) -> Result<VoiceRecord, RuntimeError> {
+        self.store
+            .voice(id)
+            .await?
+            .ok_or(RuntimeError::NoSuchVoice(id))
+    }
+
+    /// Resolves what a user typed for a voice: a library id, a library name
+    /// (case-insensitive), a model id, or the path of a Piper `.onnx` (or its folder).
+    pub(crate) async fn choose_voice(&self, spec: &str) -> Result<VoiceChoice, RuntimeError> {
+        let spec = spec.trim();
+        if spec.is_empty() {
+            return Err(RuntimeError::InvalidRequest(
+                "no voice given: name one from the voice library, a voice model, or a .onnx file"
+                    .into(),
+            ));
+        }
+        let library = self.list_voices().await?;
+        let row = match spec.parse::<i64>() {
+            Ok(id) => library.iter().find(|v| v.id == id),
+            Err(_) => library
+                .iter()
+                .find(|v| v.name.eq_ignore_ascii_case(spec))
+                .or_else(|| library.iter().find(|v| v.model_id == spec)),
+        };
+        if let Some(voice) = row {
+            return Ok(VoiceChoice::Model {
+                model_id: voice.model_id.clone(),
+                settings: voice.settings.clone(),
+            });
+        }
+        if let Ok(model) = self.hub.info(spec) {
+            return Ok(VoiceChoice::Model {
+                model_id: model.id,
+                settings: VoiceSettings::default(),
+            });
+        }
+        let path = Path::new(spec);
+        if path.exists() {
+            return Ok(VoiceChoice::File {
+                path: path.to_path_buf(),
+                settings: VoiceSettings::default(),
+            });
+        }
+        Err(no_voice(spec))
+    }
+}
+
+fn no_voice(spec: &str) -> RuntimeError {
+    RuntimeError::InvalidRequest(format!(
+        "no voice {spec:?}: `izwi voices` lists the library; a voice model's id or a Piper \
+         .onnx file also works"
+    ))
+}
+
+/// Speed 0.25–4 (the model is trained near 1), pitch within an octave.
+pub(crate) fn check_settings(settings: &VoiceSettings) -> Result<(), RuntimeError> {
+    if !(0.25..=4.0).contains(&settings.speed) {
+        return Err(RuntimeError::InvalidRequest(format!(
+            "speed must be 0.25 to 4, not {}",
+            settings.speed
+        )));
+    }
+    if !(-12.0..=12.0).contains(&settings.pitch) {
+        return Err(RuntimeError::InvalidRequest(format!(
+            "pitch must be -12 to 12 semitones, not {}",
+            settings.pitch
+        )));
+    }
+    for (name, value) in [
+        ("noise scale", settings.noise_scale),
+        ("noise w", settings.noise_w),
+    ] {
+        if let Some(v) = value {
+            if !(0.0..=2.0).contains(&v) {
+                return Err(RuntimeError::InvalidRequest(format!(
+                    "{name} must be 0 to 2, not {v}"
+                )));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,492 @@
+//! Speech end to end with the real Piper voice en_US-joe-medium (scripts/fetch-assets.sh)
+//! and Debian's espeak-ng: the voice library, a speak job to a WAV with its sentences
+//! streamed, speed and pitch, a round trip through Whisper base, batches of 100 lines
+//! and a cancelled batch, and the refusals.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use izwi_runtime::{
+    read_lines, Event, JobStatus, Runtime, RuntimeConfig, SpeakBatchRequest, SpeakRequest,
+    TranscribeRequest, VoiceSettings, VoiceSource, MANIFEST_NAME,
+};
+
+fn asset(rel: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../.assets")
+        .join(rel);
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/fetch-assets.sh first",
+        path.display()
+    );
+    path
+}
+
+type Events = Arc<Mutex<Vec<Event>>>;
+
+/// A runtime on a scratch data dir with joe imported; returns joe's model id.
+async fn open_with_joe(dir: &Path) -> (Runtime, Events, String) {
+    let events: Events = Arc::default();
+    let sink = events.clone();
+    let mut config = RuntimeConfig::new(dir.join("data"));
+    config.hf_cache_dir = Some(dir.join("hf"));
+    config.hub_endpoint = Some("http://127.0.0.1:9".into());
+    let runtime = Runtime::open(
+        config,
+        Arc::new(move |e: Event| sink.lock().unwrap().push(e)),
+    )
+    .await
+    .unwrap();
+    let joe = runtime
+        .import_model(
+            &asset("voices/en_US-joe-medium/en_US-joe-medium.onnx"),
+            Some("joe"),
+        )
+        .unwrap();
+    (runtime, events, joe.id)
+}
+
+fn wav(path: &Path) -> (u32, Vec<f32>) {
+    let audio = izwi_audio::decode_file(path).unwrap();
+    assert_eq!(audio.channels, 1, "{}", path.display());
+    (audio.sample_rate, audio.to_mono())
+}
+
+fn words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .replace('-', " ")
+        .chars()
+        .filter(|c| c.is_alphanumeric() || c.is_whitespace() || *c == '\'')
+        .collect::<String>()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Word-level edit distance.
+fn word_errors(reference: &[String], hypothesis: &[String]) -> usize {
+    let mut row: Vec<usize> = (0..=hypothesis.len()).collect();
+    for (i, r) in reference.iter().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, h) in hypothesis.iter().enumerate() {
+            let substitution = previous + usize::from(r != h);
+            previous = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[hypothesis.len()]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_library_has_a_voice_per_installed_model_and_keeps_edits() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, _, joe) = open_with_joe(dir.path()).await;
+    let voices = runtime.list_voices().await.unwrap();
+    assert_eq!(voices.len(), 1);
+    let preset = &voices[0];
+    assert_eq!(
+        (preset.model_id.as_str(), preset.source, preset.installed),
+        (joe.as_str(), VoiceSource::Preset, true)
+    );
+    // From the voice's .onnx.json.
+    assert_eq!(preset.language.as_deref(), Some("en_US"));
+    // Listing again makes no second row.
+    assert_eq!(runtime.list_voices().await.unwrap().len(), 1);
+
+    let slow = runtime
+        .add_voice(
+            &joe,
+            "Joe, slowly",
+            VoiceSettings {
+                speed: 0.8,
+                ..VoiceSettings::default()
+            },
+        )
+        .await
+        .unwrap();
+    runtime.rename_voice(slow.id, "Joe slow").await.unwrap();
+    let refused = runtime
+        .update_voice_settings(
+            slow.id,
+            VoiceSettings {
+                speed: 9.0,
+                ..VoiceSettings::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("speed must be 0.25 to 4"),
+        "{refused}"
+    );
+    let voices = runtime.list_voices().await.unwrap();
+    assert_eq!(voices[1].name, "Joe slow");
+    assert_eq!(voices[1].settings.speed, 0.8);
+
+    runtime.delete_voice(slow.id).await.unwrap();
+    let gone = runtime.rename_voice(slow.id, "again").await.unwrap_err();
+    assert_eq!(
+        gone.to_string(),
+        format!("voice {} does not exist", slow.id)
+    );
+    let last = runtime.delete_voice(preset.id).await.unwrap_err();
+    assert!(last.to_string().contains("only voice of model"), "{last}");
+    assert!(runtime
+        .add_voice("whisper-base", "nope", VoiceSettings::default())
+        .await
+        .unwrap_err()
+        .to_string()
+        .contains("cannot speak"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn speech_streams_sentence_by_sentence_into_a_wav() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, events, _) = open_with_joe(dir.path()).await;
+    let text = "Hello there. This is Izwi, speaking on your own machine! Is it clear?";
+    let job = runtime
+        .speak(SpeakRequest {
+            voice: "joe".into(),
+            text: text.into(),
+            output: None,
+            speed: None,
+        })
+        .await
+        .unwrap();
+    let job = runtime.wait_job(job.id).await.unwrap();
+    assert_eq!(job.status, JobStatus::Done, "{:?}", job.error);
+    let output = PathBuf::from(job.output.clone().unwrap());
+    assert!(output.starts_with(runtime.data_dir().join("audio")));
+    let (rate, samples) = wav(&output);
+    assert_eq!(rate, 22_050);
+    let seconds = samples.len() as f64 / f64::from(rate);
+    assert!((3.0..12.0).contains(&seconds), "{seconds} s");
+    let metrics = &job.metrics;
+    assert!((metrics.audio_seconds.unwrap() - seconds).abs() < 0.01);
+    assert!(metrics.rtf.unwrap() > 0.0);
+
+    // Three sentences, each streamed once and in order, adding up to the file.
+    let streamed: Vec<(usize, usize, usize)> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            Event::SpeechAudio {
+                job_id,
+                index,
+                total,
+                samples,
+                ..
+            } if *job_id == job.id => Some((*index, *total, samples.len())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        streamed.iter().map(|s| (s.0, s.1)).collect::<Vec<_>>(),
+        [(0, 3), (1, 3), (2, 3)]
+    );
+    let gaps = (0.15 * 22_050.0) as usize * 2;
+    assert_eq!(
+        streamed.iter().map(|s| s.2).sum::<usize>() + gaps,
+        samples.len()
+    );
+
+    // Saved elsewhere, byte for byte.
+    let copy = dir.path().join("copy.wav");
+    runtime.save_speech(job.id, &copy).await.unwrap();
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        std::fs::read(&output).unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn speed_changes_length_and_pitch_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, _, joe) = open_with_joe(dir.path()).await;
+    let say = |speed: f32, pitch: f32| {
+        let runtime = runtime.clone();
+        let joe = joe.clone();
+        async move {
+            let voice = runtime
+                .add_voice(
+                    &joe,
+                    &format!("joe {speed} {pitch}"),
+                    VoiceSettings {
+                        speed,
+                        pitch,
+                        ..VoiceSettings::default()
+                    },
+                )
+                .await
+                .unwrap();
+            let clip = runtime
+                .preview_voice(
+                    &voice.id.to_string(),
+                    Some("The rain in Spain stays mainly in the plain.".into()),
+                )
+                .await
+                .unwrap();
+            clip.samples.len() as f64 / f64::from(clip.sample_rate)
+        }
+    };
+    let normal = say(1.0, 0.0).await;
+    let fast = say(2.0, 0.0).await;
+    let high = say(1.0, 5.0).await;
+    // Durations are whole frames, rounded up per phoneme, so twice the speed is a
+    // little more than half the length.
+    eprintln!("normal {normal:.2} s, speed 2 {fast:.2} s, pitch +5 {high:.2} s");
+    assert!((0.45..0.7).contains(&(fast / normal)), "{fast} vs {normal}");
+    // A pitch shift keeps the pace (speed 2 is 0.6 of the length; this stays near 1).
+    assert!((high / normal - 1.0).abs() < 0.15, "{high} vs {normal}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn joe_transcribed_by_whisper_base_comes_back_word_for_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, _, _) = open_with_joe(dir.path()).await;
+    let base = runtime
+        .import_model(&asset("models/whisper-base"), Some("base"))
+        .unwrap();
+    // Ordinary sentences, of the kind people have read to them.
+    let sentences = [
+        "Thank you for calling. Your appointment is confirmed for Tuesday morning.",
+        "Please remember to bring your passport and a printed copy of your ticket.",
+        "The weather today will be sunny, with a light breeze in the afternoon.",
+        "She opened the window and listened to the birds singing in the garden.",
+        "Our team finished the project two weeks earlier than we had planned.",
+        "If you have any questions, you can send us a message at any time.",
+        "He walked to the station, bought a newspaper, and waited for the train.",
+        "Reading a few pages every evening is a good way to learn new words.",
+    ];
+    let mut reference = Vec::new();
+    let mut hypothesis = Vec::new();
+    for (i, sentence) in sentences.iter().enumerate() {
+        let output = dir.path().join(format!("{i}.wav"));
+        let job = runtime
+            .speak(SpeakRequest {
+                voice: "joe".into(),
+                text: (*sentence).into(),
+                output: Some(output.clone()),
+                speed: None,
+            })
+            .await
+            .unwrap();
+        let job = runtime.wait_job(job.id).await.unwrap();
+        assert_eq!(job.status, JobStatus::Done, "{:?}", job.error);
+        let mut request = TranscribeRequest::new(&output, &base.id);
+        request.language = Some("en".into());
+        let heard = runtime.transcribe(request).await.unwrap();
+        let heard = runtime.wait_job(heard.id).await.unwrap();
+        let transcript_id: i64 = heard.output.unwrap()["transcript:".len()..]
+            .parse()
+            .unwrap();
+        let text = runtime
+            .transcript(transcript_id)
+            .await
+            .unwrap()
+            .1
+            .iter()
+            .map(|s| s.text.clone())
+            .collect::<Vec<_>>()
+            .join(" ");
+        eprintln!("said {sentence:?}, heard {text:?}");
+        reference.extend(words(sentence));
+        hypothesis.extend(words(&text));
+    }
+    let wer = word_errors(&reference, &hypothesis) as f64 / reference.len() as f64;
+    eprintln!(
+        "round-trip WER {:.2}% over {} words",
+        wer * 100.0,
+        reference.len()
+    );
+    assert!(wer <= 0.10, "WER {wer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_of_100_lines_gives_100_wavs_and_a_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, events, _) = open_with_joe(dir.path()).await;
+    let script = dir.path().join("script.csv");
+    let mut csv = String::from("id,text\n");
+    for i in 1..=100 {
+        csv.push_str(&format!("{i},\"Line {i}, spoken.\"\n"));
+    }
+    std::fs::write(&script, csv).unwrap();
+    let lines = read_lines(&script).unwrap();
+    assert_eq!(lines.len(), 100);
+    let out = dir.path().join("out");
+    let job = runtime
+        .speak_batch(SpeakBatchRequest {
+            voice: "joe".into(),
+            lines: lines.clone(),
+            output_dir: out.clone(),
+            speed: Some(1.5),
+        })
+        .await
+        .unwrap();
+    let job = runtime.wait_job(job.id).await.unwrap();
+    assert_eq!(job.status, JobStatus::Done, "{:?}", job.error);
+
+    let manifest = std::fs::read_to_string(out.join(MANIFEST_NAME)).unwrap();
+    let rows: Vec<&str> = manifest.lines().collect();
+    assert_eq!(rows[0], "line,file,seconds,text");
+    assert_eq!(rows.len(), 101);
+    for (i, row) in rows[1..].iter().enumerate() {
+        let file = format!("{:03}.wav", i + 1);
+        assert!(
+            row.starts_with(&format!("{},{file},", i + 1))
+                && row.ends_with(&format!("\"Line {}, spoken.\"", i + 1)),
+            "{row}"
+        );
+        let (rate, samples) = wav(&out.join(&file));
+        assert_eq!(rate, 22_050);
+        let seconds: f64 = row.split(',').nth(2).unwrap().parse().unwrap();
+        assert!((samples.len() as f64 / 22_050.0 - seconds).abs() < 0.002);
+        assert!(seconds > 0.4 && seconds < 5.0, "{row}");
+    }
+    let wavs = std::fs::read_dir(&out)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "wav")
+        })
+        .count();
+    assert_eq!(wavs, 100);
+    let done = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, Event::BatchLineDone { job_id, .. } if *job_id == job.id))
+        .count();
+    assert_eq!(done, 100);
+
+    // The folder now holds a batch: a second one there is refused, nothing overwritten.
+    let again = runtime
+        .speak_batch(SpeakBatchRequest {
+            voice: "joe".into(),
+            lines,
+            output_dir: out.clone(),
+            speed: None,
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        again.to_string().contains("already holds a batch"),
+        "{again}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_batch_keeps_its_finished_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, events, _) = open_with_joe(dir.path()).await;
+    let out = dir.path().join("out");
+    let lines: Vec<String> = (1..=40)
+        .map(|i| format!("This is line number {i} of a long script."))
+        .collect();
+    let job = runtime
+        .speak_batch(SpeakBatchRequest {
+            voice: "joe".into(),
+            lines,
+            output_dir: out.clone(),
+            speed: None,
+        })
+        .await
+        .unwrap();
+    // Cancel once two lines are done.
+    for _ in 0..600 {
+        let done = events
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| matches!(e, Event::BatchLineDone { .. }))
+            .count();
+        if done >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    runtime.cancel_job(job.id).await.unwrap();
+    let job = runtime.job(job.id).await.unwrap();
+    assert_eq!(job.status, JobStatus::Cancelled);
+
+    let manifest = std::fs::read_to_string(out.join(MANIFEST_NAME)).unwrap();
+    let listed = manifest.lines().count() - 1;
+    assert!((2..40).contains(&listed), "{listed} lines listed");
+    let mut wavs: Vec<PathBuf> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "wav"))
+        .collect();
+    wavs.sort();
+    assert_eq!(wavs.len(), listed, "every WAV is in the manifest");
+    for path in &wavs {
+        assert!(wav(path).1.len() > 22_050 / 2);
+    }
+    // No temporary files left behind.
+    assert!(std::fs::read_dir(&out).unwrap().all(|e| !e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with('.')));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_are_refused_with_their_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, _, _) = open_with_joe(dir.path()).await;
+    let speak =
+        |voice: &str, text: &str, output: Option<PathBuf>, speed: Option<f32>| SpeakRequest {
+            voice: voice.into(),
+            text: text.into(),
+            output,
+            speed,
+        };
+    let cases = [
+        (speak("joe", "  ... ", None, None), "nothing to say"),
+        (speak("nobody", "Hi.", None, None), "no voice \"nobody\""),
+        (
+            speak("joe", "Hi.", None, Some(0.0)),
+            "speed must be 0.25 to 4",
+        ),
+        (
+            speak(
+                "joe",
+                "Hi.",
+                Some(dir.path().join("missing/dir/out.wav")),
+                None,
+            ),
+            "does not exist",
+        ),
+        (speak("whisper-base", "Hi.", None, None), "cannot speak"),
+    ];
+    for (request, want) in cases {
+        let err = match runtime.speak(request).await {
+            Ok(job) => runtime
+                .wait_job(job.id)
+                .await
+                .unwrap()
+                .error
+                .unwrap_or_default(),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains(want), "{err:?} should say {want:?}");
+    }
+    let batch = runtime
+        .speak_batch(SpeakBatchRequest {
+            voice: "joe".into(),
+            lines: vec!["Fine.".into(), "--".into()],
+            output_dir: dir.path().join("b"),
+            speed: None,
+        })
+        .await
+        .unwrap_err();
+    assert!(batch.to_string().contains("line 2 has no words"), "{batch}");
+}

@@ -1,0 +1,150 @@
+//! Voices: the library (a preset per installed Piper model, and the user's own on the
+//! same models), renaming, settings, deleting, and a short preview of how one sounds.
+//! Preset voices are downloaded like any model (`download_model`).
+
+use izwi_runtime::{SpeechClip, VoiceInfo, VoiceSettings};
+use tauri::State;
+
+use crate::error::{AppError, AppResult};
+use crate::state::AppState;
+
+/// Names are shown in pickers: one line, not blank, not a paragraph.
+fn voice_name(name: &str) -> AppResult<String> {
+    let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
+    if name.is_empty() {
+        return Err(AppError::invalid("give the voice a name"));
+    }
+    if name.chars().count() > 80 {
+        return Err(AppError::invalid(
+            "that name is too long: keep it under 80 characters",
+        ));
+    }
+    Ok(name)
+}
+
+impl AppState {
+    /// The library, oldest first; every installed Piper model has at least one voice.
+    pub async fn list_voices(&self) -> AppResult<Vec<VoiceInfo>> {
+        Ok(self.runtime.list_voices().await?)
+    }
+
+    /// A new voice on a Piper model with its own name and settings.
+    pub async fn add_voice(
+        &self,
+        model_id: String,
+        name: String,
+        settings: VoiceSettings,
+    ) -> AppResult<VoiceInfo> {
+        let name = voice_name(&name)?;
+        Ok(self.runtime.add_voice(&model_id, &name, settings).await?)
+    }
+
+    /// Renames a voice; returns it as listed now.
+    pub async fn rename_voice(&self, id: i64, name: String) -> AppResult<VoiceInfo> {
+        let name = voice_name(&name)?;
+        self.runtime.rename_voice(id, &name).await?;
+        self.voice(id).await
+    }
+
+    /// Changes how a voice speaks; returns it as listed now.
+    pub async fn update_voice_settings(
+        &self,
+        id: i64,
+        settings: VoiceSettings,
+    ) -> AppResult<VoiceInfo> {
+        self.runtime.update_voice_settings(id, settings).await?;
+        self.voice(id).await
+    }
+
+    /// Deletes a voice (not the last one of an installed model: remove the model).
+    pub async fn delete_voice(&self, id: i64) -> AppResult<()> {
+        Ok(self.runtime.delete_voice(id).await?)
+    }
+
+    /// A few seconds of a voice (a stock line when `text` is None or blank), as samples
+    /// for the UI to play; no job, no file.
+    pub async fn preview_voice(
+        &self,
+        voice: String,
+        text: Option<String>,
+    ) -> AppResult<SpeechClip> {
+        let text = text.filter(|t| !t.trim().is_empty());
+        Ok(self.runtime.preview_voice(&voice, text).await?)
+    }
+
+    async fn voice(&self, id: i64) -> AppResult<VoiceInfo> {
+        self.list_voices()
+            .await?
+            .into_iter()
+            .find(|v| v.id == id)
+            .ok_or_else(|| AppError::not_found(format!("voice {id} does not exist")))
+    }
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn list_voices(state: State<'_, AppState>) -> AppResult<Vec<VoiceInfo>> {
+    state.list_voices().await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn add_voice(
+    state: State<'_, AppState>,
+    model_id: String,
+    name: String,
+    settings: VoiceSettings,
+) -> AppResult<VoiceInfo> {
+    state.add_voice(model_id, name, settings).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn rename_voice(
+    state: State<'_, AppState>,
+    id: i64,
+    name: String,
+) -> AppResult<VoiceInfo> {
+    state.rename_voice(id, name).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn update_voice_settings(
+    state: State<'_, AppState>,
+    id: i64,
+    settings: VoiceSettings,
+) -> AppResult<VoiceInfo> {
+    state.update_voice_settings(id, settings).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_voice(state: State<'_, AppState>, id: i64) -> AppResult<()> {
+    state.delete_voice(id).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn preview_voice(
+    state: State<'_, AppState>,
+    voice: String,
+    text: Option<String>,
+) -> AppResult<SpeechClip> {
+    state.preview_voice(voice, text).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_one_trimmed_line() {
+        assert_eq!(voice_name("  Joe \n slow ").unwrap(), "Joe slow");
+        assert_eq!(
+            voice_name(" \t").unwrap_err().kind,
+            crate::error::ErrorKind::Invalid
+        );
+        assert!(voice_name(&"x".repeat(81)).is_err());
+    }
+}

@@ -1,0 +1,221 @@
+// Batch export: lines (typed, pasted or read from a .txt/.csv) → one WAV per line in a
+// folder, with per-line progress from `batch_line_done` events, cancel, and the folder
+// shown when it is done.
+
+import type { Job, JobStatus } from '../../bindings'
+import { api } from '../../lib/api'
+import type { RuntimeEvent } from '../../lib/events'
+import { createStore, useStore } from '../../lib/store'
+
+export interface LineDone {
+  file: string
+  seconds: number
+}
+
+export interface BatchState {
+  /** The lines as typed; blank ones are skipped. */
+  text: string
+  /** Where the lines came from, when imported. */
+  source: string | null
+  voiceId: number | null
+  outputDir: string | null
+  job: Job | null
+  status: JobStatus | null
+  starting: boolean
+  submitError: unknown
+  /** The lines sent with the job (what the per-line list shows). */
+  lines: string[]
+  done: Record<number, LineDone>
+  etaSeconds: number | null
+  cancelling: boolean
+  error: string | null
+  importing: boolean
+}
+
+const VOICE_KEY = 'izwi.batch.voice'
+
+function rememberedVoiceId(): number | null {
+  try {
+    const v = Number(localStorage.getItem(VOICE_KEY))
+    return Number.isInteger(v) && v > 0 ? v : null
+  } catch {
+    return null
+  }
+}
+
+const fresh = (): BatchState => ({
+  text: '',
+  source: null,
+  voiceId: rememberedVoiceId(),
+  outputDir: null,
+  job: null,
+  status: null,
+  starting: false,
+  submitError: null,
+  lines: [],
+  done: {},
+  etaSeconds: null,
+  cancelling: false,
+  error: null,
+  importing: false,
+})
+
+export const batchStore = createStore<BatchState>(fresh())
+let early: RuntimeEvent[] = []
+
+export function resetBatch(): void {
+  early = []
+  batchStore.set(fresh())
+}
+
+/** The non-blank lines of `text`, trimmed. */
+export function linesOf(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean)
+}
+
+export const isRunning = (s: Pick<BatchState, 'starting' | 'status'>) =>
+  s.starting || s.status === 'queued' || s.status === 'running'
+
+export function setBatchText(text: string): void {
+  batchStore.set((s) => ({ ...s, text }))
+}
+
+export function setBatchVoice(voiceId: number): void {
+  try {
+    localStorage.setItem(VOICE_KEY, String(voiceId))
+  } catch {
+    /* ignore */
+  }
+  batchStore.set((s) => ({ ...s, voiceId }))
+}
+
+export function setOutputDir(outputDir: string | null): void {
+  batchStore.set((s) => ({ ...s, outputDir }))
+}
+
+/** Reads a .txt or .csv file's lines into the text. Rejects with the command's error. */
+export async function importLines(path: string): Promise<string[]> {
+  batchStore.set((s) => ({ ...s, importing: true }))
+  try {
+    const lines = await api.readLines(path)
+    batchStore.set((s) => ({ ...s, text: lines.join('\n'), source: path }))
+    return lines
+  } finally {
+    batchStore.set((s) => ({ ...s, importing: false }))
+  }
+}
+
+export async function startBatch(voiceId: number, lines: string[], outputDir: string): Promise<Job | null> {
+  if (isRunning(batchStore.get())) return null
+  early = []
+  batchStore.set((s) => ({
+    ...s,
+    job: null,
+    status: null,
+    starting: true,
+    submitError: null,
+    lines,
+    done: {},
+    etaSeconds: null,
+    cancelling: false,
+    error: null,
+  }))
+  try {
+    const job = await api.speakBatch(String(voiceId), lines, outputDir, null)
+    batchStore.set((s) => ({ ...s, job, status: s.status ?? job.status, starting: false }))
+    const pending = early.filter((e) => 'job_id' in e && e.job_id === job.id)
+    early = []
+    pending.forEach(apply)
+    return job
+  } catch (submitError) {
+    early = []
+    batchStore.set((s) => ({ ...s, starting: false, submitError, lines: [] }))
+    return null
+  }
+}
+
+export async function cancelBatch(): Promise<void> {
+  const { job } = batchStore.get()
+  if (!job || !isRunning(batchStore.get())) return
+  batchStore.set((s) => ({ ...s, cancelling: true }))
+  try {
+    await api.cancelJob(job.id)
+  } catch (e) {
+    batchStore.set((s) => ({ ...s, cancelling: false }))
+    throw e
+  }
+}
+
+/** Opens the file manager on the batch's folder. */
+export async function showBatchFolder(): Promise<void> {
+  const { job } = batchStore.get()
+  if (job) await api.showBatchOutput(job.id)
+}
+
+/** Back to editing, keeping the lines, voice and folder. */
+export function newBatch(): void {
+  batchStore.set((s) => ({
+    ...s,
+    job: null,
+    status: null,
+    lines: [],
+    done: {},
+    etaSeconds: null,
+    cancelling: false,
+    error: null,
+    // The folder now holds a batch; the runtime refuses to write a second one there.
+    outputDir: null,
+  }))
+}
+
+export function clearBatchError(): void {
+  batchStore.set((s) => ({ ...s, submitError: null }))
+}
+
+function apply(e: RuntimeEvent): void {
+  switch (e.type) {
+    case 'job_started':
+      batchStore.set((s) => ({ ...s, status: 'running' }))
+      break
+    case 'job_progress':
+      batchStore.set((s) => ({
+        ...s,
+        status: s.status === 'queued' ? 'running' : s.status,
+        etaSeconds: e.eta_seconds,
+      }))
+      break
+    case 'batch_line_done':
+      batchStore.set((s) => ({
+        ...s,
+        status: s.status === 'queued' ? 'running' : s.status,
+        done: { ...s.done, [e.line]: { file: e.file, seconds: e.seconds } },
+      }))
+      break
+    case 'job_finished':
+      batchStore.set((s) => ({
+        ...s,
+        status: e.status,
+        job: s.job ? { ...s.job, status: e.status, error: e.error } : s.job,
+        error: e.error,
+        cancelling: false,
+        etaSeconds: null,
+      }))
+      break
+    default:
+      break
+  }
+}
+
+export function handleBatchEvent(e: RuntimeEvent): void {
+  if (!('job_id' in e) || typeof e.job_id !== 'number') return
+  const s = batchStore.get()
+  if (s.job && e.job_id === s.job.id) apply(e)
+  else if (s.starting && !s.job && early.length < 10_000) early.push(e)
+}
+
+export function useBatch(): BatchState {
+  return useStore(batchStore)
+}

@@ -1,0 +1,115 @@
+// Plays PCM as it arrives: each chunk (one sentence) is scheduled with Web Audio right
+// after the one before, so sentences play back to back while later ones are still made.
+// Chunks may arrive out of order; they are held until the ones before them are in.
+
+type AudioContextCtor = new (options?: AudioContextOptions) => AudioContext
+
+function audioContextCtor(): AudioContextCtor | null {
+  if (typeof window === 'undefined') return null
+  const w = window as unknown as { AudioContext?: AudioContextCtor; webkitAudioContext?: AudioContextCtor }
+  return w.AudioContext ?? w.webkitAudioContext ?? null
+}
+
+/** True when this webview can play audio through Web Audio. */
+export function canPlayPcm(): boolean {
+  return audioContextCtor() != null
+}
+
+/** A pause between sentences, like the one in the WAV the runtime writes. */
+export const SENTENCE_GAP_SECONDS = 0.15
+
+export class PcmPlayer {
+  private ctx: AudioContext | null = null
+  private nextStart = 0
+  private nextIndex = 0
+  private held = new Map<number, { samples: ArrayLike<number>; sampleRate: number }>()
+  private sources = new Set<AudioBufferSourceNode>()
+  private onIdle: (() => void) | null
+
+  /** `onIdle` runs when the last scheduled chunk has finished playing. */
+  constructor(onIdle?: () => void) {
+    this.onIdle = onIdle ?? null
+  }
+
+  /** Whether anything is scheduled or playing. */
+  get playing(): boolean {
+    return this.sources.size > 0
+  }
+
+  /** Adds chunk `index` (0-based); it plays after every chunk before it. */
+  push(index: number, samples: ArrayLike<number>, sampleRate: number): boolean {
+    if (index < this.nextIndex || this.held.has(index)) return false
+    this.held.set(index, { samples, sampleRate })
+    let ok = true
+    while (this.held.has(this.nextIndex)) {
+      const chunk = this.held.get(this.nextIndex)!
+      this.held.delete(this.nextIndex)
+      ok = this.schedule(chunk.samples, chunk.sampleRate, this.nextIndex > 0) && ok
+      this.nextIndex++
+    }
+    return ok
+  }
+
+  /** Plays one clip from the start (a preview), stopping whatever played. */
+  playClip(samples: ArrayLike<number>, sampleRate: number): boolean {
+    this.stop()
+    return this.push(0, samples, sampleRate)
+  }
+
+  /** Stops playback and forgets every chunk; the next push starts at index 0 again. */
+  stop(): void {
+    for (const s of this.sources) {
+      s.onended = null
+      try {
+        s.stop()
+      } catch {
+        /* already stopped */
+      }
+    }
+    this.sources.clear()
+    this.held.clear()
+    this.nextIndex = 0
+    this.nextStart = 0
+  }
+
+  /** Releases the audio device. */
+  close(): void {
+    this.stop()
+    void this.ctx?.close().catch(() => {})
+    this.ctx = null
+  }
+
+  private context(): AudioContext | null {
+    if (this.ctx) return this.ctx
+    const Ctor = audioContextCtor()
+    if (!Ctor) return null
+    try {
+      this.ctx = new Ctor()
+    } catch {
+      return null
+    }
+    return this.ctx
+  }
+
+  private schedule(samples: ArrayLike<number>, sampleRate: number, gap: boolean): boolean {
+    const ctx = this.context()
+    if (!ctx || samples.length === 0) return false
+    if (ctx.state === 'suspended') void ctx.resume().catch(() => {})
+    const buffer = ctx.createBuffer(1, samples.length, sampleRate)
+    buffer.copyToChannel(Float32Array.from(samples), 0)
+    const source = ctx.createBufferSource()
+    source.buffer = buffer
+    source.connect(ctx.destination)
+    // Back to back after what is scheduled; a little ahead of now if playback caught up.
+    const earliest = ctx.currentTime + 0.05
+    const start = Math.max(earliest, this.nextStart + (gap && this.playing ? SENTENCE_GAP_SECONDS : 0))
+    source.start(start)
+    this.nextStart = start + buffer.duration
+    this.sources.add(source)
+    source.onended = () => {
+      this.sources.delete(source)
+      if (this.sources.size === 0) this.onIdle?.()
+    }
+    return true
+  }
+}

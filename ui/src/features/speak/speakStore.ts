@@ -1,0 +1,250 @@
+// The Speak screen's job: text → a speak job whose sentences arrive as `speech_audio`
+// events and play as they come (Web Audio, in order), its progress, cancel, and saving
+// the finished WAV.
+
+import type { Job, JobStatus } from '../../bindings'
+import { api } from '../../lib/api'
+import type { RuntimeEvent } from '../../lib/events'
+import { createStore, useStore } from '../../lib/store'
+import { PcmPlayer } from './pcmPlayer'
+
+export interface SpeakState {
+  text: string
+  /** The chosen library voice (null: the first that can speak). */
+  voiceId: number | null
+  /** Overrides the voice's own speed; null uses it. */
+  speed: number | null
+  job: Job | null
+  status: JobStatus | null
+  /** The command that queues the job is on its way. */
+  starting: boolean
+  submitError: unknown
+  sentencesDone: number
+  sentencesTotal: number
+  etaSeconds: number | null
+  /** Seconds of audio received so far. */
+  audioSeconds: number
+  playing: boolean
+  /** Web Audio is missing: the audio is made and saved, but not played here. */
+  silent: boolean
+  cancelling: boolean
+  /** Why the job failed. */
+  error: string | null
+  saving: boolean
+  savedPath: string | null
+}
+
+const VOICE_KEY = 'izwi.speak.voice'
+
+function rememberedVoiceId(): number | null {
+  try {
+    const v = Number(localStorage.getItem(VOICE_KEY))
+    return Number.isInteger(v) && v > 0 ? v : null
+  } catch {
+    return null
+  }
+}
+
+const fresh = (): SpeakState => ({
+  text: '',
+  voiceId: rememberedVoiceId(),
+  speed: null,
+  job: null,
+  status: null,
+  starting: false,
+  submitError: null,
+  sentencesDone: 0,
+  sentencesTotal: 0,
+  etaSeconds: null,
+  audioSeconds: 0,
+  playing: false,
+  silent: false,
+  cancelling: false,
+  error: null,
+  saving: false,
+  savedPath: null,
+})
+
+export const speakStore = createStore<SpeakState>(fresh())
+
+/** Every sentence received for the current job, by index, to play it again. */
+let chunks: { samples: number[]; sampleRate: number }[] = []
+/** Events for a job id not known yet (they can beat the command's answer). */
+let early: RuntimeEvent[] = []
+let player: PcmPlayer | null = null
+
+function getPlayer(): PcmPlayer {
+  if (!player) player = new PcmPlayer(() => speakStore.set((s) => (s.playing ? { ...s, playing: false } : s)))
+  return player
+}
+
+export function resetSpeak(): void {
+  player?.stop()
+  player = null
+  chunks = []
+  early = []
+  speakStore.set(fresh())
+}
+
+export function setText(text: string): void {
+  speakStore.set((s) => ({ ...s, text }))
+}
+
+export function setSpeakVoice(voiceId: number): void {
+  try {
+    localStorage.setItem(VOICE_KEY, String(voiceId))
+  } catch {
+    /* ignore */
+  }
+  speakStore.set((s) => ({ ...s, voiceId, speed: null }))
+}
+
+export function setSpeed(speed: number | null): void {
+  speakStore.set((s) => ({ ...s, speed }))
+}
+
+export const isRunning = (s: Pick<SpeakState, 'starting' | 'status'>) =>
+  s.starting || s.status === 'queued' || s.status === 'running'
+
+/** Queues `text` in `voiceId`; audio plays as each sentence is made. */
+export async function generate(voiceId: number, text: string, speed: number | null): Promise<Job | null> {
+  if (isRunning(speakStore.get())) return null
+  getPlayer().stop()
+  chunks = []
+  early = []
+  speakStore.set((s) => ({
+    ...fresh(),
+    text: s.text,
+    voiceId: s.voiceId,
+    speed: s.speed,
+    starting: true,
+  }))
+  try {
+    const job = await api.speak(String(voiceId), text, speed)
+    speakStore.set((s) => ({ ...s, job, status: s.status ?? job.status, starting: false }))
+    const pending = early.filter((e) => 'job_id' in e && e.job_id === job.id)
+    early = []
+    pending.forEach(apply)
+    return job
+  } catch (submitError) {
+    early = []
+    speakStore.set((s) => ({ ...s, starting: false, submitError }))
+    return null
+  }
+}
+
+export async function cancelSpeech(): Promise<void> {
+  const { job } = speakStore.get()
+  getPlayer().stop()
+  speakStore.set((s) => ({ ...s, playing: false }))
+  if (!job || !isRunning(speakStore.get())) return
+  speakStore.set((s) => ({ ...s, cancelling: true }))
+  try {
+    await api.cancelJob(job.id)
+  } catch (e) {
+    speakStore.set((s) => ({ ...s, cancelling: false }))
+    throw e
+  }
+}
+
+/** Plays what was made again, from the start. */
+export function playAgain(): void {
+  const p = getPlayer()
+  p.stop()
+  let any = false
+  chunks.forEach((c, i) => {
+    if (c) any = p.push(i, c.samples, c.sampleRate) || any
+  })
+  speakStore.set((s) => ({ ...s, playing: any }))
+}
+
+export function stopPlayback(): void {
+  getPlayer().stop()
+  speakStore.set((s) => (s.playing ? { ...s, playing: false } : s))
+}
+
+/** Copies the finished WAV to `path`; returns where it went. */
+export async function saveSpeech(path: string): Promise<string> {
+  const { job } = speakStore.get()
+  if (!job) throw new Error('Generate the speech first.')
+  speakStore.set((s) => ({ ...s, saving: true }))
+  try {
+    const saved = await api.saveSpeech(job.id, path)
+    speakStore.set((s) => ({ ...s, savedPath: saved }))
+    return saved
+  } finally {
+    speakStore.set((s) => ({ ...s, saving: false }))
+  }
+}
+
+export function clearSubmitError(): void {
+  speakStore.set((s) => ({ ...s, submitError: null }))
+}
+
+function apply(e: RuntimeEvent): void {
+  switch (e.type) {
+    case 'job_started':
+      speakStore.set((s) => ({ ...s, status: 'running' }))
+      break
+    case 'job_progress':
+      speakStore.set((s) => ({
+        ...s,
+        status: s.status === 'queued' ? 'running' : s.status,
+        sentencesDone: Math.max(s.sentencesDone, e.windows_done),
+        sentencesTotal: e.windows_total,
+        etaSeconds: e.eta_seconds,
+      }))
+      break
+    case 'speech_audio': {
+      chunks[e.index] = { samples: e.samples, sampleRate: e.sample_rate }
+      const playing = getPlayer().push(e.index, e.samples, e.sample_rate)
+      speakStore.set((s) => ({
+        ...s,
+        status: s.status === 'queued' ? 'running' : s.status,
+        sentencesTotal: Math.max(s.sentencesTotal, e.total),
+        audioSeconds: s.audioSeconds + e.samples.length / e.sample_rate,
+        playing: s.playing || playing,
+        silent: !playing && !getPlayer().playing,
+      }))
+      break
+    }
+    case 'job_finished':
+      if (e.status !== 'done') getPlayer().stop()
+      speakStore.set((s) => ({
+        ...s,
+        status: e.status,
+        job: s.job ? { ...s.job, status: e.status, error: e.error } : s.job,
+        error: e.error,
+        cancelling: false,
+        etaSeconds: null,
+        playing: e.status === 'done' ? s.playing : false,
+        sentencesDone: e.status === 'done' ? s.sentencesTotal : s.sentencesDone,
+      }))
+      break
+    default:
+      break
+  }
+}
+
+/** Runtime events for the Speak screen's job. */
+export function handleSpeakEvent(e: RuntimeEvent): void {
+  const s = speakStore.get()
+  if (!('job_id' in e) || typeof e.job_id !== 'number') return
+  if (s.job && e.job_id === s.job.id) apply(e)
+  else if (s.starting && !s.job && early.length < 10_000) early.push(e)
+}
+
+/** "Hello there, world" → "hello-there-world.wav" */
+export function suggestedName(text: string): string {
+  const words = text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s-]/gu, ' ')
+    .split(/\s+/)
+    .filter(Boolean)
+    .slice(0, 5)
+  return `${words.join('-') || 'speech'}.wav`
+}
+
+export function useSpeak(): SpeakState {
+  return useStore(speakStore)
+}

@@ -1,0 +1,141 @@
+import { act, render, screen, within } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
+import { open } from '@tauri-apps/plugin-dialog'
+import { beforeEach, describe, expect, it, vi } from 'vitest'
+import { commands, emitRuntime, fail, job, ok, voice } from './bindingsMock'
+import { resetApp } from './helpers'
+import { Toaster } from '../../src/components/Toaster'
+import { handleBatchEvent } from '../../src/features/batch/batchStore'
+import { BatchPage } from '../../src/features/batch/BatchPage'
+import { loadVoices } from '../../src/features/voices/voicesStore'
+import { subscribeRuntime } from '../../src/lib/events'
+
+vi.mock('../../src/bindings', () => import('./bindingsMock'))
+
+const lineDone = (line: number, seconds = 1.5) =>
+  ({
+    type: 'batch_line_done',
+    job_id: 30,
+    line,
+    file: `/home/ada/Exports/${String(line + 1).padStart(3, '0')}.wav`,
+    seconds,
+  }) as const
+
+async function setup() {
+  commands.listVoices.mockResolvedValue(ok([voice(), voice({ id: 4, name: 'Joe, slowly' })]))
+  const sub = subscribeRuntime(handleBatchEvent)
+  await sub.ready
+  await loadVoices()
+  render(
+    <>
+      <BatchPage />
+      <Toaster />
+    </>,
+  )
+}
+
+async function chooseFolder(dir = '/home/ada/Exports') {
+  vi.mocked(open).mockResolvedValueOnce(dir)
+  await userEvent.click(screen.getByRole('button', { name: /Choose folder/ }))
+  expect(open).toHaveBeenCalledWith(expect.objectContaining({ directory: true }))
+}
+
+describe('Batch export', () => {
+  beforeEach(resetApp)
+
+  it('makes one WAV per line with per-line progress, then opens the folder', async () => {
+    commands.speakBatch.mockResolvedValue(ok(job({ id: 30, kind: 'speak_batch', input: '/home/ada/Exports' })))
+    await setup()
+    const start = screen.getByRole('button', { name: /Start/ })
+    expect(start).toBeDisabled()
+    await userEvent.type(
+      screen.getByRole('textbox', { name: 'Lines to speak' }),
+      'One.{Enter}{Enter}  Two. {Enter}Three.',
+    )
+    expect(screen.getByTestId('batch-count')).toHaveTextContent('3 lines → 3 WAV files and manifest.csv')
+    expect(start).toBeDisabled()
+    await chooseFolder()
+    expect(screen.getByRole('button', { name: /Exports/ })).toBeInTheDocument()
+    await userEvent.selectOptions(screen.getByRole('combobox', { name: 'Voice' }), '4')
+    await userEvent.click(start)
+    expect(commands.speakBatch).toHaveBeenCalledWith('4', ['One.', 'Two.', 'Three.'], '/home/ada/Exports', null)
+
+    const lines = screen.getByRole('list', { name: 'Lines' })
+    const line = (n: number) => within(lines).getByRole('listitem', { name: `Line ${n}` })
+    expect(within(lines).getAllByRole('listitem')).toHaveLength(3)
+    act(() => emitRuntime({ type: 'job_started', job_id: 30 }))
+    expect(line(1)).toHaveAttribute('data-state', 'working')
+    expect(line(2)).toHaveAttribute('data-state', 'waiting')
+
+    act(() => emitRuntime(lineDone(0, 1.25)))
+    expect(line(1)).toHaveAttribute('data-state', 'done')
+    expect(line(1)).toHaveTextContent('001.wav · 1.3 s')
+    expect(line(2)).toHaveAttribute('data-state', 'working')
+    expect(screen.getByTestId('batch-progress')).toHaveTextContent('1 of 3 lines done')
+    expect(screen.getByRole('progressbar', { name: 'Batch progress' })).toHaveAttribute('aria-valuenow', '33')
+
+    act(() => emitRuntime(lineDone(1)))
+    act(() => emitRuntime(lineDone(2)))
+    act(() => emitRuntime({ type: 'job_finished', job_id: 30, status: 'done', error: null }))
+    expect(screen.getByTestId('batch-progress')).toHaveTextContent('Done · 3 files in /home/ada/Exports')
+    expect(screen.getByRole('progressbar', { name: 'Batch progress' })).toHaveAttribute('aria-valuenow', '100')
+    await userEvent.click(screen.getByRole('button', { name: /Open folder/ }))
+    expect(commands.showBatchOutput).toHaveBeenCalledWith(30)
+
+    // A new batch keeps the lines but asks for another folder (this one holds a batch now).
+    await userEvent.click(screen.getByRole('button', { name: 'New batch' }))
+    expect(screen.getByRole('textbox', { name: 'Lines to speak' })).toHaveValue('One.\n\n  Two. \nThree.')
+    expect(screen.getByRole('button', { name: /Choose folder/ })).toBeInTheDocument()
+  })
+
+  it('imports the lines of a .csv file', async () => {
+    commands.readLines.mockResolvedValue(ok(['Welcome.', 'Tickets, please.']))
+    await setup()
+    vi.mocked(open).mockResolvedValueOnce('/home/ada/script.csv')
+    await userEvent.click(screen.getByRole('button', { name: /Import .txt or .csv/ }))
+    expect(commands.readLines).toHaveBeenCalledWith('/home/ada/script.csv')
+    expect(screen.getByRole('textbox', { name: 'Lines to speak' })).toHaveValue('Welcome.\nTickets, please.')
+    expect(screen.getByTestId('batch-count')).toHaveTextContent(
+      '2 lines → 2 WAV files and manifest.csv · from script.csv',
+    )
+    expect(await screen.findByText('Read 2 lines')).toBeInTheDocument()
+  })
+
+  it('says why a file could not be read', async () => {
+    commands.readLines.mockResolvedValue(fail('invalid', '/home/ada/empty.txt has no lines to say') as never)
+    await setup()
+    vi.mocked(open).mockResolvedValueOnce('/home/ada/empty.txt')
+    await userEvent.click(screen.getByRole('button', { name: /Import .txt or .csv/ }))
+    expect(await screen.findByText('Could not read empty.txt: That did not work.')).toBeInTheDocument()
+    expect(screen.getByText('/home/ada/empty.txt has no lines to say')).toBeInTheDocument()
+  })
+
+  it('cancels, keeping the files already written', async () => {
+    commands.speakBatch.mockResolvedValue(ok(job({ id: 30, kind: 'speak_batch' })))
+    await setup()
+    await userEvent.type(screen.getByRole('textbox', { name: 'Lines to speak' }), 'A.{Enter}B.{Enter}C.')
+    await chooseFolder()
+    await userEvent.click(screen.getByRole('button', { name: /Start/ }))
+    act(() => emitRuntime(lineDone(0)))
+    await userEvent.click(screen.getByRole('button', { name: /Cancel/ }))
+    expect(commands.cancelJob).toHaveBeenCalledWith(30)
+    act(() => emitRuntime({ type: 'job_finished', job_id: 30, status: 'cancelled', error: null }))
+    expect(screen.getByTestId('batch-progress')).toHaveTextContent('Cancelled. 1 file kept.')
+    expect(screen.getByRole('listitem', { name: 'Line 2' })).toHaveAttribute('data-state', 'skipped')
+    expect(screen.getByRole('button', { name: /Open folder/ })).toBeInTheDocument()
+  })
+
+  it('shows a refused batch where it happened', async () => {
+    commands.speakBatch.mockResolvedValue(
+      fail('invalid', '/home/ada/Exports already holds a batch (manifest.csv); choose an empty folder') as never,
+    )
+    await setup()
+    await userEvent.type(screen.getByRole('textbox', { name: 'Lines to speak' }), 'A.')
+    await chooseFolder()
+    await userEvent.click(screen.getByRole('button', { name: /Start/ }))
+    const alert = await screen.findByRole('alert')
+    expect(alert).toHaveTextContent('Could not start the batch')
+    expect(alert).toHaveTextContent('already holds a batch (manifest.csv); choose an empty folder')
+    expect(screen.getByRole('textbox', { name: 'Lines to speak' })).toHaveValue('A.')
+  })
+})

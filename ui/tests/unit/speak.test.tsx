@@ -1,0 +1,170 @@
+import { act, fireEvent, render, screen } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
+import { save } from '@tauri-apps/plugin-dialog'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { commands, emitRuntime, fail, job, ok, voice } from './bindingsMock'
+import { installFakeAudio } from './fakeAudio'
+import { resetApp } from './helpers'
+import { Toaster } from '../../src/components/Toaster'
+import { handleSpeakEvent, suggestedName } from '../../src/features/speak/speakStore'
+import { SpeakPage } from '../../src/features/speak/SpeakPage'
+import { loadVoices } from '../../src/features/voices/voicesStore'
+import { subscribeRuntime } from '../../src/lib/events'
+import { navStore } from '../../src/lib/nav'
+import type { VoiceInfo } from '../../src/bindings'
+
+vi.mock('../../src/bindings', () => import('./bindingsMock'))
+
+function deferred<T>() {
+  let resolve!: (v: T) => void
+  const promise = new Promise<T>((r) => (resolve = r))
+  return { promise, resolve }
+}
+
+const audio = (jobId: number, index: number, total: number, first: number, length = 2205) =>
+  ({
+    type: 'speech_audio',
+    job_id: jobId,
+    index,
+    total,
+    sample_rate: 22050,
+    samples: Array.from({ length }, (_, i) => (i === 0 ? first : 0.1)),
+  }) as const
+
+const progress = (jobId: number, done: number, total: number) =>
+  ({
+    type: 'job_progress',
+    job_id: jobId,
+    progress: done / total,
+    windows_done: done,
+    windows_total: total,
+    eta_seconds: total - done,
+  }) as const
+
+async function setup(voices: VoiceInfo[] = [voice()]) {
+  commands.listVoices.mockResolvedValue(ok(voices))
+  const sub = subscribeRuntime(handleSpeakEvent)
+  await sub.ready
+  await loadVoices()
+  render(
+    <>
+      <SpeakPage />
+      <Toaster />
+    </>,
+  )
+}
+
+describe('Speak', () => {
+  let fake: ReturnType<typeof installFakeAudio>
+  beforeEach(() => {
+    resetApp()
+    fake = installFakeAudio()
+  })
+  afterEach(() => fake.remove())
+
+  it('tells a new user to download a voice first', async () => {
+    await setup([voice({ installed: false })])
+    expect(screen.getByRole('heading', { name: 'Download a voice to start' })).toBeInTheDocument()
+    await userEvent.click(screen.getByRole('button', { name: /Choose a voice/ }))
+    expect(navStore.get().view).toBe('voices')
+  })
+
+  it('plays sentences in order as they arrive, shows progress, then saves the WAV', async () => {
+    commands.speak.mockResolvedValue(ok(job({ id: 21, kind: 'speak', input: 'Hello there. How are you?' })))
+    vi.mocked(save).mockResolvedValueOnce('/home/ada/Music/hello.wav')
+    commands.saveSpeech.mockResolvedValue(ok('/home/ada/Music/hello.wav'))
+    await setup()
+    const generateButton = screen.getByRole('button', { name: /Generate/ })
+    expect(generateButton).toBeDisabled()
+    await userEvent.type(screen.getByRole('textbox', { name: 'Text to speak' }), 'Hello there. How are you?')
+    await userEvent.click(generateButton)
+    expect(commands.speak).toHaveBeenCalledWith('1', 'Hello there. How are you?', null)
+    expect(screen.getByRole('button', { name: /Save WAV/ })).toBeDisabled()
+
+    act(() => emitRuntime({ type: 'job_started', job_id: 21 }))
+    expect(screen.getByTestId('speak-progress')).toHaveTextContent('Reading the text…')
+    // The second sentence arrives first: it waits for the first.
+    act(() => emitRuntime(audio(21, 1, 2, 0.5)))
+    expect(fake.scheduled).toHaveLength(0)
+    act(() => emitRuntime(audio(21, 0, 2, 0.25, 4410)))
+    act(() => emitRuntime(progress(21, 2, 2)))
+    expect(fake.scheduled.map((s) => s.first)).toEqual([0.25, 0.5])
+    // Back to back, after the first sentence plus a short pause.
+    expect(fake.scheduled[1].at).toBeGreaterThanOrEqual(fake.scheduled[0].at + 4410 / 22050)
+    expect(screen.getByRole('progressbar', { name: 'Speech progress' })).toHaveAttribute('aria-valuenow', '100')
+
+    // Events of other jobs are not this screen's.
+    act(() => emitRuntime(audio(99, 2, 3, 0.9)))
+    expect(fake.scheduled).toHaveLength(2)
+
+    act(() => emitRuntime({ type: 'job_finished', job_id: 21, status: 'done', error: null }))
+    expect(screen.getByTestId('speak-progress')).toHaveTextContent('Done · 2 sentences')
+    expect(screen.getByTestId('speak-progress')).toHaveTextContent('0.3 s of audio')
+    const saveButton = screen.getByRole('button', { name: /Save WAV/ })
+    expect(saveButton).toBeEnabled()
+    await userEvent.click(saveButton)
+    expect(save).toHaveBeenCalledWith(expect.objectContaining({ defaultPath: 'hello-there-how-are-you.wav' }))
+    expect(commands.saveSpeech).toHaveBeenCalledWith(21, '/home/ada/Music/hello.wav')
+    expect(await screen.findByText('Saved WAV')).toBeInTheDocument()
+    expect(screen.getByTestId('saved-path')).toHaveTextContent('/home/ada/Music/hello.wav')
+  })
+
+  it('keeps sentences that arrive before the command answers', async () => {
+    const answer = deferred<ReturnType<typeof ok>>()
+    commands.speak.mockReturnValue(answer.promise as never)
+    await setup()
+    await userEvent.type(screen.getByRole('textbox', { name: 'Text to speak' }), 'Hi.')
+    await userEvent.click(screen.getByRole('button', { name: /Generate/ }))
+    act(() => emitRuntime(audio(5, 0, 1, 0.75)))
+    expect(fake.scheduled).toHaveLength(0)
+    await act(async () => answer.resolve(ok(job({ id: 5, kind: 'speak' }))))
+    expect(fake.scheduled.map((s) => s.first)).toEqual([0.75])
+  })
+
+  it('cancels: playback stops and the job ends cancelled', async () => {
+    commands.speak.mockResolvedValue(ok(job({ id: 8, kind: 'speak' })))
+    await setup()
+    await userEvent.type(screen.getByRole('textbox', { name: 'Text to speak' }), 'One. Two. Three.')
+    await userEvent.click(screen.getByRole('button', { name: /Generate/ }))
+    act(() => emitRuntime(audio(8, 0, 3, 0.2)))
+    await userEvent.click(screen.getByRole('button', { name: /Cancel/ }))
+    expect(commands.cancelJob).toHaveBeenCalledWith(8)
+    expect(fake.scheduled[0].stopped).toBe(true)
+    act(() => emitRuntime({ type: 'job_finished', job_id: 8, status: 'cancelled', error: null }))
+    expect(screen.getByTestId('speak-progress')).toHaveTextContent('Cancelled.')
+    expect(screen.getByRole('button', { name: /Save WAV/ })).toBeDisabled()
+    expect(screen.getByRole('button', { name: /Generate/ })).toBeEnabled()
+  })
+
+  it('sends the speed when it differs from the voice, and says why a request failed', async () => {
+    commands.speak.mockResolvedValue(fail('model', 'espeak-ng is not installed: sudo apt install espeak-ng') as never)
+    await setup([voice({ settings: { speed: 1.25, noise_scale: null, noise_w: null, pitch: 0, speaker: null } })])
+    const slider = screen.getByRole('slider', { name: 'Speed' })
+    expect(slider).toHaveValue('1.25')
+    fireEvent.change(slider, { target: { value: '1.3' } })
+    expect(screen.getByText('1.30×')).toBeInTheDocument()
+    await userEvent.type(screen.getByRole('textbox', { name: 'Text to speak' }), 'Hello.')
+    await userEvent.click(screen.getByRole('button', { name: /Generate/ }))
+    expect(commands.speak).toHaveBeenCalledWith('1', 'Hello.', 1.3)
+    const alert = await screen.findByRole('alert')
+    expect(alert).toHaveTextContent('Could not start the speech')
+    expect(alert).toHaveTextContent('Espeak-ng is not installed: sudo apt install espeak-ng')
+  })
+
+  it('previews the chosen voice', async () => {
+    commands.previewVoice.mockResolvedValue(ok({ sample_rate: 16000, samples: [0.6, 0.1, 0.1] }))
+    await setup([voice(), voice({ id: 2, name: 'Amy', language: 'en_GB' })])
+    await userEvent.selectOptions(screen.getByRole('combobox', { name: 'Voice' }), '2')
+    await userEvent.click(screen.getByRole('button', { name: 'Preview Amy' }))
+    expect(commands.previewVoice).toHaveBeenCalledWith('2', null)
+    expect(fake.scheduled).toEqual([expect.objectContaining({ first: expect.closeTo(0.6, 5), sampleRate: 16000 })])
+    expect(screen.getByRole('button', { name: 'Stop the preview of Amy' })).toBeInTheDocument()
+    act(() => fake.finishAll())
+    expect(screen.getByRole('button', { name: 'Preview Amy' })).toBeInTheDocument()
+  })
+
+  it('suggests a file name from the text', () => {
+    expect(suggestedName('  Hello, world! Ça va? 1 2 3')).toBe('hello-world-ça-va-1.wav')
+    expect(suggestedName('...')).toBe('speech.wav')
+  })
+})
