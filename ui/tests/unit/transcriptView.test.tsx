@@ -57,7 +57,8 @@ describe('transcript view', () => {
     commands.getTranscript.mockResolvedValue(ok(transcript(7)))
     render(<TranscriptView jobId={7} />)
     await screen.findByText('And so my fellow Americans,')
-    const audio = screen.getByTestId('player-audio') as HTMLAudioElement
+    // The source is set by an effect after the transcript renders: wait for it.
+    const audio = (await screen.findByTestId('player-audio')) as HTMLAudioElement
     expect(audio.getAttribute('src')).toBe(`asset://localhost/${encodeURIComponent('/home/ada/Audio/jfk.wav')}`)
     expect(commands.audioPeaks).toHaveBeenCalledWith('/home/ada/Audio/jfk.wav', expect.any(Number))
 
