@@ -1,4 +1,4 @@
-import { render, screen, within } from '@testing-library/react'
+import { render, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { commands, job, ok, transcript } from './bindingsMock'
@@ -55,7 +55,8 @@ describe('history', () => {
     commands.listJobs.mockResolvedValue(ok(jobs))
     render(<HistoryPage />)
     const list = await screen.findByRole('list', { name: 'Past jobs' })
-    const rows = within(list).getAllByRole('listitem')
+    // The list is there, empty, while the jobs load: wait for its rows.
+    const rows = await within(list).findAllByRole('listitem')
     expect(rows.map((r) => r.getAttribute('aria-label'))).toEqual(['broken.mp3', 'jfk.wav', 'long.wav'])
     expect(rows[0]).toHaveTextContent('Could not decode the audio: unsupported codec')
     expect(rows[1]).toHaveTextContent('11 s')
@@ -85,7 +86,8 @@ describe('history', () => {
     expect(navStore.get().history).toMatchObject({ jobId: 7, segmentIdx: 2 })
     expect(commands.getTranscript).toHaveBeenCalledWith(7)
     const segments = await screen.findByRole('list', { name: 'Segments' })
-    expect(within(segments).getAllByRole('listitem')[2]).toHaveClass('segment-flash')
+    // The flash is set by an effect after the segments render: wait for it.
+    await waitFor(() => expect(within(segments).getAllByRole('listitem')[2]).toHaveClass('segment-flash'))
   })
 
   it('says when nothing matches', async () => {
@@ -104,10 +106,12 @@ describe('history', () => {
       </>,
     )
     const list = await screen.findByRole('list', { name: 'Past jobs' })
-    await userEvent.click(within(list).getByRole('button', { name: 'Delete broken.mp3' }))
+    // The list is there, empty, while the jobs load: wait for the row.
+    await userEvent.click(await within(list).findByRole('button', { name: 'Delete broken.mp3' }))
     const dialog = screen.getByRole('dialog', { name: 'Delete broken.mp3?' })
     await userEvent.click(within(dialog).getByRole('button', { name: 'Delete' }))
     expect(commands.deleteJob).toHaveBeenCalledWith(8)
-    expect(within(list).queryByRole('listitem', { name: 'broken.mp3' })).not.toBeInTheDocument()
+    // The row goes once the command answers (a state update outside act): wait for it.
+    await waitFor(() => expect(within(list).queryByRole('listitem', { name: 'broken.mp3' })).not.toBeInTheDocument())
   })
 })
