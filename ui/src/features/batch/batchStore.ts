@@ -4,8 +4,10 @@
 
 import type { Job, JobStatus } from '../../bindings'
 import { api } from '../../lib/api'
+import { EarlyEvents } from '../../lib/earlyEvents'
 import type { RuntimeEvent } from '../../lib/events'
 import { createStore, useStore } from '../../lib/store'
+import { rememberedVoice, rememberVoice } from '../voices/voicesStore'
 
 export interface LineDone {
   file: string
@@ -34,19 +36,10 @@ export interface BatchState {
 
 const VOICE_KEY = 'izwi.batch.voice'
 
-function rememberedVoiceId(): number | null {
-  try {
-    const v = Number(localStorage.getItem(VOICE_KEY))
-    return Number.isInteger(v) && v > 0 ? v : null
-  } catch {
-    return null
-  }
-}
-
 const fresh = (): BatchState => ({
   text: '',
   source: null,
-  voiceId: rememberedVoiceId(),
+  voiceId: rememberedVoice(VOICE_KEY),
   outputDir: null,
   job: null,
   status: null,
@@ -61,10 +54,10 @@ const fresh = (): BatchState => ({
 })
 
 export const batchStore = createStore<BatchState>(fresh())
-let early: RuntimeEvent[] = []
+const early = new EarlyEvents()
 
 export function resetBatch(): void {
-  early = []
+  early.clear()
   batchStore.set(fresh())
 }
 
@@ -84,11 +77,7 @@ export function setBatchText(text: string): void {
 }
 
 export function setBatchVoice(voiceId: number): void {
-  try {
-    localStorage.setItem(VOICE_KEY, String(voiceId))
-  } catch {
-    /* ignore */
-  }
+  rememberVoice(VOICE_KEY, voiceId)
   batchStore.set((s) => ({ ...s, voiceId }))
 }
 
@@ -110,7 +99,7 @@ export async function importLines(path: string): Promise<string[]> {
 
 export async function startBatch(voiceId: number, lines: string[], outputDir: string): Promise<Job | null> {
   if (isRunning(batchStore.get())) return null
-  early = []
+  early.clear()
   batchStore.set((s) => ({
     ...s,
     job: null,
@@ -126,12 +115,10 @@ export async function startBatch(voiceId: number, lines: string[], outputDir: st
   try {
     const job = await api.speakBatch(String(voiceId), lines, outputDir, null)
     batchStore.set((s) => ({ ...s, job, status: s.status ?? job.status, starting: false }))
-    const pending = early.filter((e) => 'job_id' in e && e.job_id === job.id)
-    early = []
-    pending.forEach(apply)
+    early.take(job.id).forEach(apply)
     return job
   } catch (submitError) {
-    early = []
+    early.clear()
     batchStore.set((s) => ({ ...s, starting: false, submitError, lines: [] }))
     return null
   }
@@ -213,7 +200,7 @@ export function handleBatchEvent(e: RuntimeEvent): void {
   if (!('job_id' in e) || typeof e.job_id !== 'number') return
   const s = batchStore.get()
   if (s.job && e.job_id === s.job.id) apply(e)
-  else if (s.starting && !s.job && early.length < 10_000) early.push(e)
+  else if (s.starting && !s.job) early.hold(e)
 }
 
 export function useBatch(): BatchState {

@@ -4,8 +4,10 @@
 
 import type { Job, JobStatus } from '../../bindings'
 import { api } from '../../lib/api'
+import { EarlyEvents } from '../../lib/earlyEvents'
 import type { RuntimeEvent } from '../../lib/events'
 import { createStore, useStore } from '../../lib/store'
+import { rememberedVoice, rememberVoice } from '../voices/voicesStore'
 import { PcmPlayer } from './pcmPlayer'
 
 export interface SpeakState {
@@ -36,18 +38,9 @@ export interface SpeakState {
 
 const VOICE_KEY = 'izwi.speak.voice'
 
-function rememberedVoiceId(): number | null {
-  try {
-    const v = Number(localStorage.getItem(VOICE_KEY))
-    return Number.isInteger(v) && v > 0 ? v : null
-  } catch {
-    return null
-  }
-}
-
 const fresh = (): SpeakState => ({
   text: '',
-  voiceId: rememberedVoiceId(),
+  voiceId: rememberedVoice(VOICE_KEY),
   speed: null,
   job: null,
   status: null,
@@ -70,7 +63,7 @@ export const speakStore = createStore<SpeakState>(fresh())
 /** Every sentence received for the current job, by index, to play it again. */
 let chunks: { samples: number[]; sampleRate: number }[] = []
 /** Events for a job id not known yet (they can beat the command's answer). */
-let early: RuntimeEvent[] = []
+const early = new EarlyEvents()
 let player: PcmPlayer | null = null
 
 function getPlayer(): PcmPlayer {
@@ -82,7 +75,7 @@ export function resetSpeak(): void {
   player?.stop()
   player = null
   chunks = []
-  early = []
+  early.clear()
   speakStore.set(fresh())
 }
 
@@ -91,11 +84,7 @@ export function setText(text: string): void {
 }
 
 export function setSpeakVoice(voiceId: number): void {
-  try {
-    localStorage.setItem(VOICE_KEY, String(voiceId))
-  } catch {
-    /* ignore */
-  }
+  rememberVoice(VOICE_KEY, voiceId)
   speakStore.set((s) => ({ ...s, voiceId, speed: null }))
 }
 
@@ -111,7 +100,7 @@ export async function generate(voiceId: number, text: string, speed: number | nu
   if (isRunning(speakStore.get())) return null
   getPlayer().stop()
   chunks = []
-  early = []
+  early.clear()
   speakStore.set((s) => ({
     ...fresh(),
     text: s.text,
@@ -122,12 +111,10 @@ export async function generate(voiceId: number, text: string, speed: number | nu
   try {
     const job = await api.speak(String(voiceId), text, speed)
     speakStore.set((s) => ({ ...s, job, status: s.status ?? job.status, starting: false }))
-    const pending = early.filter((e) => 'job_id' in e && e.job_id === job.id)
-    early = []
-    pending.forEach(apply)
+    early.take(job.id).forEach(apply)
     return job
   } catch (submitError) {
-    early = []
+    early.clear()
     speakStore.set((s) => ({ ...s, starting: false, submitError }))
     return null
   }
@@ -231,7 +218,7 @@ export function handleSpeakEvent(e: RuntimeEvent): void {
   const s = speakStore.get()
   if (!('job_id' in e) || typeof e.job_id !== 'number') return
   if (s.job && e.job_id === s.job.id) apply(e)
-  else if (s.starting && !s.job && early.length < 10_000) early.push(e)
+  else if (s.starting && !s.job) early.hold(e)
 }
 
 /** "Hello there, world" → "hello-there-world.wav" */
