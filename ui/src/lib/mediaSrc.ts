@@ -4,7 +4,7 @@
 // does work, and played from a blob URL. Elsewhere the asset URL plays as it is.
 
 import { convertFileSrc } from '@tauri-apps/api/core'
-import { useEffect, useState } from 'react'
+import { useEffect, useMemo, useState } from 'react'
 
 const viaBlob =
   typeof navigator !== 'undefined' && /Linux/.test(navigator.userAgent) && !/Android/.test(navigator.userAgent)
@@ -15,41 +15,41 @@ export interface MediaSrc {
   failed: boolean
 }
 
+const NONE: MediaSrc = { src: null, failed: false }
+
+function assetUrl(path: string): string | null {
+  try {
+    return convertFileSrc(path)
+  } catch {
+    return null
+  }
+}
+
 export function useMediaSrc(path: string | null): MediaSrc {
-  const [state, setState] = useState<MediaSrc>({ src: null, failed: false })
+  const url = useMemo(() => (path ? assetUrl(path) : null), [path])
+  // What the fetch gave, and for which URL (a stale answer is ignored).
+  const [fetched, setFetched] = useState<{ url: string; media: MediaSrc } | null>(null)
 
   useEffect(() => {
-    if (!path) {
-      setState({ src: null, failed: false })
-      return
-    }
-    let url: string
-    try {
-      url = convertFileSrc(path)
-    } catch {
-      setState({ src: null, failed: true })
-      return
-    }
-    if (!viaBlob) {
-      setState({ src: url, failed: false })
-      return
-    }
+    if (!viaBlob || !url) return
     let live = true
     let blobUrl: string | null = null
-    setState({ src: null, failed: false })
     fetch(url)
       .then((r) => (r.ok ? r.blob() : Promise.reject(new Error(`HTTP ${r.status}`))))
       .then((blob) => {
         if (!live) return
         blobUrl = URL.createObjectURL(blob)
-        setState({ src: blobUrl, failed: false })
+        setFetched({ url, media: { src: blobUrl, failed: false } })
       })
-      .catch(() => live && setState({ src: null, failed: true }))
+      .catch(() => live && setFetched({ url, media: { src: null, failed: true } }))
     return () => {
       live = false
       if (blobUrl) URL.revokeObjectURL(blobUrl)
     }
-  }, [path])
+  }, [url])
 
-  return state
+  if (!path) return NONE
+  if (!url) return { src: null, failed: true }
+  if (!viaBlob) return { src: url, failed: false }
+  return fetched?.url === url ? fetched.media : NONE
 }
