@@ -1,17 +1,18 @@
 //! What the desktop app asks of the runtime besides jobs: a file's waveform peaks, a
 //! stored transcript exported to disk, and where models run.
 
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
 
-use izwi_runtime::{ExportFormat, NoEvents, Runtime, RuntimeConfig, RuntimeError};
+use izwi_runtime::{ExportFormat, NoEvents, Runtime, RuntimeError};
 use izwi_store::{NewTranscript, SegmentRecord, Store};
 
 async fn open(dir: &Path) -> Runtime {
-    let mut config = RuntimeConfig::new(dir.join("data"));
-    config.hf_cache_dir = Some(dir.join("hf"));
-    config.hub_endpoint = Some("http://127.0.0.1:9".into());
-    Runtime::open(config, Arc::new(NoEvents)).await.unwrap()
+    Runtime::open(common::config(dir), Arc::new(NoEvents))
+        .await
+        .unwrap()
 }
 
 #[tokio::test]

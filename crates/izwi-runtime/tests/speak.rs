@@ -3,42 +3,20 @@
 //! streamed, speed and pitch, a round trip through Whisper base, batches of 100 lines
 //! and a cancelled batch, and the refusals.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::{asset, open_recording, Events};
 use izwi_runtime::{
-    read_lines, Event, JobStatus, Runtime, RuntimeConfig, SpeakBatchRequest, SpeakRequest,
-    TranscribeRequest, VoiceSettings, VoiceSource, MANIFEST_NAME,
+    read_lines, Event, JobStatus, Runtime, SpeakBatchRequest, SpeakRequest, TranscribeRequest,
+    VoiceSettings, VoiceSource, MANIFEST_NAME,
 };
-
-fn asset(rel: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../.assets")
-        .join(rel);
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/fetch-assets.sh first",
-        path.display()
-    );
-    path
-}
-
-type Events = Arc<Mutex<Vec<Event>>>;
 
 /// A runtime on a scratch data dir with joe imported; returns joe's model id.
 async fn open_with_joe(dir: &Path) -> (Runtime, Events, String) {
-    let events: Events = Arc::default();
-    let sink = events.clone();
-    let mut config = RuntimeConfig::new(dir.join("data"));
-    config.hf_cache_dir = Some(dir.join("hf"));
-    config.hub_endpoint = Some("http://127.0.0.1:9".into());
-    let runtime = Runtime::open(
-        config,
-        Arc::new(move |e: Event| sink.lock().unwrap().push(e)),
-    )
-    .await
-    .unwrap();
+    let (runtime, events) = open_recording(common::config(dir)).await;
     let joe = runtime
         .import_model(
             &asset("voices/en_US-joe-medium/en_US-joe-medium.onnx"),

@@ -3,42 +3,20 @@
 //! a running job is cancelled; bad requests fail with their reason; models load once
 //! and unload to stay within the memory budget.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use izwi_runtime::{Event, JobStatus, Runtime, RuntimeConfig, RuntimeError, TranscribeRequest};
-
-fn asset(rel: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../.assets")
-        .join(rel);
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/fetch-assets.sh first",
-        path.display()
-    );
-    path
-}
-
-type Events = Arc<Mutex<Vec<Event>>>;
+use common::{asset, open_recording, Events};
+use izwi_runtime::{Event, JobStatus, Runtime, RuntimeError, TranscribeRequest};
 
 async fn open(dir: &Path, budget: Option<u64>) -> (Runtime, Events) {
-    let events: Events = Arc::default();
-    let sink = events.clone();
-    let mut config = RuntimeConfig::new(dir.join("data"));
-    config.hf_cache_dir = Some(dir.join("hf"));
-    config.hub_endpoint = Some("http://127.0.0.1:9".into());
+    let mut config = common::config(dir);
     if let Some(budget) = budget {
         config.model_memory_budget = budget;
     }
-    let runtime = Runtime::open(
-        config,
-        Arc::new(move |e: Event| sink.lock().unwrap().push(e)),
-    )
-    .await
-    .unwrap();
-    (runtime, events)
+    open_recording(config).await
 }
 
 fn normalise(text: &str) -> String {
