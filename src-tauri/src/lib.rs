@@ -88,6 +88,7 @@ fn data_dir(app: &tauri::App) -> tauri::Result<PathBuf> {
 }
 
 pub fn run() {
+    izwi_core::allocator::tune_for_inference();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),

@@ -4,6 +4,7 @@
 
 pub use candle_core::{DType, Device};
 
+pub mod allocator;
 pub mod bench;
 pub mod engine;
 pub mod models;
