@@ -45,6 +45,8 @@ export function useMediaSrc(path: string | null): MediaSrc {
     return () => {
       live = false
       if (blobUrl) URL.revokeObjectURL(blobUrl)
+      // Forget the revoked URL, so that coming back to this file fetches it anew.
+      setFetched((f) => (f?.url === url ? null : f))
     }
   }, [url])
 
