@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use izwi_core::transcript::Transcript;
 use serde::{Deserialize, Serialize};
 
-use crate::RuntimeError;
+use crate::{Runtime, RuntimeError};
 
 /// Extensions (lowercase) of the audio and video files Izwi transcribes.
 pub const MEDIA_EXTENSIONS: &[&str] = &[
@@ -151,6 +151,30 @@ pub fn peaks(samples: &[f32], buckets: usize) -> Vec<f32> {
                 .min(1.0)
         })
         .collect()
+}
+
+/// The most peaks [`Runtime::audio_peaks`] returns: more than any screen is wide.
+pub const MAX_PEAK_BUCKETS: usize = 100_000;
+
+impl Runtime {
+    /// The waveform of a media file: the peak magnitude (0 to 1) of its mono mix in each
+    /// of `buckets` equal spans of time. Decodes on a blocking thread.
+    pub async fn audio_peaks(&self, path: &Path, buckets: usize) -> Result<Vec<f32>, RuntimeError> {
+        if buckets == 0 || buckets > MAX_PEAK_BUCKETS {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "buckets must be 1 to {MAX_PEAK_BUCKETS}, not {buckets}"
+            )));
+        }
+        let owned = path.to_path_buf();
+        tokio::task::spawn_blocking(move || izwi_audio::decode_file(&owned))
+            .await
+            .map_err(|e| RuntimeError::InvalidRequest(format!("decoding stopped: {e}")))?
+            .map(|audio| peaks(&audio.to_mono(), buckets))
+            .map_err(|source| RuntimeError::Audio {
+                path: path.to_path_buf(),
+                source,
+            })
+    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 mod error;
 mod events;
 mod files;
+mod history;
 mod jobs;
 mod models;
 mod runtime;
@@ -15,7 +16,7 @@ mod voices;
 pub use error::RuntimeError;
 pub use events::{Event, EventSink, NoEvents};
 pub use files::{
-    expand_media_paths, is_media_file, peaks, write_atomically, ExportFormat, MEDIA_EXTENSIONS,
+    expand_media_paths, is_media_file, peaks, write_atomically, ExportFormat, MAX_PEAK_BUCKETS, MEDIA_EXTENSIONS,
 };
 pub use izwi_core::models::whisper::Task;
 pub use izwi_core::transcript::{Segment, Transcript};
@@ -25,7 +26,7 @@ pub use izwi_store::{
     VoiceSource,
 };
 pub use models::LoadedModel;
-pub use runtime::{Runtime, RuntimeConfig, DEFAULT_TRANSCRIBE_MODEL, MAX_PEAK_BUCKETS};
+pub use runtime::{Runtime, RuntimeConfig, DEFAULT_TRANSCRIBE_MODEL};
 pub use speak::{read_lines, SpeakBatchRequest, SpeakRequest, SpeechClip, MANIFEST_NAME};
 pub use transcribe::TranscribeRequest;
 pub use voices::VoiceInfo;

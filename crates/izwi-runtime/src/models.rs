@@ -13,10 +13,10 @@ use izwi_core::engine::{Engine, EngineCoreConfig};
 use izwi_core::models::vits::Vits;
 use izwi_core::models::whisper::{Transcriber, Whisper, WhisperExecutor, WhisperTokenizer};
 use izwi_core::{DType, Device};
-use izwi_hub::{Family, Hub};
+use izwi_hub::{CancellationToken, Family, Hub, ModelInfo, ModelStatus};
 use serde::{Deserialize, Serialize};
 
-use crate::{Event, EventSink, RuntimeError};
+use crate::{Event, EventSink, Runtime, RuntimeError, DEFAULT_TRANSCRIBE_MODEL};
 
 /// Whisper's decoder context.
 const WHISPER_MAX_SEQ_LEN: usize = 448;
@@ -389,4 +389,80 @@ fn load_whisper(dir: &Path, device: &Device) -> Result<LoadedWhisper, String> {
     Ok(LoadedWhisper {
         transcriber: Transcriber::new(engine, tokenizer),
     })
+}
+
+impl Runtime {
+    pub fn models(&self) -> Vec<ModelInfo> {
+        self.inner.hub.list()
+    }
+
+    pub fn model(&self, id: &str) -> Result<ModelInfo, RuntimeError> {
+        Ok(self.inner.hub.info(id)?)
+    }
+
+    /// Downloads a catalog model, reporting `Event::Download`.
+    pub async fn download_model(
+        &self,
+        id: &str,
+        cancel: CancellationToken,
+    ) -> Result<ModelInfo, RuntimeError> {
+        let events = self.inner.events.clone();
+        self.inner
+            .hub
+            .download(id, move |p| events.emit(Event::Download(p.clone())), cancel)
+            .await?;
+        self.model(id)
+    }
+
+    /// Unloads and deletes a model; returns the bytes freed.
+    pub fn remove_model(&self, id: &str) -> Result<u64, RuntimeError> {
+        self.inner.models.unload(id);
+        Ok(self.inner.hub.remove(id)?)
+    }
+
+    pub fn import_model(&self, path: &Path, name: Option<&str>) -> Result<ModelInfo, RuntimeError> {
+        Ok(self.inner.hub.import(path, name)?)
+    }
+
+    /// Re-hashes a downloaded model's files against their checksums.
+    pub fn verify_model(&self, id: &str) -> Result<(), RuntimeError> {
+        Ok(self.inner.hub.verify(id)?)
+    }
+
+    /// The model to transcribe with when none is named: the
+    /// `default_transcribe_model` setting, else the first installed Whisper model.
+    pub async fn default_transcribe_model(&self) -> Result<String, RuntimeError> {
+        if let Some(id) = self
+            .inner
+            .store
+            .get_setting::<String>(DEFAULT_TRANSCRIBE_MODEL)
+            .await?
+        {
+            return Ok(id);
+        }
+        self.models()
+            .into_iter()
+            .find(|m| m.family == Family::Whisper && m.status == ModelStatus::Installed)
+            .map(|m| m.id)
+            .ok_or_else(|| {
+                RuntimeError::InvalidRequest(
+                    "no Whisper model is installed: `izwi models download whisper-base` \
+                     fetches one, `izwi models import FOLDER` adds one you have"
+                        .into(),
+                )
+            })
+    }
+
+    pub fn loaded_models(&self) -> Vec<LoadedModel> {
+        self.inner.models.loaded()
+    }
+
+    pub fn unload_model(&self, id: &str) -> bool {
+        self.inner.models.unload(id)
+    }
+
+    /// For the shell to call when the system is short of memory: unloads idle models.
+    pub fn relieve_memory_pressure(&self) -> Vec<String> {
+        self.inner.models.relieve_memory_pressure()
+    }
 }

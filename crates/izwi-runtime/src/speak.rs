@@ -9,12 +9,13 @@ use std::time::Instant;
 
 use izwi_core::models::vits::{phonemize, PhonemizedSentence, Scales, Vits};
 use izwi_core::text::{split_sentences, Espeak, Sentence};
-use izwi_store::{JobMetrics, VoiceSettings};
+use izwi_store::{Job, JobKind, JobMetrics, JobStatus, NewJob, VoiceSettings};
 use serde::{Deserialize, Serialize};
 
 use crate::runtime::Inner;
 use crate::voices::{check_settings, VoiceChoice};
-use crate::{Event, RuntimeError};
+use crate::files;
+use crate::{Event, Runtime, RuntimeError};
 
 /// Silence between sentences: the voice's own trailing silence is short.
 const SENTENCE_GAP_SECONDS: f32 = 0.15;
@@ -474,5 +475,185 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("no lines"));
+    }
+}
+
+/// Refuses, before a job exists, what would only fail it: a voice model not
+/// installed, settings out of range, espeak-ng missing.
+fn check_voice_ready(choice: &VoiceChoice, speed: Option<f32>) -> Result<(), RuntimeError> {
+    let settings = VoiceSettings {
+        speed: speed.unwrap_or(choice.settings().speed),
+        ..choice.settings().clone()
+    };
+    check_settings(&settings)?;
+    izwi_core::text::Espeak::find().map_err(|e| RuntimeError::Speech(e.to_string()))?;
+    Ok(())
+}
+
+/// The folder of an output file must exist.
+fn check_output_file(path: &Path) -> Result<(), RuntimeError> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(RuntimeError::InvalidRequest(format!(
+            "cannot write {}: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    if path.is_dir() {
+        return Err(RuntimeError::InvalidRequest(format!(
+            "{} is a folder; give a file name ending in .wav",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+impl Runtime {
+    /// A voice saying `text` (or a stock line), returned as samples: no job, no file.
+    pub async fn preview_voice(
+        &self,
+        voice: &str,
+        text: Option<String>,
+    ) -> Result<SpeechClip, RuntimeError> {
+        let choice = self.inner.choose_voice(voice).await?;
+        preview(&self.inner, &choice, text.as_deref()).await
+    }
+
+    /// Queues a speak job: `text` in a voice, to one WAV file (the job's output),
+    /// each sentence reported as `Event::SpeechAudio` as soon as it is made.
+    pub async fn speak(&self, request: SpeakRequest) -> Result<Job, RuntimeError> {
+        sentences_of(&request.text)?;
+        let choice = self.inner.choose_voice(&request.voice).await?;
+        check_voice_ready(&choice, request.speed)?;
+        if let Some(output) = &request.output {
+            check_output_file(output)?;
+        }
+        let job = self
+            .create_job(
+                JobKind::Speak,
+                &choice,
+                request.text.chars().take(200).collect(),
+                &request,
+            )
+            .await?;
+        let inner = self.inner.clone();
+        let job_id = job.id;
+        self.inner.jobs.spawn(
+            self.inner.store.clone(),
+            self.inner.events.clone(),
+            &job,
+            move || async move {
+                let output = match &request.output {
+                    Some(path) => path.clone(),
+                    None => inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
+                };
+                let metrics = run(&inner, job_id, &choice, &request, &output).await?;
+                Ok((Some(output.display().to_string()), metrics))
+            },
+        );
+        Ok(job)
+    }
+
+    /// Queues a batch: one WAV per line into `output_dir`, with `manifest.csv`. Every
+    /// line is checked first; a folder that already holds a batch is refused.
+    pub async fn speak_batch(&self, request: SpeakBatchRequest) -> Result<Job, RuntimeError> {
+        if request.lines.is_empty() {
+            return Err(RuntimeError::InvalidRequest(
+                "the batch has no lines".into(),
+            ));
+        }
+        for (i, line) in request.lines.iter().enumerate() {
+            sentences_of(line).map_err(|_| {
+                RuntimeError::InvalidRequest(format!("line {} has no words to say", i + 1))
+            })?;
+        }
+        let choice = self.inner.choose_voice(&request.voice).await?;
+        check_voice_ready(&choice, request.speed)?;
+        let dir = &request.output_dir;
+        std::fs::create_dir_all(dir).map_err(|source| RuntimeError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        if dir.join(MANIFEST_NAME).exists() {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "{} already holds a batch ({MANIFEST_NAME}); choose an empty folder",
+                dir.display()
+            )));
+        }
+        let job = self
+            .create_job(
+                JobKind::SpeakBatch,
+                &choice,
+                dir.display().to_string(),
+                &request,
+            )
+            .await?;
+        let inner = self.inner.clone();
+        let job_id = job.id;
+        self.inner.jobs.spawn(
+            self.inner.store.clone(),
+            self.inner.events.clone(),
+            &job,
+            move || async move {
+                let metrics = run_batch(&inner, job_id, &choice, &request).await?;
+                Ok((Some(request.output_dir.display().to_string()), metrics))
+            },
+        );
+        Ok(job)
+    }
+
+    /// Copies a finished speak job's WAV to `path`, atomically.
+    pub async fn save_speech(&self, job_id: i64, path: &Path) -> Result<(), RuntimeError> {
+        let job = self.job(job_id).await?;
+        let source = match (job.kind, job.status, &job.output) {
+            (JobKind::Speak, JobStatus::Done, Some(output)) => PathBuf::from(output),
+            _ => {
+                return Err(RuntimeError::InvalidRequest(format!(
+                    "job {job_id} is not a finished speak job"
+                )))
+            }
+        };
+        let (target, from) = (path.to_path_buf(), source.clone());
+        tokio::task::spawn_blocking(move || {
+            let bytes = std::fs::read(&from).map_err(|source| RuntimeError::Io {
+                path: from.clone(),
+                source,
+            })?;
+            files::write_atomically(&target, &bytes)
+        })
+        .await
+        .map_err(|e| RuntimeError::InvalidRequest(format!("saving stopped: {e}")))?
+    }
+
+    async fn create_job<R: serde::Serialize>(
+        &self,
+        kind: JobKind,
+        choice: &VoiceChoice,
+        input: String,
+        request: &R,
+    ) -> Result<Job, RuntimeError> {
+        let model_id = match choice {
+            VoiceChoice::Model { model_id, .. } => Some(model_id.clone()),
+            VoiceChoice::File { path, .. } => Some(path.display().to_string()),
+        };
+        let job = self
+            .inner
+            .store
+            .create_job(NewJob {
+                kind,
+                model_id,
+                input,
+                params: serde_json::to_value(request)
+                    .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))?,
+            })
+            .await?;
+        self.inner
+            .events
+            .emit(Event::JobQueued { job: job.clone() });
+        Ok(job)
     }
 }

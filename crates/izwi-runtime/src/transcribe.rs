@@ -6,11 +6,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use izwi_core::models::whisper::{Task, TranscribeOptions, WindowDone};
-use izwi_store::{JobMetrics, NewTranscript, SegmentRecord};
+use izwi_hub::Family;
+use izwi_store::{Job, JobKind, JobMetrics, NewJob, NewTranscript, SegmentRecord};
 use serde::{Deserialize, Serialize};
 
 use crate::runtime::Inner;
-use crate::{Event, RuntimeError};
+use crate::{Event, Runtime, RuntimeError};
 
 /// Seconds per window, at most Whisper's 30.
 const WINDOW_SECONDS: f32 = 30.0;
@@ -166,4 +167,47 @@ pub(crate) async fn run(
         )
         .await?;
     Ok((transcript_id, metrics))
+}
+
+impl Runtime {
+    /// Records a transcription job and starts it; the returned job is `queued`. A model
+    /// that is unknown, not installed or not for transcription is refused here; what
+    /// goes wrong later (an unreadable file, say) fails the job with its reason.
+    pub async fn transcribe(&self, request: TranscribeRequest) -> Result<Job, RuntimeError> {
+        let info = self.inner.hub.info(&request.model_id)?;
+        if info.family != Family::Whisper {
+            return Err(RuntimeError::WrongModel {
+                id: info.id,
+                family: format!("{:?}", info.family).to_lowercase(),
+                task: "transcribe",
+            });
+        }
+        self.inner.hub.model_dir(&request.model_id)?;
+        let job = self
+            .inner
+            .store
+            .create_job(NewJob {
+                kind: JobKind::Transcribe,
+                model_id: Some(request.model_id.clone()),
+                input: request.path.display().to_string(),
+                params: serde_json::to_value(&request)
+                    .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))?,
+            })
+            .await?;
+        self.inner
+            .events
+            .emit(Event::JobQueued { job: job.clone() });
+        let inner = self.inner.clone();
+        let job_id = job.id;
+        self.inner.jobs.spawn(
+            self.inner.store.clone(),
+            self.inner.events.clone(),
+            &job,
+            move || async move {
+                let (transcript_id, metrics) = run(&inner, job_id, &request).await?;
+                Ok((Some(format!("transcript:{transcript_id}")), metrics))
+            },
+        );
+        Ok(job)
+    }
 }

@@ -11,7 +11,7 @@ use izwi_store::{NewVoice, VoiceRecord, VoiceSettings, VoiceSource};
 use serde::{Deserialize, Serialize};
 
 use crate::runtime::Inner;
-use crate::RuntimeError;
+use crate::{Runtime, RuntimeError};
 
 /// A voice as the shells list it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -235,4 +235,45 @@ pub(crate) fn check_settings(settings: &VoiceSettings) -> Result<(), RuntimeErro
         }
     }
     Ok(())
+}
+
+impl Runtime {
+    /// The voice library; every installed Piper voice model has at least one voice.
+    pub async fn list_voices(&self) -> Result<Vec<VoiceInfo>, RuntimeError> {
+        self.inner.list_voices().await
+    }
+
+    /// Adds a voice on a Piper model (installed or not yet) under `name`.
+    pub async fn add_voice(
+        &self,
+        model_id: &str,
+        name: &str,
+        settings: VoiceSettings,
+    ) -> Result<VoiceInfo, RuntimeError> {
+        self.inner.add_voice(model_id, name, settings).await
+    }
+
+    pub async fn rename_voice(&self, id: i64, name: &str) -> Result<(), RuntimeError> {
+        self.inner.voice_row(id).await?;
+        Ok(self.inner.store.rename_voice(id, name).await?)
+    }
+
+    pub async fn update_voice_settings(
+        &self,
+        id: i64,
+        settings: VoiceSettings,
+    ) -> Result<(), RuntimeError> {
+        check_settings(&settings)?;
+        self.inner.voice_row(id).await?;
+        Ok(self
+            .inner
+            .store
+            .update_voice_settings(id, &settings)
+            .await?)
+    }
+
+    /// Deletes a voice; the last voice of an installed model stays (remove the model).
+    pub async fn delete_voice(&self, id: i64) -> Result<(), RuntimeError> {
+        self.inner.delete_voice(id).await
+    }
 }
