@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::{asset, open_recording, Events};
+use izwi_core::word_errors::{word_errors, words};
 use izwi_runtime::{
     read_lines, Event, JobStatus, Runtime, SpeakBatchRequest, SpeakRequest, TranscribeRequest,
     VoiceSettings, VoiceSource, MANIFEST_NAME,
@@ -30,32 +31,6 @@ fn wav(path: &Path) -> (u32, Vec<f32>) {
     let audio = izwi_audio::decode_file(path).unwrap();
     assert_eq!(audio.channels, 1, "{}", path.display());
     (audio.sample_rate, audio.to_mono())
-}
-
-fn words(text: &str) -> Vec<String> {
-    text.to_lowercase()
-        .replace('-', " ")
-        .chars()
-        .filter(|c| c.is_alphanumeric() || c.is_whitespace() || *c == '\'')
-        .collect::<String>()
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect()
-}
-
-/// Word-level edit distance.
-fn word_errors(reference: &[String], hypothesis: &[String]) -> usize {
-    let mut row: Vec<usize> = (0..=hypothesis.len()).collect();
-    for (i, r) in reference.iter().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, h) in hypothesis.iter().enumerate() {
-            let substitution = previous + usize::from(r != h);
-            previous = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
-        }
-    }
-    row[hypothesis.len()]
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
