@@ -40,7 +40,10 @@ pub fn local_time(unix_ms: i64) -> String {
 
 fn time_in(unix_ms: i64, zone: &TimeZone) -> String {
     match Timestamp::from_millisecond(unix_ms) {
-        Ok(t) => t.to_zoned(zone.clone()).strftime("%Y-%m-%d %H:%M").to_string(),
+        Ok(t) => t
+            .to_zoned(zone.clone())
+            .strftime("%Y-%m-%d %H:%M")
+            .to_string(),
         Err(_) => "-".into(),
     }
 }
@@ -67,7 +70,10 @@ mod tests {
         assert_eq!(time_in(1_795_340_000_000, &utc), "2026-11-22 09:33");
         assert_eq!(time_in(951_782_400_000, &utc), "2000-02-29 00:00");
         let two_hours_east = TimeZone::fixed(jiff::tz::offset(2));
-        assert_eq!(time_in(1_795_340_000_000, &two_hours_east), "2026-11-22 11:33");
+        assert_eq!(
+            time_in(1_795_340_000_000, &two_hours_east),
+            "2026-11-22 11:33"
+        );
         assert_eq!(clock(75.9), "1:15");
         assert_eq!(clock(3725.0), "1:02:05");
     }

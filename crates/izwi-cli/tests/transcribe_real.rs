@@ -108,7 +108,7 @@ fn librivox_wer(model: &str) -> f64 {
     ]);
     args.extend(["--output".as_ref(), out.as_os_str()]);
     izwi(&args);
-    let (mut errors, mut words) = (0, 0);
+    let (mut errors, mut reference_words) = (0, 0);
     for clip in &clips {
         let stem = clip
             .file_stem()
@@ -128,10 +128,10 @@ fn librivox_wer(model: &str) -> f64 {
         let e = word_errors(&r, &h);
         eprintln!("{model} {stem}: {e} errors / {} words", r.len());
         errors += e;
-        words += r.len();
+        reference_words += r.len();
     }
     let _ = std::fs::remove_dir_all(&out);
-    errors as f64 / words as f64
+    errors as f64 / reference_words as f64
 }
 
 #[test]

@@ -346,4 +346,3 @@ fn print_json(rows: &[Row]) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(&rows)?);
     Ok(())
 }
-

@@ -30,7 +30,7 @@ pub use self::config::EngineCoreConfig;
 pub use self::core::EngineCore;
 pub use self::error::{EngineError, Result};
 pub use self::executor::{ForwardBatch, ModelExecutor, ModelSpec, SequenceChunk};
-pub use self::kv_cache::{KvCacheManager, KvCacheStats, KvCacheShape, LayerKvCache};
+pub use self::kv_cache::{KvCacheManager, KvCacheShape, KvCacheStats, LayerKvCache};
 pub use self::metrics::{MetricsCollector, MetricsSnapshot};
 pub use self::output::{EngineOutput, RequestStats, StreamingOutput};
 pub use self::request::{EngineCoreRequest, RequestProcessor};

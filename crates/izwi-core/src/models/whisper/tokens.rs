@@ -38,6 +38,46 @@ pub struct SpecialTokens {
     pub begin_suppress: Vec<u32>,
 }
 
+impl SpecialTokens {
+    /// The special tokens of a vocabulary, looked up by name (`id_of`) and by id
+    /// (`token_of`), with no suppress lists. Language tokens sit between
+    /// start-of-transcript and translate; English-only models have none.
+    pub fn find(
+        id_of: impl Fn(&str) -> Option<u32>,
+        token_of: impl Fn(u32) -> Option<String>,
+        multilingual: bool,
+    ) -> Result<Self, TokenizerError> {
+        let id = |token: &'static str| id_of(token).ok_or(TokenizerError::MissingToken(token));
+        let sot = id("<|startoftranscript|>")?;
+        let translate = id("<|translate|>")?;
+        let no_timestamps = id("<|notimestamps|>")?;
+        let languages = if multilingual {
+            (sot + 1..translate)
+                .filter_map(|t| {
+                    let token = token_of(t)?;
+                    let code = token.strip_prefix("<|")?.strip_suffix("|>")?;
+                    Some((code.to_string(), t))
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Ok(Self {
+            eot: id("<|endoftext|>")?,
+            sot,
+            sot_prev: id("<|startofprev|>")?,
+            transcribe: id("<|transcribe|>")?,
+            translate,
+            no_timestamps,
+            no_speech: id("<|nospeech|>").or_else(|_| id("<|nocaptions|>"))?,
+            timestamp_begin: no_timestamps + 1,
+            languages,
+            suppress: Vec::new(),
+            begin_suppress: Vec::new(),
+        })
+    }
+}
+
 #[derive(Deserialize)]
 struct ModelConfig {
     vocab_size: usize,
@@ -73,15 +113,6 @@ impl WhisperTokenizer {
             })?,
             Err(_) => GenerationConfig::default(),
         };
-        let id = |token: &'static str| {
-            tokenizer
-                .token_to_id(token)
-                .ok_or(TokenizerError::MissingToken(token))
-        };
-        let sot = id("<|startoftranscript|>")?;
-        let translate = id("<|translate|>")?;
-        let no_timestamps = id("<|notimestamps|>")?;
-        let no_speech = id("<|nospeech|>").or_else(|_| id("<|nocaptions|>"))?;
         // OpenAI's rule: the multilingual vocabulary is one token larger. English-only
         // tokenizers list the language tokens too, so only the model's size tells.
         let config_path = dir.join("config.json");
@@ -92,30 +123,14 @@ impl WhisperTokenizer {
                 path: config_path.display().to_string(),
                 message,
             })?;
-        let multilingual = config.vocab_size >= 51865;
-        let languages = if multilingual {
-            (sot + 1..translate)
-                .filter_map(|t| {
-                    let token = tokenizer.id_to_token(t)?;
-                    let code = token.strip_prefix("<|")?.strip_suffix("|>")?;
-                    Some((code.to_string(), t))
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
         let special = SpecialTokens {
-            eot: id("<|endoftext|>")?,
-            sot,
-            sot_prev: id("<|startofprev|>")?,
-            transcribe: id("<|transcribe|>")?,
-            translate,
-            no_timestamps,
-            no_speech,
-            timestamp_begin: no_timestamps + 1,
-            languages,
             suppress: generation.suppress_tokens,
             begin_suppress: generation.begin_suppress_tokens,
+            ..SpecialTokens::find(
+                |token| tokenizer.token_to_id(token),
+                |id| tokenizer.id_to_token(id),
+                config.vocab_size >= 51865,
+            )?
         };
         Ok(Self { tokenizer, special })
     }
