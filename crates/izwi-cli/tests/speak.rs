@@ -226,7 +226,15 @@ fn a_text_over_the_limit_is_refused() {
     let out = izwi.path("x.wav");
     let long = "word ".repeat(izwi_runtime::MAX_SPEAK_CHARS / 5 + 1);
     let err = izwi.fails(
-        &["speak", "--voice", &joe(), "--text", &long, "-o", out.to_str().unwrap()],
+        &[
+            "speak",
+            "--voice",
+            &joe(),
+            "--text",
+            &long,
+            "-o",
+            out.to_str().unwrap(),
+        ],
         &[],
     );
     assert!(err.contains("read a longer text from a file"), "{err}");

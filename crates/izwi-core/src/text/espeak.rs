@@ -342,8 +342,7 @@ mod tests {
     #[test]
     fn a_hung_espeak_is_killed_at_the_timeout() {
         let dir = tempfile::tempdir().unwrap();
-        let espeak =
-            Espeak::at(hanging_program(dir.path())).with_timeout(Duration::from_secs(2));
+        let espeak = Espeak::at(hanging_program(dir.path())).with_timeout(Duration::from_secs(2));
         let err = espeak.phonemize("en-us", &["hello"]).unwrap_err();
         assert!(matches!(err, EspeakError::TimedOut { .. }), "{err}");
         assert!(err.to_string().contains("gave no answer"), "{err}");

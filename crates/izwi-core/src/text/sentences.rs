@@ -136,8 +136,7 @@ pub fn paragraph_sentences(paragraph: &str) -> Vec<Sentence> {
             '.' | '!' | '?' | '…' => {
                 // A run such as "?!" or "..." ends together; its last mark counts.
                 let mut end = i;
-                while end + 1 < chars.len() && matches!(chars[end + 1], '.' | '!' | '?' | '…')
-                {
+                while end + 1 < chars.len() && matches!(chars[end + 1], '.' | '!' | '?' | '…') {
                     end += 1;
                 }
                 let after = skip_closers(&chars, end + 1);
