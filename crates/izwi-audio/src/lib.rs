@@ -16,6 +16,7 @@ mod resample;
 mod split;
 mod wav;
 
+pub use atomic::{write_atomically, AtomicFile};
 pub use decode::{decode_bytes, decode_file, load_for_asr, Audio, AAC_PRIMING_FRAMES};
 pub use error::AudioError;
 pub use limits::{
@@ -24,7 +25,6 @@ pub use limits::{
 };
 pub use resample::{resample, StreamResampler};
 pub use split::{split_at_silence, Window};
-pub use atomic::{write_atomically, AtomicFile};
 pub use wav::{write_wav, WavFile};
 
 /// The sample rate the speech models take, and [`load_for_asr`] returns.

@@ -69,9 +69,7 @@ impl WavFile {
     pub fn write(&mut self, samples: &[f32]) -> Result<(), AudioError> {
         let bytes = (self.samples + samples.len() as u64) * 2;
         if bytes > u64::from(u32::MAX) - 44 {
-            return Err(self.fail(io::Error::other(
-                "a WAV file holds at most 4 GiB of audio",
-            )));
+            return Err(self.fail(io::Error::other("a WAV file holds at most 4 GiB of audio")));
         }
         for &sample in samples {
             self.writer

@@ -16,7 +16,8 @@ mod voices;
 pub use error::RuntimeError;
 pub use events::{Event, EventSink, NoEvents};
 pub use files::{
-    expand_media_paths, is_media_file, peaks, write_atomically, ExportFormat, MAX_PEAK_BUCKETS, MEDIA_EXTENSIONS,
+    expand_media_paths, is_media_file, peaks, write_atomically, ExportFormat, MAX_PEAK_BUCKETS,
+    MEDIA_EXTENSIONS,
 };
 pub use izwi_core::models::whisper::Task;
 pub use izwi_core::transcript::{Segment, Transcript};
@@ -28,8 +29,8 @@ pub use izwi_store::{
 pub use models::LoadedModel;
 pub use runtime::{Runtime, RuntimeConfig, DEFAULT_TRANSCRIBE_MODEL};
 pub use speak::{
-    read_lines, SpeakBatchRequest, SpeakFileRequest, SpeakRequest, SpeechClip,
-    MANIFEST_NAME, MAX_SPEAK_CHARS,
+    read_lines, SpeakBatchRequest, SpeakFileRequest, SpeakRequest, SpeechClip, MANIFEST_NAME,
+    MAX_SPEAK_CHARS,
 };
 pub use transcribe::TranscribeRequest;
 pub use voices::VoiceInfo;

@@ -57,7 +57,6 @@ pub(crate) struct Inner {
     pub jobs: Arc<Jobs>,
 }
 
-
 #[derive(Clone)]
 pub struct Runtime {
     pub(crate) inner: Arc<Inner>,

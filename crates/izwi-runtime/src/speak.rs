@@ -18,14 +18,16 @@ use std::time::Instant;
 
 use izwi_audio::WavFile;
 use izwi_core::models::vits::{phonemize, PhonemizedSentence, Scales, Vits};
-use izwi_core::text::{paragraph_sentences, split_sentences, Espeak, Paragraphs, Sentence, StopFlag};
+use izwi_core::text::{
+    paragraph_sentences, split_sentences, Espeak, Paragraphs, Sentence, StopFlag,
+};
 use izwi_store::{Job, JobKind, JobMetrics, JobStatus, NewJob, VoiceSettings};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
+use crate::files;
 use crate::runtime::Inner;
 use crate::voices::{check_settings, VoiceChoice};
-use crate::files;
 use crate::{Event, Runtime, RuntimeError};
 
 /// Silence between sentences: the voice's own trailing silence is short.
@@ -316,10 +318,7 @@ impl Speaker {
 
     /// Every sentence of `phonemized` one after another with a pause between, in
     /// memory (a preview, a batch's line).
-    async fn speak_all(
-        &self,
-        phonemized: &[PhonemizedSentence],
-    ) -> Result<Vec<f32>, RuntimeError> {
+    async fn speak_all(&self, phonemized: &[PhonemizedSentence]) -> Result<Vec<f32>, RuntimeError> {
         let gap = vec![0f32; (SENTENCE_GAP_SECONDS * self.sample_rate() as f32) as usize];
         let mut out = Vec::new();
         for (i, sentence) in phonemized.iter().enumerate() {
@@ -478,9 +477,7 @@ async fn run(
         return Err(nothing_to_say());
     }
     let seconds = wav.samples() as f64 / f64::from(rate);
-    blocking(move || wav.finish())
-        .await?
-        .map_err(audio_error)?;
+    blocking(move || wav.finish()).await?.map_err(audio_error)?;
     Ok(metrics(started, seconds))
 }
 
@@ -641,7 +638,10 @@ fn parse_csv(text: &str) -> Result<Vec<csv::StringRecord>, String> {
     // The csv crate ends an unclosed quoted field at the end of the text; a quote
     // that opens a field and is never closed leaves an odd number of quotes.
     if text.matches('"').count() % 2 == 1 {
-        let line = rows.last().and_then(|r| r.position()).map_or(1, |p| p.line());
+        let line = rows
+            .last()
+            .and_then(|r| r.position())
+            .map_or(1, |p| p.line());
         return Err(format!("a quoted field is not closed (line {line})"));
     }
     Ok(rows)
@@ -662,7 +662,9 @@ mod tests {
         assert_eq!(rows[1], ["Hello, \"you\"", "1"]);
         assert_eq!(rows[2], ["plain", "2"]);
         assert_eq!(rows[3], ["two\nlines", "3"]);
-        assert!(parse_csv("a,b\n\"open").unwrap_err().contains("not closed (line 2)"));
+        assert!(parse_csv("a,b\n\"open")
+            .unwrap_err()
+            .contains("not closed (line 2)"));
         let mut manifest = csv::Writer::from_writer(Vec::new());
         manifest.write_record(["Hello, \"you\"", "plain"]).unwrap();
         let written = String::from_utf8(manifest.into_inner().unwrap()).unwrap();

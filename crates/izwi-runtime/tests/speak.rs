@@ -464,7 +464,6 @@ async fn a_text_file_is_spoken_to_disk_sentence_by_sentence() {
     let wav_path = out.join("book.wav");
     let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
     let (record, folder, target) = (seen.clone(), out.clone(), wav_path.clone());
-    let mut samples_so_far = 0;
     let sink = move |e: Event| {
         if let Event::SpeechAudio { index, samples, .. } = e {
             let temp_bytes = std::fs::read_dir(&folder)
@@ -473,14 +472,15 @@ async fn a_text_file_is_spoken_to_disk_sentence_by_sentence() {
                 .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
                 .map(|e| e.metadata().unwrap().len())
                 .sum();
-            record.lock().unwrap().push(Seen {
+            let mut record = record.lock().unwrap();
+            let samples_before = record.iter().map(|s| s.samples).sum();
+            record.push(Seen {
                 index,
                 samples: samples.len(),
-                samples_before: samples_so_far,
+                samples_before,
                 temp_bytes,
                 wav_exists: target.exists(),
             });
-            samples_so_far += samples.len();
         }
     };
     let runtime = Runtime::open(common::config(dir.path()), Arc::new(sink))
@@ -508,7 +508,11 @@ async fn a_text_file_is_spoken_to_disk_sentence_by_sentence() {
         .unwrap();
     // The row names the file; it does not hold the text.
     assert_eq!(job.input, book.display().to_string());
-    assert!(!job.params.to_string().contains("sentence number"), "{}", job.params);
+    assert!(
+        !job.params.to_string().contains("sentence number"),
+        "{}",
+        job.params
+    );
     let job = runtime.wait_job(job.id).await.unwrap();
     assert_eq!(job.status, JobStatus::Done, "{:?}", job.error);
 
@@ -526,9 +530,7 @@ async fn a_text_file_is_spoken_to_disk_sentence_by_sentence() {
     assert_eq!(rate, 22_050);
     let spoken: usize = seen.iter().map(|s| s.samples).sum();
     assert_eq!(samples.len(), spoken + gap * 8);
-    assert!(
-        (job.metrics.audio_seconds.unwrap() - samples.len() as f64 / 22_050.0).abs() < 1e-6
-    );
+    assert!((job.metrics.audio_seconds.unwrap() - samples.len() as f64 / 22_050.0).abs() < 1e-6);
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1, "no temp left");
 }
 

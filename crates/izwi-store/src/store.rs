@@ -80,9 +80,10 @@ impl Store {
             .await?;
         let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
         MIGRATOR.run(&mut *tx).await?;
-        let broken: Vec<(String,)> = sqlx::query_as("SELECT \"table\" FROM pragma_foreign_key_check")
-            .fetch_all(&mut *tx)
-            .await?;
+        let broken: Vec<(String,)> =
+            sqlx::query_as("SELECT \"table\" FROM pragma_foreign_key_check")
+                .fetch_all(&mut *tx)
+                .await?;
         if let Some((table,)) = broken.first() {
             return Err(StoreError::Corrupt(format!(
                 "rows of {table} refer to rows that do not exist"

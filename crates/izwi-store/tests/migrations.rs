@@ -294,7 +294,10 @@ async fn an_old_database_keeps_every_row_and_job_ids_are_never_reused() {
     // Still so after reopening.
     let store = Store::open(&data_dir).await.unwrap();
     store.delete_job(4).await.unwrap();
-    let after = store.create_job(common::new_job("after.wav")).await.unwrap();
+    let after = store
+        .create_job(common::new_job("after.wav"))
+        .await
+        .unwrap();
     assert_eq!(after.id, 5);
     store.close().await;
 }
@@ -306,12 +309,9 @@ async fn an_open_lock_held_too_long_names_the_other_izwi() {
     let held = std::fs::File::open(temp.path().join(OPEN_LOCK_NAME)).unwrap();
     held.lock().unwrap();
     // Bounded so the test ends on a build that would wait for ever.
-    let opened = tokio::time::timeout(
-        izwi_store::OPEN_LOCK_WAIT * 6,
-        Store::open(temp.path()),
-    )
-    .await
-    .expect("open gave up waiting");
+    let opened = tokio::time::timeout(izwi_store::OPEN_LOCK_WAIT * 6, Store::open(temp.path()))
+        .await
+        .expect("open gave up waiting");
     let err = opened.unwrap_err();
     assert!(matches!(err, StoreError::InUse(_)), "{err}");
     let message = err.to_string();
