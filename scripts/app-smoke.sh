@@ -14,15 +14,15 @@
 # OCR text, the app's log.
 #
 # Environment:
-#   IZWI_APP   the app binary (default target/debug/izwi-desktop)
-#   IZWI_BIN   the CLI (default target/debug/izwi)
+#   IZWI_APP   the app binary (default $CARGO_TARGET_DIR or target, then debug/izwi-desktop)
+#   IZWI_BIN   the CLI (default $CARGO_TARGET_DIR or target, then debug/izwi)
 #   TIMEOUT    seconds to wait for the job (default 180)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-APP=$(realpath -m "${IZWI_APP:-target/debug/izwi-desktop}")
-IZWI=$(realpath -m "${IZWI_BIN:-target/debug/izwi}")
+APP=$(realpath -m "${IZWI_APP:-${CARGO_TARGET_DIR:-target}/debug/izwi-desktop}")
+IZWI=$(realpath -m "${IZWI_BIN:-${CARGO_TARGET_DIR:-target}/debug/izwi}")
 OUT="$ROOT/target/app-smoke"
 JFK="$ROOT/.assets/speech/jfk.wav"
 TIMEOUT=${TIMEOUT:-180}

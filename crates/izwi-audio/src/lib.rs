@@ -8,6 +8,7 @@
 //! that names it, and the sizes a file can make us allocate are bounded (see
 //! [`max_frames`]).
 
+pub mod atomic;
 mod decode;
 mod error;
 mod limits;
@@ -23,7 +24,8 @@ pub use limits::{
 };
 pub use resample::{resample, StreamResampler};
 pub use split::{split_at_silence, Window};
-pub use wav::write_wav;
+pub use atomic::{write_atomically, AtomicFile};
+pub use wav::{write_wav, WavFile};
 
 /// The sample rate the speech models take, and [`load_for_asr`] returns.
 pub const ASR_SAMPLE_RATE: u32 = 16_000;

@@ -1,75 +1,111 @@
-//! Writing WAV files, atomically.
+//! Writing WAV files, atomically, all at once or as the samples are made.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::atomic::AtomicFile;
 use crate::limits::check_sample_rate;
 use crate::AudioError;
 
-/// Writes mono `samples` to `path` as a 16-bit PCM WAV file.
-///
-/// 16-bit PCM because every player, browser and tool reads it, at half the size of f32,
-/// and its 96 dB of dynamic range is more than speech needs. Samples are clipped to
-/// -1.0..=1.0 and rounded; NaN becomes 0.
-///
-/// The file is written under a temporary name in the same directory, flushed to disk, and
-/// then renamed over `path`. A crash or a full disk therefore never leaves a half-written
-/// file under `path`: it holds either the old file (or nothing) or the complete new one.
+/// Writes mono `samples` to `path` as a 16-bit PCM WAV file, atomically (see
+/// [`WavFile`]).
 pub fn write_wav(
     path: impl AsRef<Path>,
     samples: &[f32],
     sample_rate: u32,
 ) -> Result<(), AudioError> {
-    let path = path.as_ref();
-    check_sample_rate(sample_rate)?;
-    let fail = |source| AudioError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let temp = temp_path(path).map_err(fail)?;
-    match write_then_rename(&temp, path, samples, sample_rate) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            // Best effort: the write already failed, and a stray temp file is harmless.
-            let _ = fs::remove_file(&temp);
-            Err(fail(e))
+    let mut wav = WavFile::create(path.as_ref(), sample_rate)?;
+    wav.write(samples)?;
+    wav.finish()
+}
+
+/// A mono 16-bit PCM WAV file written a block of samples at a time, so audio longer
+/// than memory can hold goes straight to disk.
+///
+/// 16-bit PCM because every player, browser and tool reads it, at half the size of f32,
+/// and its 96 dB of dynamic range is more than speech needs. Samples are clipped to
+/// -1.0..=1.0 and rounded; NaN becomes 0.
+///
+/// The samples go to a temporary file beside `path`, which [`WavFile::finish`] renames
+/// over it: a crash, a full disk or a cancel (dropping the writer) never leaves a
+/// half-written file under `path`; it holds either the old file (or nothing) or the
+/// complete new one.
+pub struct WavFile {
+    writer: hound::WavWriter<BufWriter<File>>,
+    file: AtomicFile,
+    path: PathBuf,
+    samples: u64,
+}
+
+impl WavFile {
+    pub fn create(path: &Path, sample_rate: u32) -> Result<WavFile, AudioError> {
+        check_sample_rate(sample_rate)?;
+        let fail = |source| AudioError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut file = AtomicFile::create(path).map_err(fail)?;
+        let out = BufWriter::new(file.file().try_clone().map_err(fail)?);
+        let spec = hound::WavSpec {
+            channels: 1,
+            sample_rate,
+            bits_per_sample: 16,
+            sample_format: hound::SampleFormat::Int,
+        };
+        let writer = hound::WavWriter::new(out, spec)
+            .map_err(hound_error)
+            .map_err(fail)?;
+        Ok(WavFile {
+            writer,
+            file,
+            path: path.to_path_buf(),
+            samples: 0,
+        })
+    }
+
+    /// Appends `samples`. A WAV's sizes are 32-bit: past 4 GiB of samples (27 hours
+    /// at 22 kHz) this fails rather than write a file no player can read.
+    pub fn write(&mut self, samples: &[f32]) -> Result<(), AudioError> {
+        let bytes = (self.samples + samples.len() as u64) * 2;
+        if bytes > u64::from(u32::MAX) - 44 {
+            return Err(self.fail(io::Error::other(
+                "a WAV file holds at most 4 GiB of audio",
+            )));
+        }
+        for &sample in samples {
+            self.writer
+                .write_sample(to_i16(sample))
+                .map_err(|e| self.fail(hound_error(e)))?;
+        }
+        self.samples += samples.len() as u64;
+        Ok(())
+    }
+
+    /// Samples written so far.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    /// Completes the header, flushes, and puts the file in place.
+    pub fn finish(self) -> Result<(), AudioError> {
+        let WavFile {
+            writer, file, path, ..
+        } = self;
+        let fail = |source| AudioError::Write {
+            path: path.clone(),
+            source,
+        };
+        writer.finalize().map_err(hound_error).map_err(fail)?;
+        file.commit().map_err(fail)
+    }
+
+    fn fail(&self, source: io::Error) -> AudioError {
+        AudioError::Write {
+            path: self.path.clone(),
+            source,
         }
     }
-}
-
-/// A fresh name next to `path`: hidden, and unique per process and call, so concurrent
-/// writers of the same file do not collide.
-fn temp_path(path: &Path) -> io::Result<PathBuf> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path has no file name"))?;
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let temp_name = format!(".{}.{}-{n}.tmp", name.to_string_lossy(), std::process::id());
-    Ok(path.with_file_name(temp_name))
-}
-
-fn write_then_rename(temp: &Path, path: &Path, samples: &[f32], rate: u32) -> io::Result<()> {
-    let file = OpenOptions::new().write(true).create_new(true).open(temp)?;
-    let mut out = BufWriter::new(file);
-    let spec = hound::WavSpec {
-        channels: 1,
-        sample_rate: rate,
-        bits_per_sample: 16,
-        sample_format: hound::SampleFormat::Int,
-    };
-    let mut writer = hound::WavWriter::new(&mut out, spec).map_err(hound_error)?;
-    for &sample in samples {
-        writer.write_sample(to_i16(sample)).map_err(hound_error)?;
-    }
-    writer.finalize().map_err(hound_error)?;
-    let file: File = out.into_inner().map_err(|e| e.into_error())?;
-    // On disk before the rename, so the new name never points at unwritten data.
-    file.sync_all()?;
-    drop(file);
-    fs::rename(temp, path)
 }
 
 fn to_i16(sample: f32) -> i16 {
@@ -100,16 +136,33 @@ mod tests {
     }
 
     #[test]
-    fn temp_names_are_hidden_unique_and_beside_the_target() {
-        let a = temp_path(Path::new("/some/dir/out.wav")).unwrap();
-        let b = temp_path(Path::new("/some/dir/out.wav")).unwrap();
-        assert_ne!(a, b);
-        assert_eq!(a.parent(), Some(Path::new("/some/dir")));
-        assert!(a
-            .file_name()
+    fn blocks_are_on_disk_before_the_end_and_the_file_appears_at_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("long.wav");
+        let mut wav = WavFile::create(&path, 22_050).unwrap();
+        let block = vec![0.25f32; 100_000];
+        for _ in 0..5 {
+            wav.write(&block).unwrap();
+        }
+        // The buffered writer holds at most its buffer: the rest is in the temp file.
+        let temp_len: u64 = std::fs::read_dir(dir.path())
             .unwrap()
-            .to_string_lossy()
-            .starts_with(".out.wav."));
-        assert!(temp_path(Path::new("/")).is_err());
+            .map(|e| e.unwrap().metadata().unwrap().len())
+            .sum();
+        assert!(temp_len >= 2 * 500_000 - 64 * 1024, "{temp_len}");
+        assert!(!path.exists());
+        assert_eq!(wav.samples(), 500_000);
+        wav.finish().unwrap();
+        let reader = hound::WavReader::open(&path).unwrap();
+        assert_eq!(reader.duration(), 500_000);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+
+        // Dropped unfinished: no file, no temp.
+        let cancelled = dir.path().join("cancelled.wav");
+        let mut wav = WavFile::create(&cancelled, 22_050).unwrap();
+        wav.write(&block).unwrap();
+        drop(wav);
+        assert!(!cancelled.exists());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

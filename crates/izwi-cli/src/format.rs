@@ -2,6 +2,8 @@
 
 use clap::ValueEnum;
 use izwi_runtime::Transcript;
+use jiff::tz::TimeZone;
+use jiff::Timestamp;
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Format {
@@ -31,25 +33,16 @@ impl Format {
     }
 }
 
-/// `YYYY-MM-DD HH:MM` in UTC from unix milliseconds.
-pub fn utc(unix_ms: i64) -> String {
-    let secs = unix_ms.div_euclid(1000);
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's days-to-civil.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
-        rest / 3600,
-        rest % 3600 / 60
-    )
+/// `YYYY-MM-DD HH:MM` in the user's time zone, from unix milliseconds.
+pub fn local_time(unix_ms: i64) -> String {
+    time_in(unix_ms, &TimeZone::system())
+}
+
+fn time_in(unix_ms: i64, zone: &TimeZone) -> String {
+    match Timestamp::from_millisecond(unix_ms) {
+        Ok(t) => t.to_zoned(zone.clone()).strftime("%Y-%m-%d %H:%M").to_string(),
+        Err(_) => "-".into(),
+    }
 }
 
 /// `m:ss` or `h:mm:ss`.
@@ -68,10 +61,13 @@ mod tests {
 
     #[test]
     fn times() {
-        assert_eq!(utc(0), "1970-01-01 00:00");
+        let utc = TimeZone::UTC;
+        assert_eq!(time_in(0, &utc), "1970-01-01 00:00");
         // `date -u -d @1795340000`: 2026-11-22 09:33:20 UTC.
-        assert_eq!(utc(1_795_340_000_000), "2026-11-22 09:33");
-        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00");
+        assert_eq!(time_in(1_795_340_000_000, &utc), "2026-11-22 09:33");
+        assert_eq!(time_in(951_782_400_000, &utc), "2000-02-29 00:00");
+        let two_hours_east = TimeZone::fixed(jiff::tz::offset(2));
+        assert_eq!(time_in(1_795_340_000_000, &two_hours_east), "2026-11-22 11:33");
         assert_eq!(clock(75.9), "1:15");
         assert_eq!(clock(3725.0), "1:02:05");
     }

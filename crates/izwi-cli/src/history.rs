@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 use izwi_runtime::{JobFilter, NoEvents};
 
-use crate::format::{clock, utc, Format};
+use crate::format::{clock, local_time, Format};
 
 #[derive(Args)]
 pub struct HistoryArgs {
@@ -75,7 +75,7 @@ pub fn run(data_dir: Option<PathBuf>, args: HistoryArgs) -> Result<()> {
         }
         println!(
             "{:>5}  {:<11} {:<11} {:<16}  {:>6}  INPUT",
-            "JOB", "STATUS", "KIND", "CREATED (UTC)", "RTF"
+            "JOB", "STATUS", "KIND", "CREATED", "RTF"
         );
         for job in jobs {
             let rtf = job
@@ -88,7 +88,7 @@ pub fn run(data_dir: Option<PathBuf>, args: HistoryArgs) -> Result<()> {
                 job.id,
                 format!("{:?}", job.status).to_lowercase(),
                 job.kind.as_str(),
-                utc(job.created_at),
+                local_time(job.created_at),
                 rtf,
                 job.input
             );

@@ -22,7 +22,7 @@ use izwi_runtime::{EventSink, Runtime, RuntimeConfig};
 #[command(
     name = "izwi",
     version,
-    about = "Local speech studio: transcription, speech and voice chat on your own machine"
+    about = "Local speech studio: transcription and speech on your own machine"
 )]
 struct Cli {
     /// Where Izwi keeps its database, imported models and audio (default: the

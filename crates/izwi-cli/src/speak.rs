@@ -3,9 +3,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{ArgGroup, Args};
-use izwi_runtime::{read_lines, JobStatus, Runtime, SpeakBatchRequest, SpeakRequest};
+use izwi_runtime::{
+    read_lines, JobStatus, Runtime, SpeakBatchRequest, SpeakFileRequest, SpeakRequest,
+};
 
 use crate::progress::Bars;
 
@@ -15,10 +17,11 @@ pub struct SpeakArgs {
     /// A voice from `izwi voices` (id or name), a voice model's id, or a Piper .onnx file.
     #[arg(long)]
     voice: String,
-    /// What to say.
+    /// What to say (up to the limit of one request; longer texts go in --file).
     #[arg(long)]
     text: Option<String>,
-    /// A text file to read out, as one recording.
+    /// A UTF-8 text file to read out, as one recording: any length, read as it is
+    /// spoken.
     #[arg(long)]
     file: Option<PathBuf>,
     /// A script: a .txt file (one line each) or a .csv file (its `text` column, else its
@@ -63,23 +66,32 @@ async fn speak(runtime: &Runtime, args: SpeakArgs) -> Result<()> {
             })
             .await?
     } else {
-        let text = match (&args.text, &args.file) {
-            (Some(text), _) => text.clone(),
-            (None, Some(file)) => std::fs::read_to_string(file)
-                .with_context(|| format!("reading {}", file.display()))?,
-            (None, None) => unreachable!("clap requires one input"),
-        };
         let Some(output) = args.output.clone() else {
             bail!("--output OUT.wav is needed: where to write the speech");
         };
-        runtime
-            .speak(SpeakRequest {
-                voice: args.voice.clone(),
-                text,
-                output: Some(output),
-                speed: args.speed,
-            })
-            .await?
+        match (&args.text, &args.file) {
+            (Some(text), _) => {
+                runtime
+                    .speak(SpeakRequest {
+                        voice: args.voice.clone(),
+                        text: text.clone(),
+                        output: Some(output),
+                        speed: args.speed,
+                    })
+                    .await?
+            }
+            (None, Some(file)) => {
+                runtime
+                    .speak_file(SpeakFileRequest {
+                        voice: args.voice.clone(),
+                        file: file.clone(),
+                        output: Some(output),
+                        speed: args.speed,
+                    })
+                    .await?
+            }
+            (None, None) => unreachable!("clap requires one input"),
+        }
     };
     let job = runtime.wait_job(job.id).await?;
     match job.status {

@@ -163,3 +163,71 @@ fn refusals_name_the_problem() {
     }
     assert!(!Path::new(out).exists());
 }
+
+#[test]
+fn a_multi_megabyte_text_file_is_read_through_and_its_row_stays_small() {
+    let izwi = Izwi {
+        data: tempfile::tempdir().unwrap(),
+    };
+    let said = [
+        "The book begins here.",
+        "Halfway through, it goes on.",
+        "And this is the end.",
+    ];
+    // Four megabytes: the three sentences at the start, the middle and the end, and
+    // between them scene breaks with nothing to say, which are read and skipped.
+    let filler = "* * *\n\n".repeat(300_000);
+    let book = izwi.path("book.txt");
+    std::fs::write(
+        &book,
+        format!(
+            "{}\n\n{filler}{}\n\n{filler}{}\n",
+            said[0], said[1], said[2]
+        ),
+    )
+    .unwrap();
+    assert!(std::fs::metadata(&book).unwrap().len() > 4_000_000);
+    let from_file = izwi.path("book.wav");
+    izwi.ok(&[
+        "speak",
+        "--voice",
+        &joe(),
+        "--file",
+        book.to_str().unwrap(),
+        "--output",
+        from_file.to_str().unwrap(),
+    ]);
+    // The same sentences typed in make the same recording.
+    let typed = izwi.path("typed.wav");
+    izwi.ok(&[
+        "speak",
+        "--voice",
+        &joe(),
+        "--text",
+        &said.join(" "),
+        "--output",
+        typed.to_str().unwrap(),
+    ]);
+    assert_eq!(wav_seconds(&from_file), wav_seconds(&typed));
+    assert!(wav_seconds(&from_file) > 3.0);
+
+    // The history shows the file, and no job row carries the text.
+    let history = izwi.ok(&["history"]);
+    assert!(history.contains(book.to_str().unwrap()), "{history}");
+    let json = izwi.ok(&["history", "--json"]);
+    assert!(json.len() < 10_000, "{} bytes of history", json.len());
+}
+
+#[test]
+fn a_text_over_the_limit_is_refused() {
+    let izwi = Izwi {
+        data: tempfile::tempdir().unwrap(),
+    };
+    let out = izwi.path("x.wav");
+    let long = "word ".repeat(izwi_runtime::MAX_SPEAK_CHARS / 5 + 1);
+    let err = izwi.fails(
+        &["speak", "--voice", &joe(), "--text", &long, "-o", out.to_str().unwrap()],
+        &[],
+    );
+    assert!(err.contains("read a longer text from a file"), "{err}");
+}

@@ -10,3 +10,4 @@ pub mod engine;
 pub mod models;
 pub mod text;
 pub mod transcript;
+pub mod word_errors;

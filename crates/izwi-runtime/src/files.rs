@@ -3,7 +3,6 @@
 //! peaks of a file's waveform.
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use izwi_core::transcript::Transcript;
@@ -103,35 +102,13 @@ impl ExportFormat {
 }
 
 /// Writes `bytes` to `path` so that `path` holds either its old content or all of the
-/// new: a temporary file beside it, flushed to disk, renamed over it.
+/// new, through izwi-audio's one atomic writer (a temporary file of a random name
+/// beside it, the replaced file's permissions kept).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), RuntimeError> {
-    let io = |source| RuntimeError::Io {
+    izwi_audio::write_atomically(path, bytes).map_err(|source| RuntimeError::Io {
         path: path.to_path_buf(),
         source,
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| RuntimeError::InvalidRequest(format!("{} is not a file", path.display())))?;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let written = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io(e));
-    }
-    Ok(())
+    })
 }
 
 /// The peak magnitude (0 to 1) of mono `samples` in each of `buckets` equal spans.

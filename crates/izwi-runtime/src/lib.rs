@@ -27,6 +27,9 @@ pub use izwi_store::{
 };
 pub use models::LoadedModel;
 pub use runtime::{Runtime, RuntimeConfig, DEFAULT_TRANSCRIBE_MODEL};
-pub use speak::{read_lines, SpeakBatchRequest, SpeakRequest, SpeechClip, MANIFEST_NAME};
+pub use speak::{
+    read_lines, SpeakBatchRequest, SpeakFileRequest, SpeakRequest, SpeechClip,
+    MANIFEST_NAME, MAX_SPEAK_CHARS,
+};
 pub use transcribe::TranscribeRequest;
 pub use voices::VoiceInfo;

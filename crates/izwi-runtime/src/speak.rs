@@ -1,16 +1,27 @@
-//! Speech jobs: text → sentences → phoneme ids (espeak-ng, one process per job) →
-//! a Piper voice, sentence by sentence, so the first sentence can play while the rest
-//! are made. `speak` writes one WAV; `speak_batch` one WAV per line, with a manifest
+//! Speech jobs: text → sentences → phoneme ids (espeak-ng) → a Piper voice, sentence
+//! by sentence, so the first sentence can play while the rest are made. `speak` and
+//! `speak_file` write one WAV; `speak_batch` one WAV per line, with a manifest
 //! rewritten after every line, so a cancelled batch keeps what it finished.
+//!
+//! A speak job works in bounded memory and linear time whatever the length of its
+//! text: a blocking task reads the text a paragraph at a time, splits it and
+//! phonemizes [`PHONEMIZE_BATCH`] sentences per espeak-ng run into a queue of at most
+//! [`QUEUED_SENTENCES`]; the job speaks them one by one and appends each to the WAV on
+//! disk as it is made. Its row keeps an excerpt of the text (or the file's path), not
+//! the text.
 
+use std::fs::File;
+use std::io::{BufRead, BufReader, Cursor};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use izwi_audio::WavFile;
 use izwi_core::models::vits::{phonemize, PhonemizedSentence, Scales, Vits};
-use izwi_core::text::{split_sentences, Espeak, Sentence};
+use izwi_core::text::{paragraph_sentences, split_sentences, Espeak, Paragraphs, Sentence, StopFlag};
 use izwi_store::{Job, JobKind, JobMetrics, JobStatus, NewJob, VoiceSettings};
 use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
 
 use crate::runtime::Inner;
 use crate::voices::{check_settings, VoiceChoice};
@@ -25,6 +36,17 @@ const PEAK: f32 = 0.95;
 /// What a preview says when given nothing.
 const PREVIEW_TEXT: &str = "Hello! This is how I sound. Type anything, and I will read it.";
 
+/// The most characters one interactive request ([`Runtime::speak`], a preview) may
+/// hold; the desktop app's Speak page reads it from here (through its settings). A
+/// longer text is read from a file ([`Runtime::speak_file`]), which has no limit.
+pub const MAX_SPEAK_CHARS: usize = 20_000;
+/// Sentences phonemized in one espeak-ng run.
+pub const PHONEMIZE_BATCH: usize = 32;
+/// Phonemized sentences waiting to be spoken, at most.
+pub const QUEUED_SENTENCES: usize = 64;
+/// Characters of a job's text its row keeps.
+const EXCERPT_CHARS: usize = 200;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct SpeakRequest {
@@ -37,6 +59,83 @@ pub struct SpeakRequest {
     /// Overrides the voice's speed (1 = its normal pace).
     #[serde(default)]
     pub speed: Option<f32>,
+}
+
+/// A text file read out as one recording, of any length: it is read as it is spoken.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SpeakFileRequest {
+    pub voice: String,
+    /// UTF-8 text.
+    pub file: PathBuf,
+    /// Where the WAV goes; default `<data dir>/audio/speech-<job id>.wav`.
+    #[serde(default)]
+    pub output: Option<PathBuf>,
+    #[serde(default)]
+    pub speed: Option<f32>,
+}
+
+/// What a speak job's row keeps of its request: enough to show and redo it, never
+/// the whole text (the row's `input` holds an excerpt, or the file's path).
+#[derive(Debug, Clone, Serialize)]
+struct SpeakParams<'a> {
+    voice: &'a str,
+    /// The text's length, when it came in the request.
+    chars: Option<usize>,
+    file: Option<&'a Path>,
+    output: Option<&'a Path>,
+    speed: Option<f32>,
+}
+
+/// What a batch job's row keeps of its request: not its lines.
+#[derive(Debug, Clone, Serialize)]
+struct BatchParams<'a> {
+    voice: &'a str,
+    lines: usize,
+    output_dir: &'a Path,
+    speed: Option<f32>,
+}
+
+/// The text of a speak job.
+#[derive(Debug, Clone)]
+enum Script {
+    Text(String),
+    File(PathBuf),
+}
+
+impl Script {
+    /// The text's paragraphs, read as they are asked for.
+    fn paragraphs(&self) -> Result<Paragraphs<Box<dyn BufRead + Send>>, RuntimeError> {
+        let reader: Box<dyn BufRead + Send> = match self {
+            Script::Text(text) => Box::new(Cursor::new(text.clone().into_bytes())),
+            Script::File(path) => Box::new(BufReader::new(File::open(path).map_err(|source| {
+                RuntimeError::Io {
+                    path: path.clone(),
+                    source,
+                }
+            })?)),
+        };
+        Ok(Paragraphs::new(reader))
+    }
+
+    fn read_error(&self, source: std::io::Error) -> RuntimeError {
+        match self {
+            Script::File(path) => RuntimeError::Io {
+                path: path.clone(),
+                source,
+            },
+            Script::Text(_) => RuntimeError::InvalidRequest(source.to_string()),
+        }
+    }
+
+    /// How many sentences the text has: one pass, a paragraph at a time.
+    fn count_sentences(&self) -> Result<usize, RuntimeError> {
+        let mut count = 0;
+        for paragraph in self.paragraphs()? {
+            let paragraph = paragraph.map_err(|e| self.read_error(e))?;
+            count += paragraph_sentences(&paragraph).len();
+        }
+        Ok(count)
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -70,6 +169,8 @@ pub(crate) struct Speaker {
     speaker: Option<i64>,
     /// Frequency ratio of the pitch shift (1 = none).
     pitch_ratio: f64,
+    /// Raised when the speaker is dropped: kills its espeak-ng runs.
+    stop: StopFlag,
 }
 
 impl Speaker {
@@ -83,7 +184,10 @@ impl Speaker {
             ..choice.settings().clone()
         };
         check_settings(&settings)?;
-        let espeak = Espeak::find().map_err(|e| RuntimeError::Speech(e.to_string()))?;
+        let stop = StopFlag::default();
+        let espeak = Espeak::find()
+            .map_err(|e| RuntimeError::Speech(e.to_string()))?
+            .with_stop(stop.clone());
         let vits = match choice {
             VoiceChoice::Model { model_id, .. } => inner.models.voice(model_id).await?,
             VoiceChoice::File { path, .. } => inner.models.voice_file(path).await?,
@@ -102,11 +206,68 @@ impl Speaker {
             vits,
             espeak,
             pitch_ratio,
+            stop,
         })
     }
 
     pub(crate) fn sample_rate(&self) -> u32 {
         self.vits.sample_rate()
+    }
+
+    /// Starts reading, splitting and phonemizing `script` on a blocking task; its
+    /// sentences arrive in order on the queue this returns. The task ends when the
+    /// text does, at the first error (sent last), or when the queue is dropped.
+    fn phonemize_script(
+        &self,
+        script: Script,
+    ) -> mpsc::Receiver<Result<PhonemizedSentence, RuntimeError>> {
+        let (tx, rx) = mpsc::channel(QUEUED_SENTENCES);
+        let (espeak, vits) = (self.espeak.clone(), self.vits.clone());
+        tokio::task::spawn_blocking(move || {
+            let phonemized = |batch: &[Sentence]| {
+                phonemize(&espeak, vits.config(), batch)
+                    .map_err(|e| RuntimeError::Speech(e.to_string()))
+            };
+            // False once the job has stopped listening.
+            let send_all = |batch: &mut Vec<Sentence>| match phonemized(batch.as_slice()) {
+                Ok(sentences) => {
+                    batch.clear();
+                    sentences.into_iter().all(|s| {
+                        log_unknown(&s);
+                        tx.blocking_send(Ok(s)).is_ok()
+                    })
+                }
+                Err(e) => {
+                    let _ = tx.blocking_send(Err(e));
+                    false
+                }
+            };
+            let paragraphs = match script.paragraphs() {
+                Ok(paragraphs) => paragraphs,
+                Err(e) => {
+                    let _ = tx.blocking_send(Err(e));
+                    return;
+                }
+            };
+            let mut batch = Vec::new();
+            for paragraph in paragraphs {
+                let paragraph = match paragraph {
+                    Ok(paragraph) => paragraph,
+                    Err(e) => {
+                        let _ = tx.blocking_send(Err(script.read_error(e)));
+                        return;
+                    }
+                };
+                batch.extend(paragraph_sentences(&paragraph));
+                if batch.len() >= PHONEMIZE_BATCH && !send_all(&mut batch) {
+                    return;
+                }
+            }
+            if !batch.is_empty() {
+                send_all(&mut batch);
+            }
+        });
+        rx
     }
 
     /// Phoneme ids for `sentences`, in one espeak-ng run.
@@ -117,11 +278,7 @@ impl Speaker {
         let (espeak, vits) = (self.espeak.clone(), self.vits.clone());
         let phonemized = blocking(move || phonemize(&espeak, vits.config(), &sentences)).await?;
         let phonemized = phonemized.map_err(|e| RuntimeError::Speech(e.to_string()))?;
-        for s in &phonemized {
-            if !s.unknown.is_empty() {
-                tracing::debug!(sentence = %s.text, unknown = ?s.unknown, "phonemes the voice lacks were skipped");
-            }
-        }
+        phonemized.iter().for_each(log_unknown);
         Ok(phonemized)
     }
 
@@ -157,12 +314,11 @@ impl Speaker {
         .await?
     }
 
-    /// Every sentence of `phonemized` one after another with a pause between, calling
-    /// `each` with each sentence's audio as it is ready.
+    /// Every sentence of `phonemized` one after another with a pause between, in
+    /// memory (a preview, a batch's line).
     async fn speak_all(
         &self,
         phonemized: &[PhonemizedSentence],
-        mut each: impl FnMut(usize, &[f32]),
     ) -> Result<Vec<f32>, RuntimeError> {
         let gap = vec![0f32; (SENTENCE_GAP_SECONDS * self.sample_rate() as f32) as usize];
         let mut out = Vec::new();
@@ -172,9 +328,22 @@ impl Speaker {
                 out.extend_from_slice(&gap);
             }
             out.extend_from_slice(&audio);
-            each(i, &audio);
         }
         Ok(out)
+    }
+}
+
+impl Drop for Speaker {
+    /// A job that ends, however it ends (a cancel drops it mid-sentence), leaves no
+    /// espeak-ng running.
+    fn drop(&mut self) {
+        self.stop.stop();
+    }
+}
+
+fn log_unknown(sentence: &PhonemizedSentence) {
+    if !sentence.unknown.is_empty() {
+        tracing::debug!(sentence = %sentence.text, unknown = ?sentence.unknown, "phonemes the voice lacks were skipped");
     }
 }
 
@@ -186,15 +355,43 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| RuntimeError::Speech(format!("synthesis stopped: {e}")))
 }
 
+/// Refuses an interactive text that is too long or has nothing to say. Cheap enough
+/// for the async thread: one scan of at most [`MAX_SPEAK_CHARS`] characters.
+fn check_text(text: &str) -> Result<(), RuntimeError> {
+    let chars = text.chars().count();
+    if chars > MAX_SPEAK_CHARS {
+        return Err(RuntimeError::InvalidRequest(format!(
+            "the text has {chars} characters; one request takes at most {MAX_SPEAK_CHARS}: \
+             read a longer text from a file instead"
+        )));
+    }
+    // A text has sentences exactly when it has a letter or a digit.
+    if !text.chars().any(char::is_alphanumeric) {
+        return Err(nothing_to_say());
+    }
+    Ok(())
+}
+
+fn nothing_to_say() -> RuntimeError {
+    RuntimeError::InvalidRequest("nothing to say: the text has no words".into())
+}
+
 /// The sentences of `text`, or why there is nothing to say.
 pub(crate) fn sentences_of(text: &str) -> Result<Vec<Sentence>, RuntimeError> {
     let sentences = split_sentences(text);
     if sentences.is_empty() {
-        return Err(RuntimeError::InvalidRequest(
-            "nothing to say: the text has no words".into(),
-        ));
+        return Err(nothing_to_say());
     }
     Ok(sentences)
+}
+
+/// The first characters of `text`, for a job's row.
+fn excerpt(text: &str) -> String {
+    let mut excerpt: String = text.chars().take(EXCERPT_CHARS).collect();
+    if excerpt.len() < text.len() {
+        excerpt.push('…');
+    }
+    excerpt
 }
 
 /// A preview: the voice saying `text` (or a stock line), no job, no file.
@@ -203,59 +400,87 @@ pub(crate) async fn preview(
     choice: &VoiceChoice,
     text: Option<&str>,
 ) -> Result<SpeechClip, RuntimeError> {
-    let sentences = sentences_of(text.unwrap_or(PREVIEW_TEXT))?;
+    let text = text.unwrap_or(PREVIEW_TEXT).to_owned();
+    check_text(&text)?;
+    let sentences = blocking(move || sentences_of(&text)).await??;
     let speaker = Speaker::load(inner, choice, None).await?;
     let phonemized = speaker.phonemize(sentences).await?;
-    let samples = speaker.speak_all(&phonemized, |_, _| {}).await?;
+    let samples = speaker.speak_all(&phonemized).await?;
     Ok(SpeechClip {
         sample_rate: speaker.sample_rate(),
         samples,
     })
 }
 
-/// Runs a started speak job; returns the WAV's path and the metrics.
-pub(crate) async fn run(
+/// Runs a started speak job: its sentences spoken in order, each appended to the WAV
+/// at `output` as soon as it is made (the file appears, whole, at the end).
+async fn run(
     inner: &Arc<Inner>,
     job_id: i64,
     choice: &VoiceChoice,
-    request: &SpeakRequest,
+    script: Script,
+    speed: Option<f32>,
     output: &Path,
 ) -> Result<JobMetrics, RuntimeError> {
     let started = Instant::now();
-    let speaker = Speaker::load(inner, choice, request.speed).await?;
-    let phonemized = speaker.phonemize(sentences_of(&request.text)?).await?;
-    let total = phonemized.len();
+    let speaker = Speaker::load(inner, choice, speed).await?;
+    let counted = script.clone();
+    let total = blocking(move || counted.count_sentences()).await??;
+    if total == 0 {
+        return Err(nothing_to_say());
+    }
     let rate = speaker.sample_rate();
-    let events = inner.events.clone();
-    let speaking_since = Instant::now();
-    let audio = speaker
-        .speak_all(&phonemized, |index, samples| {
-            let done = index + 1;
-            let elapsed = speaking_since.elapsed().as_secs_f64();
-            events.emit(Event::SpeechAudio {
-                job_id,
-                index,
-                total,
-                sample_rate: rate,
-                samples: samples.to_vec(),
-            });
-            events.emit(Event::JobProgress {
-                job_id,
-                progress: done as f64 / total as f64,
-                windows_done: done,
-                windows_total: total,
-                eta_seconds: Some(elapsed / done as f64 * (total - done) as f64),
-            });
-        })
-        .await?;
-    let (path, samples) = (output.to_path_buf(), audio);
-    let seconds = samples.len() as f64 / f64::from(rate);
-    blocking(move || izwi_audio::write_wav(&path, &samples, rate))
+    let audio_error = |source| RuntimeError::Audio {
+        path: output.to_path_buf(),
+        source,
+    };
+    let path = output.to_path_buf();
+    let mut wav = blocking(move || WavFile::create(&path, rate))
         .await?
-        .map_err(|source| RuntimeError::Audio {
-            path: output.to_path_buf(),
-            source,
-        })?;
+        .map_err(audio_error)?;
+    let gap: Arc<[f32]> = vec![0f32; (SENTENCE_GAP_SECONDS * rate as f32) as usize].into();
+    let mut sentences = speaker.phonemize_script(script);
+    let speaking_since = Instant::now();
+    let mut index = 0;
+    while let Some(sentence) = sentences.recv().await {
+        let audio = speaker.sentence(sentence?.ids, index as u64).await?;
+        // The count can be off when a sentence has nothing espeak-ng can say.
+        let total = total.max(index + 1);
+        inner.events.emit(Event::SpeechAudio {
+            job_id,
+            index,
+            total,
+            sample_rate: rate,
+            samples: audio.clone(),
+        });
+        let done = index + 1;
+        let elapsed = speaking_since.elapsed().as_secs_f64();
+        inner.events.emit(Event::JobProgress {
+            job_id,
+            progress: done as f64 / total as f64,
+            windows_done: done,
+            windows_total: total,
+            eta_seconds: Some(elapsed / done as f64 * total.saturating_sub(done) as f64),
+        });
+        let gap = (index > 0).then(|| gap.clone());
+        wav = blocking(move || {
+            if let Some(gap) = gap {
+                wav.write(&gap)?;
+            }
+            wav.write(&audio)?;
+            Ok::<_, izwi_audio::AudioError>(wav)
+        })
+        .await?
+        .map_err(audio_error)?;
+        index += 1;
+    }
+    if index == 0 {
+        return Err(nothing_to_say());
+    }
+    let seconds = wav.samples() as f64 / f64::from(rate);
+    blocking(move || wav.finish())
+        .await?
+        .map_err(audio_error)?;
     Ok(metrics(started, seconds))
 }
 
@@ -268,11 +493,14 @@ pub(crate) async fn run_batch(
 ) -> Result<JobMetrics, RuntimeError> {
     let started = Instant::now();
     let speaker = Speaker::load(inner, choice, request.speed).await?;
-    let lines: Vec<Vec<Sentence>> = request
-        .lines
-        .iter()
-        .map(|l| sentences_of(l))
-        .collect::<Result<_, _>>()?;
+    let texts = request.lines.clone();
+    let lines: Vec<Vec<Sentence>> = blocking(move || {
+        texts
+            .iter()
+            .map(|l| sentences_of(l))
+            .collect::<Result<_, _>>()
+    })
+    .await??;
     let counts: Vec<usize> = lines.iter().map(Vec::len).collect();
     let mut phonemized = speaker
         .phonemize(lines.into_iter().flatten().collect())
@@ -281,27 +509,32 @@ pub(crate) async fn run_batch(
     let rate = speaker.sample_rate();
     let total = request.lines.len();
     let width = total.to_string().len().max(3);
-    let mut manifest = String::from("line,file,seconds,text\n");
+    let mut manifest = csv::Writer::from_writer(Vec::new());
+    manifest
+        .write_record(["line", "file", "seconds", "text"])
+        .map_err(csv_error)?;
     let mut all_seconds = 0.0;
     for (line, count) in counts.into_iter().enumerate() {
         let sentences: Vec<PhonemizedSentence> = phonemized.by_ref().take(count).collect();
-        let audio = speaker.speak_all(&sentences, |_, _| {}).await?;
+        let audio = speaker.speak_all(&sentences).await?;
         let file = format!("{:0width$}.wav", line + 1);
         let path = request.output_dir.join(&file);
         let seconds = audio.len() as f64 / f64::from(rate);
-        manifest.push_str(&format!(
-            "{},{},{:.3},{}\n",
-            line + 1,
-            file,
-            seconds,
-            csv_field(&request.lines[line])
-        ));
+        manifest
+            .write_record([
+                (line + 1).to_string(),
+                file.clone(),
+                format!("{seconds:.3}"),
+                request.lines[line].clone(),
+            ])
+            .map_err(csv_error)?;
+        manifest.flush().map_err(|e| csv_error(e.into()))?;
         // The WAV, then the manifest that lists it, in one blocking task: a cancel
         // lands before or after both, so every WAV in the folder is in the manifest.
         let (target, manifest_path, bytes) = (
             path.clone(),
             request.output_dir.join(MANIFEST_NAME),
-            manifest.clone().into_bytes(),
+            manifest.get_ref().clone(),
         );
         blocking(move || {
             izwi_audio::write_wav(&target, &audio, rate).map_err(|source| RuntimeError::Audio {
@@ -348,13 +581,8 @@ fn metrics(started: Instant, audio_seconds: f64) -> JobMetrics {
     }
 }
 
-/// A CSV field, quoted when it must be.
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
+fn csv_error(error: csv::Error) -> RuntimeError {
+    RuntimeError::InvalidRequest(format!("writing {MANIFEST_NAME}: {error}"))
 }
 
 /// The lines of a script: a `.csv` file's `text` column (or its first column when no
@@ -379,7 +607,7 @@ pub fn read_lines(path: &Path) -> Result<Vec<String>, RuntimeError> {
         let column = column.unwrap_or(0);
         rows.into_iter()
             .skip(skip)
-            .filter_map(|row| row.into_iter().nth(column))
+            .filter_map(|row| row.get(column).map(str::to_owned))
             .map(|cell| cell.trim().to_string())
             .filter(|cell| !cell.is_empty())
             .collect()
@@ -399,44 +627,22 @@ pub fn read_lines(path: &Path) -> Result<Vec<String>, RuntimeError> {
     Ok(lines)
 }
 
-/// RFC 4180 CSV: commas, quoted fields with `""` for a quote, line breaks inside quotes.
-fn parse_csv(text: &str) -> Result<Vec<Vec<String>>, String> {
-    let mut rows = Vec::new();
-    let mut row = Vec::new();
-    let mut field = String::new();
-    let mut chars = text.trim_start_matches('\u{feff}').chars().peekable();
-    let mut quoted = false;
-    let mut line = 1;
-    while let Some(c) = chars.next() {
-        match (quoted, c) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                chars.next();
-                field.push('"');
-            }
-            (true, '"') => quoted = false,
-            (true, c) => {
-                if c == '\n' {
-                    line += 1;
-                }
-                field.push(c);
-            }
-            (false, '"') if field.is_empty() => quoted = true,
-            (false, ',') => row.push(std::mem::take(&mut field)),
-            (false, '\r') => {}
-            (false, '\n') => {
-                line += 1;
-                row.push(std::mem::take(&mut field));
-                rows.push(std::mem::take(&mut row));
-            }
-            (false, c) => field.push(c),
-        }
-    }
-    if quoted {
+/// RFC 4180 CSV: commas, quoted fields with `""` for a quote, line breaks inside
+/// quotes; rows may have different lengths, and a byte-order mark is skipped.
+fn parse_csv(text: &str) -> Result<Vec<csv::StringRecord>, String> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.trim_start_matches('\u{feff}').as_bytes());
+    let rows: Vec<csv::StringRecord> = reader
+        .records()
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    // The csv crate ends an unclosed quoted field at the end of the text; a quote
+    // that opens a field and is never closed leaves an odd number of quotes.
+    if text.matches('"').count() % 2 == 1 {
+        let line = rows.last().and_then(|r| r.position()).map_or(1, |p| p.line());
         return Err(format!("a quoted field is not closed (line {line})"));
-    }
-    if !field.is_empty() || !row.is_empty() {
-        row.push(field);
-        rows.push(row);
     }
     Ok(rows)
 }
@@ -447,14 +653,20 @@ mod tests {
 
     #[test]
     fn csv_fields_round_trip() {
-        let rows =
-            parse_csv("text,id\n\"Hello, \"\"you\"\"\",1\r\nplain,2\n\"two\nlines\",3").unwrap();
+        let rows: Vec<Vec<String>> =
+            parse_csv("text,id\n\"Hello, \"\"you\"\"\",1\r\nplain,2\n\"two\nlines\",3")
+                .unwrap()
+                .iter()
+                .map(|row| row.iter().map(str::to_owned).collect())
+                .collect();
         assert_eq!(rows[1], ["Hello, \"you\"", "1"]);
         assert_eq!(rows[2], ["plain", "2"]);
         assert_eq!(rows[3], ["two\nlines", "3"]);
-        assert_eq!(csv_field("Hello, \"you\""), "\"Hello, \"\"you\"\"\"");
-        assert_eq!(csv_field("plain"), "plain");
-        assert!(parse_csv("\"open").unwrap_err().contains("not closed"));
+        assert!(parse_csv("a,b\n\"open").unwrap_err().contains("not closed (line 2)"));
+        let mut manifest = csv::Writer::from_writer(Vec::new());
+        manifest.write_record(["Hello, \"you\"", "plain"]).unwrap();
+        let written = String::from_utf8(manifest.into_inner().unwrap()).unwrap();
+        assert_eq!(written, "\"Hello, \"\"you\"\"\",plain\n");
     }
 
     #[test]
@@ -523,35 +735,76 @@ impl Runtime {
         preview(&self.inner, &choice, text.as_deref()).await
     }
 
-    /// Queues a speak job: `text` in a voice, to one WAV file (the job's output),
-    /// each sentence reported as `Event::SpeechAudio` as soon as it is made.
+    /// Queues a speak job: `text` (at most [`MAX_SPEAK_CHARS`]) in a voice, to one WAV
+    /// file (the job's output), each sentence reported as `Event::SpeechAudio` as soon
+    /// as it is made.
     pub async fn speak(&self, request: SpeakRequest) -> Result<Job, RuntimeError> {
-        sentences_of(&request.text)?;
-        let choice = self.inner.choose_voice(&request.voice).await?;
-        check_voice_ready(&choice, request.speed)?;
-        if let Some(output) = &request.output {
+        check_text(&request.text)?;
+        let params = SpeakParams {
+            voice: &request.voice,
+            chars: Some(request.text.chars().count()),
+            file: None,
+            output: request.output.as_deref(),
+            speed: request.speed,
+        };
+        let input = excerpt(&request.text);
+        self.start_speaking(&params, input, Script::Text(request.text.clone()))
+            .await
+    }
+
+    /// Queues a speak job that reads a UTF-8 text file of any length, as it speaks it:
+    /// a book goes to one WAV in time and memory that do not grow with it (beyond the
+    /// WAV on disk). The job's input is the file's path.
+    pub async fn speak_file(&self, request: SpeakFileRequest) -> Result<Job, RuntimeError> {
+        let meta = std::fs::metadata(&request.file).map_err(|source| RuntimeError::Io {
+            path: request.file.clone(),
+            source,
+        })?;
+        if !meta.is_file() {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "{} is not a file",
+                request.file.display()
+            )));
+        }
+        let params = SpeakParams {
+            voice: &request.voice,
+            chars: None,
+            file: Some(&request.file),
+            output: request.output.as_deref(),
+            speed: request.speed,
+        };
+        let input = request.file.display().to_string();
+        self.start_speaking(&params, input, Script::File(request.file.clone()))
+            .await
+    }
+
+    async fn start_speaking(
+        &self,
+        params: &SpeakParams<'_>,
+        input: String,
+        script: Script,
+    ) -> Result<Job, RuntimeError> {
+        let choice = self.inner.choose_voice(params.voice).await?;
+        check_voice_ready(&choice, params.speed)?;
+        if let Some(output) = params.output {
             check_output_file(output)?;
         }
         let job = self
-            .create_job(
-                JobKind::Speak,
-                &choice,
-                request.text.chars().take(200).collect(),
-                &request,
-            )
+            .create_job(JobKind::Speak, &choice, input, params)
             .await?;
         let inner = self.inner.clone();
         let job_id = job.id;
+        let (output, speed) = (params.output.map(Path::to_path_buf), params.speed);
         self.inner.jobs.spawn(
             self.inner.store.clone(),
             self.inner.events.clone(),
             &job,
             move || async move {
-                let output = match &request.output {
-                    Some(path) => path.clone(),
+                let output = match output {
+                    Some(path) => path,
                     None => inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
                 };
-                let metrics = run(&inner, job_id, &choice, &request, &output).await?;
+                let metrics = run(&inner, job_id, &choice, script, speed, &output).await?;
                 Ok((Some(output.display().to_string()), metrics))
             },
         );
@@ -567,9 +820,12 @@ impl Runtime {
             ));
         }
         for (i, line) in request.lines.iter().enumerate() {
-            sentences_of(line).map_err(|_| {
-                RuntimeError::InvalidRequest(format!("line {} has no words to say", i + 1))
-            })?;
+            if !line.chars().any(char::is_alphanumeric) {
+                return Err(RuntimeError::InvalidRequest(format!(
+                    "line {} has no words to say",
+                    i + 1
+                )));
+            }
         }
         let choice = self.inner.choose_voice(&request.voice).await?;
         check_voice_ready(&choice, request.speed)?;
@@ -584,12 +840,18 @@ impl Runtime {
                 dir.display()
             )));
         }
+        let params = BatchParams {
+            voice: &request.voice,
+            lines: request.lines.len(),
+            output_dir: dir,
+            speed: request.speed,
+        };
         let job = self
             .create_job(
                 JobKind::SpeakBatch,
                 &choice,
                 dir.display().to_string(),
-                &request,
+                &params,
             )
             .await?;
         let inner = self.inner.clone();

@@ -6,12 +6,14 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{asset, open_recording, Events};
+use izwi_core::word_errors::{word_errors, words};
 use izwi_runtime::{
-    read_lines, Event, JobStatus, Runtime, SpeakBatchRequest, SpeakRequest, TranscribeRequest,
-    VoiceSettings, VoiceSource, MANIFEST_NAME,
+    read_lines, Event, JobStatus, Runtime, SpeakBatchRequest, SpeakFileRequest, SpeakRequest,
+    TranscribeRequest, VoiceSettings, VoiceSource, MANIFEST_NAME, MAX_SPEAK_CHARS,
 };
 
 /// A runtime on a scratch data dir with joe imported; returns joe's model id.
@@ -30,32 +32,6 @@ fn wav(path: &Path) -> (u32, Vec<f32>) {
     let audio = izwi_audio::decode_file(path).unwrap();
     assert_eq!(audio.channels, 1, "{}", path.display());
     (audio.sample_rate, audio.to_mono())
-}
-
-fn words(text: &str) -> Vec<String> {
-    text.to_lowercase()
-        .replace('-', " ")
-        .chars()
-        .filter(|c| c.is_alphanumeric() || c.is_whitespace() || *c == '\'')
-        .collect::<String>()
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect()
-}
-
-/// Word-level edit distance.
-fn word_errors(reference: &[String], hypothesis: &[String]) -> usize {
-    let mut row: Vec<usize> = (0..=hypothesis.len()).collect();
-    for (i, r) in reference.iter().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, h) in hypothesis.iter().enumerate() {
-            let substitution = previous + usize::from(r != h);
-            previous = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
-        }
-    }
-    row[hypothesis.len()]
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -467,4 +443,124 @@ async fn bad_requests_are_refused_with_their_reason() {
         .await
         .unwrap_err();
     assert!(batch.to_string().contains("line 2 has no words"), "{batch}");
+}
+
+/// What the output folder held when sentence `index` was reported: the bytes of the
+/// WAV being written (a hidden temporary file) and whether the WAV had appeared.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    index: usize,
+    samples: usize,
+    samples_before: usize,
+    temp_bytes: u64,
+    wav_exists: bool,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_text_file_is_spoken_to_disk_sentence_by_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let wav_path = out.join("book.wav");
+    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+    let (record, folder, target) = (seen.clone(), out.clone(), wav_path.clone());
+    let mut samples_so_far = 0;
+    let sink = move |e: Event| {
+        if let Event::SpeechAudio { index, samples, .. } = e {
+            let temp_bytes = std::fs::read_dir(&folder)
+                .unwrap()
+                .map(|e| e.unwrap())
+                .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+                .map(|e| e.metadata().unwrap().len())
+                .sum();
+            record.lock().unwrap().push(Seen {
+                index,
+                samples: samples.len(),
+                samples_before: samples_so_far,
+                temp_bytes,
+                wav_exists: target.exists(),
+            });
+            samples_so_far += samples.len();
+        }
+    };
+    let runtime = Runtime::open(common::config(dir.path()), Arc::new(sink))
+        .await
+        .unwrap();
+    runtime
+        .import_model(
+            &asset("voices/en_US-joe-medium/en_US-joe-medium.onnx"),
+            Some("joe"),
+        )
+        .unwrap();
+    let book = dir.path().join("book.txt");
+    let chapter: String = (1..=8)
+        .map(|i| format!("This is sentence number {i} of the chapter, read in order. "))
+        .collect();
+    std::fs::write(&book, format!("Chapter one\n\n{chapter}\n")).unwrap();
+    let job = runtime
+        .speak_file(SpeakFileRequest {
+            voice: "joe".into(),
+            file: book.clone(),
+            output: Some(wav_path.clone()),
+            speed: None,
+        })
+        .await
+        .unwrap();
+    // The row names the file; it does not hold the text.
+    assert_eq!(job.input, book.display().to_string());
+    assert!(!job.params.to_string().contains("sentence number"), "{}", job.params);
+    let job = runtime.wait_job(job.id).await.unwrap();
+    assert_eq!(job.status, JobStatus::Done, "{:?}", job.error);
+
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 9, "{seen:?}");
+    let gap = (0.15 * 22_050.0) as usize;
+    for s in &seen[1..] {
+        // Every earlier sentence (and its gap) is on disk, but for what the writer's
+        // buffer holds, before this one is written; the WAV appears only at the end.
+        let written = 44 + 2 * (s.samples_before + gap * (s.index - 1)) as u64;
+        assert!(s.temp_bytes + 8 * 1024 >= written, "{s:?}: {written}");
+        assert!(!s.wav_exists, "{s:?}");
+    }
+    let (rate, samples) = wav(&wav_path);
+    assert_eq!(rate, 22_050);
+    let spoken: usize = seen.iter().map(|s| s.samples).sum();
+    assert_eq!(samples.len(), spoken + gap * 8);
+    assert!(
+        (job.metrics.audio_seconds.unwrap() - samples.len() as f64 / 22_050.0).abs() < 1e-6
+    );
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1, "no temp left");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_request_is_bounded_and_its_row_keeps_an_excerpt() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, _, _) = open_with_joe(dir.path()).await;
+    let request = |text: String| SpeakRequest {
+        voice: "joe".into(),
+        text,
+        output: None,
+        speed: None,
+    };
+    let too_long = runtime
+        .speak(request("word ".repeat(MAX_SPEAK_CHARS / 5 + 1)))
+        .await
+        .unwrap_err();
+    assert!(
+        too_long
+            .to_string()
+            .contains(&format!("at most {MAX_SPEAK_CHARS}")),
+        "{too_long}"
+    );
+
+    let text = "A sentence that goes on. ".repeat(400);
+    let job = runtime.speak(request(text.clone())).await.unwrap();
+    runtime.cancel_job(job.id).await.unwrap();
+    let stored = runtime.job(job.id).await.unwrap();
+    for job in [job, stored] {
+        assert!(job.input.chars().count() <= 201, "{}", job.input);
+        assert!(text.starts_with(job.input.trim_end_matches('…')));
+        assert!(job.params.to_string().len() < 200, "{}", job.params);
+        assert_eq!(job.params["chars"], text.chars().count());
+    }
 }

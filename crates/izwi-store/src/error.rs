@@ -51,6 +51,14 @@ pub enum StoreError {
     #[error("cannot convert JSON: {0}")]
     Json(#[from] serde_json::Error),
 
+    /// Another process held the data dir's open lock for longer than an open takes.
+    #[error(
+        "another Izwi (the app or the CLI) is using the data folder {}; close it, or give \
+         this one another data folder, and try again",
+        .0.display()
+    )]
+    InUse(PathBuf),
+
     /// The caller passed a value the store refuses, e.g. a blank name.
     #[error("invalid input: {0}")]
     InvalidInput(String),

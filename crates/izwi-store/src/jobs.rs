@@ -1,6 +1,7 @@
 //! Jobs: one transcription or synthesis request and its life from queued to finished.
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use sqlx::FromRow;
@@ -322,17 +323,37 @@ impl Store {
         rows.into_iter().map(Job::try_from).collect()
     }
 
-    /// Deletes a job and, through the foreign keys, its transcript and segments.
+    /// Deletes a job and, through the foreign keys, its transcript and segments. A
+    /// speak job's WAV goes too when it lies in the data dir's own audio folder (where
+    /// a job writes when given no output); a file the user chose stays.
     pub async fn delete_job(&self, id: i64) -> Result<(), StoreError> {
-        let deleted = sqlx::query("DELETE FROM jobs WHERE id = ?")
-            .bind(id)
-            .execute(&self.pool)
-            .await?
-            .rows_affected();
-        if deleted == 0 {
+        let row: Option<(String, Option<String>)> =
+            sqlx::query_as("DELETE FROM jobs WHERE id = ? RETURNING kind, output")
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?;
+        let Some((kind, output)) = row else {
             return Err(StoreError::NotFound { what: "job", id });
+        };
+        if JobKind::from_db(&kind)? == JobKind::Speak {
+            if let Some(audio) = output.and_then(|o| self.own_audio_file(Path::new(&o))) {
+                if let Err(e) = std::fs::remove_file(&audio) {
+                    // The row is gone either way; a stray file is only disk space.
+                    tracing::warn!(job = id, path = %audio.display(), error = %e, "could not delete the job's audio");
+                }
+            }
         }
         Ok(())
+    }
+
+    /// `path` as a file directly inside the audio folder, when it is one: its folder
+    /// resolved through any symlinks, so nothing outside can pass for it.
+    fn own_audio_file(&self, path: &Path) -> Option<PathBuf> {
+        let name = path.file_name()?;
+        let folder = path.parent()?.canonicalize().ok()?;
+        let audio = folder.join(name);
+        let is_file = audio.symlink_metadata().ok()?.is_file();
+        (is_file && folder == self.audio_dir()).then_some(audio)
     }
 
     /// The job a guarded UPDATE returned, or the reason it returned none.

@@ -26,7 +26,7 @@ mod voices;
 pub use chats::{ChatRecord, MessageRecord, MessageRole};
 pub use error::StoreError;
 pub use jobs::{Job, JobFilter, JobKind, JobMetrics, JobStatus, NewJob};
-pub use session::SESSIONS_DIR_NAME;
+pub use session::{OPEN_LOCK_NAME, OPEN_LOCK_WAIT, SESSIONS_DIR_NAME};
 pub use store::{Store, AUDIO_DIR_NAME, DB_FILE_NAME, INTERRUPTED_ERROR};
 pub use transcripts::{NewTranscript, SearchHit, SegmentRecord, TranscriptRecord};
 pub use voices::{NewVoice, VoiceRecord, VoiceSettings, VoiceSource};

@@ -7,12 +7,18 @@
 
 use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::StoreError;
 
 pub const SESSIONS_DIR_NAME: &str = "sessions";
-const OPEN_LOCK_NAME: &str = "open.lock";
+/// The file whose lock makes opening a data dir one process at a time.
+pub const OPEN_LOCK_NAME: &str = "open.lock";
+
+/// How long an open waits for another process to finish opening the same data dir.
+/// Opening takes well under a second, so a lock held this long belongs to a process
+/// that is stuck; waiting on would hang this one without a word.
+pub const OPEN_LOCK_WAIT: Duration = Duration::from_secs(5);
 
 #[derive(Debug)]
 pub struct Session {
@@ -50,7 +56,8 @@ impl Session {
 /// Waits for, then holds, the lock that makes opening a data dir one process at a
 /// time. A new database's first connections switch it to WAL and migrate it; SQLite
 /// answers a second opener with "database is locked" during that switch instead of
-/// waiting its busy timeout, so openers queue here first.
+/// waiting its busy timeout, so openers queue here first, for at most
+/// [`OPEN_LOCK_WAIT`].
 pub async fn lock_for_open(data_dir: &Path) -> Result<File, StoreError> {
     let path = data_dir.join(OPEN_LOCK_NAME);
     let io = |source| StoreError::Io {
@@ -63,12 +70,14 @@ pub async fn lock_for_open(data_dir: &Path) -> Result<File, StoreError> {
         .write(true)
         .open(&path)
         .map_err(io)?;
+    let deadline = Instant::now() + OPEN_LOCK_WAIT;
     loop {
         match file.try_lock() {
             Ok(()) => return Ok(file),
-            Err(TryLockError::WouldBlock) => {
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await
+            Err(TryLockError::WouldBlock) if Instant::now() >= deadline => {
+                return Err(StoreError::InUse(data_dir.to_path_buf()))
             }
+            Err(TryLockError::WouldBlock) => tokio::time::sleep(Duration::from_millis(10)).await,
             Err(TryLockError::Error(e)) => return Err(io(e)),
         }
     }

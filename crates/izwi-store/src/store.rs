@@ -9,7 +9,7 @@ use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{Sqlite, Transaction};
+use sqlx::{Connection, Sqlite, Transaction};
 
 use crate::error::StoreError;
 use crate::session::{self, Session};
@@ -69,10 +69,25 @@ impl Store {
 
         // Migrations and the crash sweep also run under SQLite's write lock, so nothing
         // else writes between them. The migrator's own transactions become savepoints
-        // inside this one.
+        // inside this one. Foreign keys are off on this connection meanwhile (they can
+        // only be switched outside a transaction): a migration that rebuilds a table
+        // must not cascade its drop to the rows that reference it; the check before
+        // commit proves no reference was broken.
         let session = Arc::new(Session::claim(&data_dir)?);
-        let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut conn = pool.acquire().await?;
+        sqlx::query("PRAGMA foreign_keys = OFF")
+            .execute(&mut *conn)
+            .await?;
+        let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
         MIGRATOR.run(&mut *tx).await?;
+        let broken: Vec<(String,)> = sqlx::query_as("SELECT \"table\" FROM pragma_foreign_key_check")
+            .fetch_all(&mut *tx)
+            .await?;
+        if let Some((table,)) = broken.first() {
+            return Err(StoreError::Corrupt(format!(
+                "rows of {table} refer to rows that do not exist"
+            )));
+        }
         let owners: Vec<Option<String>> = sqlx::query_scalar(
             "SELECT DISTINCT session FROM jobs WHERE status IN ('queued', 'running')",
         )
@@ -98,6 +113,10 @@ impl Store {
             .rows_affected();
         }
         tx.commit().await?;
+        sqlx::query("PRAGMA foreign_keys = ON")
+            .execute(&mut *conn)
+            .await?;
+        drop(conn);
         session::sweep(&data_dir);
         drop(open_lock);
         if interrupted_at_open > 0 {

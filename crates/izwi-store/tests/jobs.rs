@@ -373,3 +373,56 @@ async fn jobs_of_a_live_process_are_left_alone_at_open() {
     assert_eq!(std::fs::read_dir(&sessions).unwrap().count(), 1);
     store.close().await;
 }
+
+/// A speak job that wrote `output`.
+async fn spoken(store: &Store, output: &std::path::Path) -> i64 {
+    std::fs::write(output, b"RIFF").unwrap();
+    let job = store
+        .create_job(NewJob {
+            kind: JobKind::Speak,
+            model_id: Some("local/joe".into()),
+            input: "Hello.".into(),
+            params: serde_json::json!({}),
+        })
+        .await
+        .unwrap();
+    store.start_job(job.id).await.unwrap();
+    let output = output.display().to_string();
+    store
+        .finish_job(job.id, Some(&output), &JobMetrics::default())
+        .await
+        .unwrap();
+    job.id
+}
+
+#[tokio::test]
+async fn deleting_a_speak_job_deletes_its_audio_only_in_the_audio_folder() {
+    let (temp, store) = open().await;
+    let own = store.audio_dir().join("speech-1.wav");
+    let id = spoken(&store, &own).await;
+    store.delete_job(id).await.unwrap();
+    assert!(!own.exists());
+
+    // A file the user chose as the output stays.
+    let chosen = temp.path().join("mine.wav");
+    let id = spoken(&store, &chosen).await;
+    store.delete_job(id).await.unwrap();
+    assert!(chosen.exists());
+
+    // So does one that only looks inside: through `..`, or a linked folder.
+    let user_dir = tempfile::tempdir().unwrap();
+    let escaped = store.audio_dir().join("../mine.wav");
+    let id = spoken(&store, &escaped).await;
+    store.delete_job(id).await.unwrap();
+    assert!(store.data_dir().join("mine.wav").exists());
+    #[cfg(unix)]
+    {
+        let link = store.audio_dir().join("linked");
+        std::os::unix::fs::symlink(user_dir.path(), &link).unwrap();
+        let through = link.join("take.wav");
+        let id = spoken(&store, &through).await;
+        store.delete_job(id).await.unwrap();
+        assert!(user_dir.path().join("take.wav").exists());
+    }
+    store.close().await;
+}

@@ -3,7 +3,13 @@
 #[allow(dead_code)]
 mod common;
 
-use izwi_store::{Store, StoreError, AUDIO_DIR_NAME, DB_FILE_NAME};
+use std::path::Path;
+
+use izwi_store::{Store, StoreError, AUDIO_DIR_NAME, DB_FILE_NAME, OPEN_LOCK_NAME};
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
+
+/// The migrations in crates/izwi-store/migrations.
+const MIGRATIONS: i64 = 2;
 
 #[tokio::test]
 async fn open_creates_the_data_dir_database_and_schema() {
@@ -49,6 +55,7 @@ async fn open_creates_the_data_dir_database_and_schema() {
             "segments",
             "segments_fts",
             "settings",
+            "sqlite_sequence",
             "transcripts",
             "transcripts_fts",
             "voices",
@@ -94,7 +101,7 @@ async fn reopening_keeps_data_and_does_not_rerun_migrations() {
             .fetch_one(store.pool())
             .await
             .unwrap();
-        assert_eq!(migrations, 1);
+        assert_eq!(migrations, MIGRATIONS);
         assert_eq!(store.job(job.id).await.unwrap().unwrap(), job);
         assert_eq!(store.segments(transcript_id).await.unwrap().len(), 1);
         assert_eq!(
@@ -123,7 +130,7 @@ async fn two_stores_opening_a_new_dir_at_once_both_succeed() {
         .fetch_one(a.pool())
         .await
         .unwrap();
-    assert_eq!(migrations, 1);
+    assert_eq!(migrations, MIGRATIONS);
     a.close().await;
     b.close().await;
 }
@@ -182,4 +189,136 @@ async fn relative_sees_through_symlinks_to_the_data_dir() {
     let through_link = link.join("audio/new.wav");
     assert_eq!(store.relative(&through_link).unwrap(), "audio/new.wav");
     store.close().await;
+}
+
+/// A data dir whose database has only the first schema (ids that could be reused),
+/// with jobs 1 to 3 (3 then deleted), and a transcript and segment of job 2.
+async fn old_data_dir(data_dir: &Path) {
+    std::fs::create_dir_all(data_dir).unwrap();
+    let first = tempfile::tempdir().unwrap();
+    let name = "20261122000001_initial.sql";
+    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    std::fs::copy(migrations.join(name), first.path().join(name)).unwrap();
+    let options = SqliteConnectOptions::new()
+        .filename(data_dir.join(DB_FILE_NAME))
+        .create_if_missing(true)
+        .foreign_keys(true);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(1)
+        .connect_with(options)
+        .await
+        .unwrap();
+    sqlx::migrate::Migrator::new(first.path())
+        .await
+        .unwrap()
+        .run(&pool)
+        .await
+        .unwrap();
+    for id in 1..=3 {
+        sqlx::query(
+            "INSERT INTO jobs (id, kind, status, input, created_at) \
+             VALUES (?, 'transcribe', 'done', ?, ?)",
+        )
+        .bind(id)
+        .bind(format!("/home/user/take{id}.wav"))
+        .bind(1_700_000_000_000i64 + id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+    sqlx::query(
+        "INSERT INTO transcripts (id, job_id, title, source_path, created_at) \
+         VALUES (7, 2, 'take two', '/home/user/take2.wav', 1)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO segments (transcript_id, idx, start_secs, end_secs, text) \
+         VALUES (7, 0, 0, 1, 'hello from the old schema')",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    sqlx::query("DELETE FROM jobs WHERE id = 3")
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+}
+
+#[tokio::test]
+async fn an_old_database_keeps_every_row_and_job_ids_are_never_reused() {
+    let temp = tempfile::tempdir().unwrap();
+    let data_dir = temp.path().join("data");
+    old_data_dir(&data_dir).await;
+
+    let store = Store::open(&data_dir).await.unwrap();
+    let migrations: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(migrations, MIGRATIONS);
+    let jobs = store
+        .list_jobs(&izwi_store::JobFilter::default())
+        .await
+        .unwrap();
+    let ids: Vec<(i64, String)> = jobs.iter().map(|j| (j.id, j.input.clone())).collect();
+    assert_eq!(
+        ids,
+        [
+            (2, "/home/user/take2.wav".to_owned()),
+            (1, "/home/user/take1.wav".to_owned())
+        ]
+    );
+    // Rebuilding the jobs table did not cascade to what refers to it.
+    let transcript = store.transcript_for_job(2).await.unwrap().unwrap();
+    assert_eq!(transcript.id, 7);
+    assert_eq!(store.segments(7).await.unwrap().len(), 1);
+    assert_eq!(store.search_transcripts("old", 10).await.unwrap().len(), 1);
+    let foreign_keys: i64 = sqlx::query_scalar("PRAGMA foreign_keys")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(foreign_keys, 1);
+    assert_eq!(store.integrity_check().await.unwrap(), Vec::<String>::new());
+
+    // The newest job deleted: its id is not handed out again.
+    let newest = store.create_job(common::new_job("new.wav")).await.unwrap();
+    assert_eq!(newest.id, 3);
+    store.delete_job(newest.id).await.unwrap();
+    let next = store.create_job(common::new_job("next.wav")).await.unwrap();
+    assert_eq!(next.id, 4);
+    store.close().await;
+
+    // Still so after reopening.
+    let store = Store::open(&data_dir).await.unwrap();
+    store.delete_job(4).await.unwrap();
+    let after = store.create_job(common::new_job("after.wav")).await.unwrap();
+    assert_eq!(after.id, 5);
+    store.close().await;
+}
+
+#[tokio::test]
+async fn an_open_lock_held_too_long_names_the_other_izwi() {
+    let temp = tempfile::tempdir().unwrap();
+    Store::open(temp.path()).await.unwrap().close().await;
+    let held = std::fs::File::open(temp.path().join(OPEN_LOCK_NAME)).unwrap();
+    held.lock().unwrap();
+    // Bounded so the test ends on a build that would wait for ever.
+    let opened = tokio::time::timeout(
+        izwi_store::OPEN_LOCK_WAIT * 6,
+        Store::open(temp.path()),
+    )
+    .await
+    .expect("open gave up waiting");
+    let err = opened.unwrap_err();
+    assert!(matches!(err, StoreError::InUse(_)), "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains("another Izwi (the app or the CLI) is using the data folder"),
+        "{message}"
+    );
+    drop(held);
+    Store::open(temp.path()).await.unwrap().close().await;
 }

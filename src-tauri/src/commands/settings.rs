@@ -33,6 +33,8 @@ pub struct Settings {
     pub device: String,
     /// The backends this build supports.
     pub devices: Vec<String>,
+    /// The most characters one Speak request takes (the runtime's limit).
+    pub speak_max_chars: u32,
 }
 
 impl AppState {
@@ -54,6 +56,7 @@ impl AppState {
                 .into_iter()
                 .map(String::from)
                 .collect(),
+            speak_max_chars: izwi_runtime::MAX_SPEAK_CHARS as u32,
         })
     }
 

@@ -190,6 +190,7 @@ const fallbackSettings: Settings = {
   theme: 'system',
   device: 'cpu',
   devices: ['cpu'],
+  speak_max_chars: 20_000,
 }
 
 const fallbackHits: SearchHit[] = [

@@ -83,6 +83,7 @@ export function settings(patch: Partial<Settings> = {}): Settings {
     theme: 'system',
     device: 'cpu',
     devices: ['cpu'],
+    speak_max_chars: 20_000,
     ...patch,
   }
 }

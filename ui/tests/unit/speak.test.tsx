@@ -2,12 +2,13 @@ import { act, fireEvent, render, screen } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { save } from '@tauri-apps/plugin-dialog'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { commands, emitRuntime, fail, job, ok, voice } from './bindingsMock'
+import { commands, emitRuntime, fail, job, ok, settings, voice } from './bindingsMock'
 import { installFakeAudio } from './fakeAudio'
 import { resetApp } from './helpers'
 import { Toaster } from '../../src/components/Toaster'
 import { handleSpeakEvent, suggestedName } from '../../src/features/speak/speakStore'
 import { SpeakPage } from '../../src/features/speak/SpeakPage'
+import { loadSettings } from '../../src/features/settings/settingsStore'
 import { loadVoices } from '../../src/features/voices/voicesStore'
 import { subscribeRuntime } from '../../src/lib/events'
 import { navStore } from '../../src/lib/nav'
@@ -161,6 +162,18 @@ describe('Speak', () => {
     expect(screen.getByRole('button', { name: 'Stop the preview of Amy' })).toBeInTheDocument()
     act(() => fake.finishAll())
     expect(screen.getByRole('button', { name: 'Preview Amy' })).toBeInTheDocument()
+  })
+
+  it('takes its length limit from the runtime, through the settings', async () => {
+    commands.getSettings.mockResolvedValue(ok(settings({ speak_max_chars: 12 })))
+    await loadSettings()
+    await setup()
+    const box = screen.getByRole('textbox', { name: 'Text to speak' })
+    await userEvent.type(box, 'Hello there.')
+    expect(screen.getByRole('button', { name: /Generate/ })).toBeEnabled()
+    await userEvent.type(box, '!')
+    expect(screen.getByText(/13 characters: at most 12\./)).toBeInTheDocument()
+    expect(screen.getByRole('button', { name: /Generate/ })).toBeDisabled()
   })
 
   it('suggests a file name from the text', () => {

@@ -12,6 +12,7 @@ use izwi_core::models::shared::device::select_device;
 use izwi_core::models::whisper::{
     TranscribeOptions, Transcriber, Whisper, WhisperExecutor, WhisperTokenizer,
 };
+use izwi_core::word_errors::{word_error_rate, words};
 use izwi_core::{DType, Device};
 use serde_json::json;
 
@@ -73,7 +74,7 @@ impl Row {
     }
 
     fn wer(&self) -> f64 {
-        word_error_rate(&words(&self.candle_text), &words(&self.ours_like_text))
+        word_error_rate(&self.candle_text, &self.ours_like_text)
     }
 }
 
@@ -346,54 +347,3 @@ fn print_json(rows: &[Row]) -> Result<()> {
     Ok(())
 }
 
-/// Lower case, letters, digits and apostrophes only: punctuation and case are not
-/// what the two sides are compared on.
-fn words(text: &str) -> Vec<String> {
-    text.to_lowercase()
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || c == '\'' {
-                c
-            } else {
-                ' '
-            }
-        })
-        .collect::<String>()
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect()
-}
-
-/// Word-level edit distance over the reference's length.
-fn word_error_rate(reference: &[String], hypothesis: &[String]) -> f64 {
-    let mut row: Vec<usize> = (0..=hypothesis.len()).collect();
-    for (i, r) in reference.iter().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, h) in hypothesis.iter().enumerate() {
-            let substitution = diagonal + usize::from(r != h);
-            diagonal = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
-        }
-    }
-    row[hypothesis.len()] as f64 / reference.len().max(1) as f64
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn word_error_rate_ignores_case_and_punctuation() {
-        let reference = words("Ask not what your country can do for you.");
-        assert_eq!(
-            word_error_rate(
-                &reference,
-                &words("ask not, what YOUR country can do for you")
-            ),
-            0.0
-        );
-        let one_wrong = words("ask not what our country can do for you");
-        assert!((word_error_rate(&reference, &one_wrong) - 1.0 / 9.0).abs() < 1e-12);
-    }
-}

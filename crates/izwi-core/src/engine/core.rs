@@ -7,7 +7,7 @@ use std::time::Instant;
 use super::config::EngineCoreConfig;
 use super::error::{EngineError, Result};
 use super::executor::{ForwardBatch, ModelExecutor, SequenceChunk};
-use super::kv_cache::{KVCacheManager, KVCacheStats};
+use super::kv_cache::{KvCacheManager, KvCacheStats};
 use super::metrics::{MetricsCollector, Outcome};
 use super::output::{OutputProcessor, StreamingOutput};
 use super::request::{EngineCoreRequest, RequestProcessor};
@@ -20,7 +20,7 @@ use crate::models::shared::sampling::{log_softmax_at, top_logprobs};
 /// at a time. Single-threaded: [`Engine`](super::Engine) runs it on its own thread.
 pub struct EngineCore {
     scheduler: Scheduler,
-    kv_cache: KVCacheManager,
+    kv_cache: KvCacheManager,
     executor: Box<dyn ModelExecutor>,
     requests: RequestProcessor,
     outputs: OutputProcessor,
@@ -47,7 +47,7 @@ impl EngineCore {
                 config.kv_cache_bytes
             )));
         }
-        let kv_cache = KVCacheManager::new(
+        let kv_cache = KvCacheManager::new(
             num_blocks,
             config.block_size,
             spec.kv_cache,
@@ -117,7 +117,7 @@ impl EngineCore {
         self.scheduler.num_running()
     }
 
-    pub fn kv_cache_stats(&self) -> KVCacheStats {
+    pub fn kv_cache_stats(&self) -> KvCacheStats {
         self.kv_cache.stats()
     }
 

@@ -84,7 +84,7 @@ impl LayerKvCache {
 
 /// Counters and gauges of the cache.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct KVCacheStats {
+pub struct KvCacheStats {
     pub total_blocks: usize,
     /// Blocks no sequence holds (including those still holding a cached prefix).
     pub free_blocks: usize,
@@ -98,7 +98,7 @@ pub struct KVCacheStats {
     pub prefix_hit_tokens: u64,
 }
 
-impl KVCacheStats {
+impl KvCacheStats {
     pub fn used_blocks(&self) -> usize {
         self.total_blocks - self.free_blocks
     }
@@ -136,7 +136,7 @@ struct BlockTable {
     last_hash: u64,
 }
 
-pub struct KVCacheManager {
+pub struct KvCacheManager {
     block_size: usize,
     bytes_per_block: usize,
     enable_prefix_caching: bool,
@@ -152,7 +152,7 @@ pub struct KVCacheManager {
     layers: Vec<LayerKvCache>,
 }
 
-impl KVCacheManager {
+impl KvCacheManager {
     /// Allocates `num_blocks` blocks of K/V memory for every layer of `shape` on `device`.
     pub fn new(
         num_blocks: usize,
@@ -387,10 +387,10 @@ impl KVCacheManager {
         }
     }
 
-    pub fn stats(&self) -> KVCacheStats {
+    pub fn stats(&self) -> KvCacheStats {
         let total = self.blocks.len();
         let free = self.num_free_blocks();
-        KVCacheStats {
+        KvCacheStats {
             total_blocks: total,
             free_blocks: free,
             cached_blocks: self.evictable.len(),
@@ -445,8 +445,8 @@ mod tests {
         }
     }
 
-    fn manager(num_blocks: usize, block_size: usize, prefix_caching: bool) -> KVCacheManager {
-        KVCacheManager::new(
+    fn manager(num_blocks: usize, block_size: usize, prefix_caching: bool) -> KvCacheManager {
+        KvCacheManager::new(
             num_blocks,
             block_size,
             shape(),
@@ -481,7 +481,7 @@ mod tests {
     /// Checks the allocator's bookkeeping against the tables: every held block is
     /// counted once per holder, a block in two tables is a registered prefix block, no
     /// free block is held or listed twice, and held + free == total.
-    fn assert_consistent(kv: &KVCacheManager) {
+    fn assert_consistent(kv: &KvCacheManager) {
         let total = kv.num_blocks();
         let mut holders = vec![0u32; total];
         for (request, table) in &kv.tables {
@@ -529,7 +529,7 @@ mod tests {
 
     /// Everything observable about the allocation state, to prove a failed call
     /// changed nothing.
-    fn snapshot(kv: &KVCacheManager) -> (Vec<(RequestId, Vec<BlockId>)>, KVCacheStats) {
+    fn snapshot(kv: &KvCacheManager) -> (Vec<(RequestId, Vec<BlockId>)>, KvCacheStats) {
         let mut tables: Vec<_> = kv
             .tables
             .iter()
@@ -743,7 +743,7 @@ mod tests {
     }
 
     /// A cache with request "a" holding `prompt`, all of it computed and cached.
-    fn cached_request(kv: &mut KVCacheManager, prompt: &[u32]) {
+    fn cached_request(kv: &mut KvCacheManager, prompt: &[u32]) {
         let a = id("a");
         kv.allocate_with_prefix(0, &a, &[], prompt.len())
             .expect("room for a");
@@ -979,7 +979,7 @@ mod tests {
         Tensor::from_vec(data, (slots.len(), width), &Device::Cpu).expect("slots")
     }
 
-    fn two_head_cache() -> KVCacheManager {
+    fn two_head_cache() -> KvCacheManager {
         let shape = KvCacheShape {
             num_layers: 2,
             num_kv_heads: 2,
@@ -987,7 +987,7 @@ mod tests {
             dtype: DType::F32,
         };
         // 3 blocks of 2 tokens: slots 0..6.
-        KVCacheManager::new(3, 2, shape, &Device::Cpu, false).expect("cache")
+        KvCacheManager::new(3, 2, shape, &Device::Cpu, false).expect("cache")
     }
 
     #[test]

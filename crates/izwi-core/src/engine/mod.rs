@@ -30,7 +30,7 @@ pub use self::config::EngineCoreConfig;
 pub use self::core::EngineCore;
 pub use self::error::{EngineError, Result};
 pub use self::executor::{ForwardBatch, ModelExecutor, ModelSpec, SequenceChunk};
-pub use self::kv_cache::{KVCacheManager, KVCacheStats, KvCacheShape, LayerKvCache};
+pub use self::kv_cache::{KvCacheManager, KvCacheStats, KvCacheShape, LayerKvCache};
 pub use self::metrics::{MetricsCollector, MetricsSnapshot};
 pub use self::output::{EngineOutput, RequestStats, StreamingOutput};
 pub use self::request::{EngineCoreRequest, RequestProcessor};
@@ -41,7 +41,7 @@ pub use self::types::{FinishReason, GenerationParams, Priority, RequestId, Sched
 pub struct EngineStatus {
     pub waiting: usize,
     pub running: usize,
-    pub kv_cache: KVCacheStats,
+    pub kv_cache: KvCacheStats,
 }
 
 enum Command {
@@ -171,7 +171,7 @@ impl Engine {
         Ok(self.status().await?.running)
     }
 
-    pub async fn kv_cache_stats(&self) -> Result<KVCacheStats> {
+    pub async fn kv_cache_stats(&self) -> Result<KvCacheStats> {
         Ok(self.status().await?.kv_cache)
     }
 

@@ -13,7 +13,7 @@ use std::cmp::Reverse;
 use std::collections::{HashSet, VecDeque};
 
 use super::config::EngineCoreConfig;
-use super::kv_cache::KVCacheManager;
+use super::kv_cache::KvCacheManager;
 use super::sequence::Sequence;
 use super::types::{Priority, RequestId, SchedulingPolicy};
 
@@ -110,7 +110,7 @@ impl Scheduler {
     pub fn finish_request(
         &mut self,
         id: &RequestId,
-        kv_cache: &mut KVCacheManager,
+        kv_cache: &mut KvCacheManager,
     ) -> Option<Sequence> {
         let index = self.running.iter().position(|s| &s.id == id)?;
         kv_cache.free(id);
@@ -121,7 +121,7 @@ impl Scheduler {
     pub fn abort_request(
         &mut self,
         id: &RequestId,
-        kv_cache: &mut KVCacheManager,
+        kv_cache: &mut KvCacheManager,
     ) -> Option<Sequence> {
         if let Some(seq) = self.finish_request(id, kv_cache) {
             return Some(seq);
@@ -131,7 +131,7 @@ impl Scheduler {
     }
 
     /// Removes every sequence (engine shutdown), freeing their blocks.
-    pub fn drain(&mut self, kv_cache: &mut KVCacheManager) -> Vec<Sequence> {
+    pub fn drain(&mut self, kv_cache: &mut KvCacheManager) -> Vec<Sequence> {
         for seq in &self.running {
             kv_cache.free(&seq.id);
         }
@@ -141,7 +141,7 @@ impl Scheduler {
             .collect()
     }
 
-    pub fn schedule(&mut self, kv_cache: &mut KVCacheManager) -> ScheduleResult {
+    pub fn schedule(&mut self, kv_cache: &mut KvCacheManager) -> ScheduleResult {
         let mut result = ScheduleResult::default();
         let mut budget = self.max_tokens_per_step;
         let mut scheduled: HashSet<RequestId> = HashSet::new();
@@ -197,7 +197,7 @@ impl Scheduler {
 
     fn admit_waiting(
         &mut self,
-        kv_cache: &mut KVCacheManager,
+        kv_cache: &mut KvCacheManager,
         budget: &mut usize,
         result: &mut ScheduleResult,
     ) {
@@ -250,7 +250,7 @@ impl Scheduler {
     fn preempt_lower_priority(
         &mut self,
         priority: Priority,
-        kv_cache: &mut KVCacheManager,
+        kv_cache: &mut KvCacheManager,
         budget: &mut usize,
         result: &mut ScheduleResult,
     ) -> bool {
@@ -307,7 +307,7 @@ impl Scheduler {
         }
     }
 
-    fn preempt(&mut self, index: usize, kv_cache: &mut KVCacheManager) {
+    fn preempt(&mut self, index: usize, kv_cache: &mut KvCacheManager) {
         let mut seq = self.running.remove(index);
         kv_cache.free(&seq.id);
         seq.num_computed = 0;
@@ -360,14 +360,14 @@ mod tests {
         }
     }
 
-    fn kv_cache(num_blocks: usize, prefix_caching: bool) -> KVCacheManager {
+    fn kv_cache(num_blocks: usize, prefix_caching: bool) -> KvCacheManager {
         let shape = KvCacheShape {
             num_layers: 1,
             num_kv_heads: 1,
             head_dim: 2,
             dtype: DType::F32,
         };
-        KVCacheManager::new(num_blocks, BLOCK_SIZE, shape, &Device::Cpu, prefix_caching)
+        KvCacheManager::new(num_blocks, BLOCK_SIZE, shape, &Device::Cpu, prefix_caching)
             .expect("tiny cache allocates")
     }
 
@@ -405,7 +405,7 @@ mod tests {
 
     /// Plays the executor the way `EngineCore::process` does: every scheduled chunk is
     /// computed and a chunk reaching the end of its sequence samples one more token.
-    fn execute(scheduler: &mut Scheduler, kv: &mut KVCacheManager, result: &ScheduleResult) {
+    fn execute(scheduler: &mut Scheduler, kv: &mut KvCacheManager, result: &ScheduleResult) {
         for s in result.scheduled() {
             let seq = scheduler
                 .running_mut(&s.request_id)
@@ -424,7 +424,7 @@ mod tests {
         }
     }
 
-    fn step(scheduler: &mut Scheduler, kv: &mut KVCacheManager) -> ScheduleResult {
+    fn step(scheduler: &mut Scheduler, kv: &mut KvCacheManager) -> ScheduleResult {
         let result = scheduler.schedule(kv);
         execute(scheduler, kv, &result);
         result
@@ -674,7 +674,7 @@ mod tests {
     fn three_sequences_in_two_blocks_each(
         spare: usize,
         prefix_caching: bool,
-    ) -> (Scheduler, KVCacheManager) {
+    ) -> (Scheduler, KvCacheManager) {
         let mut scheduler = Scheduler::new(&config(SchedulingPolicy::Fcfs));
         let mut kv = kv_cache(6 + spare, prefix_caching);
         for name in ["a", "b", "c"] {
@@ -779,7 +779,7 @@ mod tests {
     }
 
     /// A low-priority sequence holding the whole 3-block cache, decoding.
-    fn cache_full_of_low_priority(policy: SchedulingPolicy) -> (Scheduler, KVCacheManager) {
+    fn cache_full_of_low_priority(policy: SchedulingPolicy) -> (Scheduler, KvCacheManager) {
         let mut scheduler = Scheduler::new(&config(policy));
         let mut kv = kv_cache(3, false);
         scheduler.add_request(request("low", 9, Priority::Low));

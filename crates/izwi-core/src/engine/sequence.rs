@@ -30,7 +30,7 @@ pub struct Sequence {
     pub audio: Option<Arc<[f32]>>,
     /// Separates this sequence's cached prefixes from those of requests with other
     /// audio: a decoder attending to audio has K/V that depend on it, not only on the
-    /// tokens (see `KVCacheManager::lookup_prefix`).
+    /// tokens (see `KvCacheManager::lookup_prefix`).
     pub cache_salt: u64,
     pub arrived_at: Instant,
     pub first_scheduled_at: Option<Instant>,

@@ -3,10 +3,17 @@
 //! clauses: they go in separated by blank lines, which espeak-ng answers with blank
 //! lines, so each clause's phonemes come back in order (espeak-ng may break a clause
 //! into several lines; they are joined).
+//!
+//! A run is bounded: espeak-ng is killed when it takes longer than its timeout, or at
+//! once when its [`StopFlag`] is raised (a cancelled job), so no espeak-ng outlives the
+//! work that started it.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EspeakError {
@@ -27,6 +34,35 @@ pub enum EspeakError {
     UnknownVoice { voice: String },
     #[error("espeak-ng failed: {0}")]
     Failed(String),
+    #[error(
+        "espeak-ng ({program}) gave no answer within {} seconds and was stopped",
+        timeout.as_secs_f64()
+    )]
+    TimedOut { program: PathBuf, timeout: Duration },
+    #[error("espeak-ng was stopped")]
+    Stopped,
+}
+
+/// How long one espeak-ng run may take. A run phonemizes a bounded batch of clauses,
+/// which takes espeak-ng well under a second; one that takes this long has hung.
+pub const ESPEAK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How often a running espeak-ng is checked for its end, its timeout and a stop.
+const POLL: Duration = Duration::from_millis(10);
+
+/// Stops every espeak-ng run of the [`Espeak`] (and its clones) it was given to, now
+/// and later: raise it from any thread when the work is no longer wanted.
+#[derive(Debug, Clone, Default)]
+pub struct StopFlag(Arc<AtomicBool>);
+
+impl StopFlag {
+    pub fn stop(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 /// The espeak-ng program.
@@ -36,6 +72,8 @@ pub struct Espeak {
     /// Its `espeak-ng-data`, when it is a copy bundled with the app rather than the
     /// system's (which finds its own).
     data: Option<PathBuf>,
+    timeout: Duration,
+    stop: StopFlag,
 }
 
 /// The environment variable that names the espeak-ng program to use.
@@ -62,7 +100,7 @@ impl Espeak {
             let data = program.with_file_name("espeak-ng-data");
             return Ok(Espeak {
                 data: data.is_dir().then_some(data),
-                program,
+                ..Espeak::at(program)
             });
         }
         std::env::var_os("PATH")
@@ -78,7 +116,19 @@ impl Espeak {
         Espeak {
             program: program.into(),
             data: None,
+            timeout: ESPEAK_TIMEOUT,
+            stop: StopFlag::default(),
         }
+    }
+
+    /// The same program with another bound on one run.
+    pub fn with_timeout(self, timeout: Duration) -> Espeak {
+        Espeak { timeout, ..self }
+    }
+
+    /// The same program, its runs killed once `stop` is raised.
+    pub fn with_stop(self, stop: StopFlag) -> Espeak {
+        Espeak { stop, ..self }
     }
 
     pub fn program(&self) -> &Path {
@@ -143,15 +193,21 @@ impl Espeak {
                 _ => run_error(e),
             })?;
         let mut stdin = child.stdin.take().expect("stdin is piped");
-        // Written from another thread: espeak-ng answers as it reads, and a full stdout
-        // pipe would otherwise stop both sides.
+        // Written and read from other threads: espeak-ng answers as it reads, and a
+        // full pipe would otherwise stop both sides.
         let input = format!("{text}\n");
         let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-        let output = child.wait_with_output().map_err(run_error)?;
+        let stdout = read_all(child.stdout.take().expect("stdout is piped"));
+        let stderr = read_all(child.stderr.take().expect("stderr is piped"));
+        let status = self.wait(&mut child);
+        // Once the process is gone its pipes are closed, so these threads end.
         let written = writer.join().unwrap_or(Ok(()));
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        if !output.status.success() {
-            let stderr = String::from_utf8_lossy(&output.stderr);
+        let stdout = stdout.join().unwrap_or_default();
+        let stderr = stderr.join().unwrap_or_default();
+        let status = status?;
+        let stdout = String::from_utf8_lossy(&stdout);
+        if !status.success() {
+            let stderr = String::from_utf8_lossy(&stderr);
             let message = format!("{} {}", stdout.trim(), stderr.trim());
             if message.contains("voice does not exist") {
                 return Err(EspeakError::UnknownVoice {
@@ -159,8 +215,7 @@ impl Espeak {
                 });
             }
             return Err(EspeakError::Failed(format!(
-                "exit {}: {}",
-                output.status,
+                "exit {status}: {}",
                 message.trim()
             )));
         }
@@ -183,6 +238,44 @@ impl Espeak {
         }
         Ok(groups)
     }
+}
+
+impl Espeak {
+    /// Waits for `child` to exit; kills it (and reaps it) at the timeout or a stop.
+    fn wait(&self, child: &mut Child) -> Result<std::process::ExitStatus, EspeakError> {
+        let deadline = Instant::now() + self.timeout;
+        loop {
+            let status = child.try_wait().map_err(|source| EspeakError::Run {
+                program: self.program.clone(),
+                source,
+            })?;
+            if let Some(status) = status {
+                return Ok(status);
+            }
+            let error = if self.stop.is_stopped() {
+                EspeakError::Stopped
+            } else if Instant::now() >= deadline {
+                EspeakError::TimedOut {
+                    program: self.program.clone(),
+                    timeout: self.timeout,
+                }
+            } else {
+                std::thread::sleep(POLL);
+                continue;
+            };
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(error);
+        }
+    }
+}
+
+fn read_all(mut from: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = from.read_to_end(&mut bytes);
+        bytes
+    })
 }
 
 /// Drops espeak-ng's `(en)`-style marks around words it reads in another language.
@@ -217,5 +310,59 @@ mod tests {
         assert!(err.to_string().contains("apt install espeak-ng"));
         // Nothing to say needs no program.
         assert_eq!(espeak.phonemize("en-us", &["...", ""]).unwrap(), ["", ""]);
+    }
+
+    /// A stand-in espeak-ng that never answers; it writes its pid to `pid` first.
+    #[cfg(unix)]
+    fn hanging_program(dir: &Path) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let program = dir.join("espeak-ng");
+        let script = format!(
+            "#!/bin/sh\necho $$ > '{}'\nexec sleep 600\n",
+            dir.join("pid").display()
+        );
+        std::fs::write(&program, script).unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        program
+    }
+
+    #[cfg(unix)]
+    fn pid_of(dir: &Path) -> String {
+        loop {
+            if let Ok(pid) = std::fs::read_to_string(dir.join("pid")) {
+                if !pid.trim().is_empty() {
+                    return pid.trim().to_owned();
+                }
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_hung_espeak_is_killed_at_the_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let espeak =
+            Espeak::at(hanging_program(dir.path())).with_timeout(Duration::from_secs(2));
+        let err = espeak.phonemize("en-us", &["hello"]).unwrap_err();
+        assert!(matches!(err, EspeakError::TimedOut { .. }), "{err}");
+        assert!(err.to_string().contains("gave no answer"), "{err}");
+        let pid = pid_of(dir.path());
+        assert!(!Path::new(&format!("/proc/{pid}")).exists(), "{pid} lives");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_stop_kills_a_running_espeak() {
+        let dir = tempfile::tempdir().unwrap();
+        let stop = StopFlag::default();
+        let espeak = Espeak::at(hanging_program(dir.path())).with_stop(stop.clone());
+        let run = std::thread::spawn(move || espeak.phonemize("en-us", &["hello"]));
+        let pid = pid_of(dir.path());
+        assert!(Path::new(&format!("/proc/{pid}")).exists());
+        stop.stop();
+        let err = run.join().unwrap().unwrap_err();
+        assert!(matches!(err, EspeakError::Stopped), "{err}");
+        assert!(!Path::new(&format!("/proc/{pid}")).exists(), "{pid} lives");
     }
 }

@@ -4,5 +4,5 @@
 pub mod espeak;
 pub mod sentences;
 
-pub use espeak::{Espeak, EspeakError};
-pub use sentences::{split_sentences, Clause, Sentence};
+pub use espeak::{Espeak, EspeakError, StopFlag, ESPEAK_TIMEOUT};
+pub use sentences::{paragraph_sentences, split_sentences, Clause, Paragraphs, Sentence};

@@ -11,6 +11,13 @@
 //! lower-case word does not end a sentence, and none inside a number (`3.14`) does.
 //! Clauses end at `,`, `;` and `:` followed by a space. Numbers, dates and symbols are
 //! left to espeak-ng, which reads them in the voice's language.
+//!
+//! Splitting takes time and memory in proportion to the text: [`Paragraphs`] reads a
+//! text of any length a paragraph at a time (a paragraph longer than
+//! [`MAX_PARAGRAPH_BYTES`] in parts that end at a line break), and each paragraph is
+//! split in one pass.
+
+use std::io::{self, BufRead};
 
 /// A sentence is cut at the last clause or word boundary before this many characters,
 /// bounding what one synthesis pass takes.
@@ -54,92 +61,129 @@ const ABBREVIATIONS: &[&str] = &[
     "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "u.k", "a.m", "p.m", "ca", "cf", "al",
 ];
 
+/// A paragraph is handed on in parts, each ending at a line break, once it is this
+/// long, bounding the memory a text without blank lines takes.
+pub const MAX_PARAGRAPH_BYTES: usize = 64 * 1024;
+
 /// Splits `text` into sentences. Text with no letters or digits gives none.
 pub fn split_sentences(text: &str) -> Vec<Sentence> {
-    let mut sentences = Vec::new();
-    for paragraph in paragraphs(text) {
-        let chars: Vec<char> = paragraph.chars().collect();
-        let mut clauses = Vec::new();
-        let mut start = 0;
-        let mut i = 0;
-        while i < chars.len() {
-            let c = chars[i];
-            let boundary = match c {
-                '.' | '!' | '?' | '…' => {
-                    // A run such as "?!" or "..." ends together; its last mark counts.
-                    let mut end = i;
-                    while end + 1 < chars.len() && matches!(chars[end + 1], '.' | '!' | '?' | '…')
-                    {
-                        end += 1;
-                    }
-                    let after = skip_closers(&chars, end + 1);
-                    if ends_sentence(&chars, start, i, after) {
-                        // "?!" still asks; "!!" and "!..." exclaim.
-                        let run = &chars[i..=end];
-                        let mark = if run.contains(&'?') {
-                            '?'
-                        } else if run.contains(&'!') {
-                            '!'
-                        } else {
-                            '.'
-                        };
-                        Some((mark, end + 1, after, true))
-                    } else {
-                        i = end + 1;
-                        continue;
-                    }
-                }
-                ',' | ';' | ':' if chars.get(i + 1).is_none_or(|n| n.is_whitespace()) => {
-                    Some((c, i + 1, i + 1, false))
-                }
-                '\n' => Some(('\n', i + 1, i + 1, line_break_ends_sentence(&chars, i))),
-                _ => None,
-            };
-            let Some((mark, closers, next, sentence_end)) = boundary else {
-                i += 1;
-                continue;
-            };
-            // Closing quotes and brackets after the mark stay with the words.
-            let words: String = chars[start..i]
-                .iter()
-                .chain(&chars[closers..next])
-                .collect();
-            let terminator = (mark != '\n').then_some(mark);
-            push_clause(&mut clauses, &words, terminator);
-            if sentence_end {
-                push_sentence(&mut sentences, std::mem::take(&mut clauses));
-            }
-            start = next;
-            i = next;
-        }
-        let rest: String = chars[start.min(chars.len())..].iter().collect();
-        push_clause(&mut clauses, &rest, None);
-        push_sentence(&mut sentences, clauses);
-    }
-    sentences
+    Paragraphs::new(text.as_bytes())
+        // Reading a `str`'s bytes cannot fail: they are valid UTF-8 in memory.
+        .flat_map(|paragraph| paragraph_sentences(&paragraph.unwrap_or_default()))
+        .collect()
 }
 
-/// Blank-line separated paragraphs, with runs of spaces and tabs made one space.
-fn paragraphs(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    for line in text.lines() {
-        let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
-        if line.is_empty() {
-            if !current.is_empty() {
-                out.push(std::mem::take(&mut current));
+/// The blank-line separated paragraphs of a text read line by line, with runs of
+/// spaces and tabs made one space and line breaks kept; a paragraph that reaches
+/// [`MAX_PARAGRAPH_BYTES`] is ended at its next line break. Fails on text that is not
+/// UTF-8.
+pub struct Paragraphs<R> {
+    lines: io::Lines<R>,
+}
+
+impl<R: BufRead> Paragraphs<R> {
+    pub fn new(reader: R) -> Paragraphs<R> {
+        Paragraphs {
+            lines: reader.lines(),
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for Paragraphs<R> {
+    type Item = io::Result<String>;
+
+    fn next(&mut self) -> Option<io::Result<String>> {
+        let mut current = String::new();
+        for line in self.lines.by_ref() {
+            let line = match line {
+                Ok(line) => line,
+                Err(e) => return Some(Err(e)),
+            };
+            let mut words = line.split_whitespace().peekable();
+            if words.peek().is_none() {
+                if !current.is_empty() {
+                    return Some(Ok(current));
+                }
+                continue;
             }
+            if !current.is_empty() {
+                current.push('\n');
+            }
+            for (i, word) in words.enumerate() {
+                if i > 0 {
+                    current.push(' ');
+                }
+                current.push_str(word);
+            }
+            if current.len() >= MAX_PARAGRAPH_BYTES {
+                return Some(Ok(current));
+            }
+        }
+        (!current.is_empty()).then_some(Ok(current))
+    }
+}
+
+/// The sentences of one paragraph (as [`Paragraphs`] gives them).
+pub fn paragraph_sentences(paragraph: &str) -> Vec<Sentence> {
+    let mut sentences = Vec::new();
+    let chars: Vec<char> = paragraph.chars().collect();
+    let mut clauses = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let boundary = match c {
+            '.' | '!' | '?' | '…' => {
+                // A run such as "?!" or "..." ends together; its last mark counts.
+                let mut end = i;
+                while end + 1 < chars.len() && matches!(chars[end + 1], '.' | '!' | '?' | '…')
+                {
+                    end += 1;
+                }
+                let after = skip_closers(&chars, end + 1);
+                if ends_sentence(&chars, start, i, after) {
+                    // "?!" still asks; "!!" and "!..." exclaim.
+                    let run = &chars[i..=end];
+                    let mark = if run.contains(&'?') {
+                        '?'
+                    } else if run.contains(&'!') {
+                        '!'
+                    } else {
+                        '.'
+                    };
+                    Some((mark, end + 1, after, true))
+                } else {
+                    i = end + 1;
+                    continue;
+                }
+            }
+            ',' | ';' | ':' if chars.get(i + 1).is_none_or(|n| n.is_whitespace()) => {
+                Some((c, i + 1, i + 1, false))
+            }
+            '\n' => Some(('\n', i + 1, i + 1, line_break_ends_sentence(&chars, i))),
+            _ => None,
+        };
+        let Some((mark, closers, next, sentence_end)) = boundary else {
+            i += 1;
             continue;
+        };
+        // Closing quotes and brackets after the mark stay with the words.
+        let words: String = chars[start..i]
+            .iter()
+            .chain(&chars[closers..next])
+            .collect();
+        let terminator = (mark != '\n').then_some(mark);
+        push_clause(&mut clauses, &words, terminator);
+        if sentence_end {
+            push_sentence(&mut sentences, std::mem::take(&mut clauses));
         }
-        if !current.is_empty() {
-            current.push('\n');
-        }
-        current.push_str(&line);
+        start = next;
+        i = next;
     }
-    if !current.is_empty() {
-        out.push(current);
-    }
-    out
+    let rest: String = chars[start.min(chars.len())..].iter().collect();
+    push_clause(&mut clauses, &rest, None);
+    push_sentence(&mut sentences, clauses);
+    sentences
 }
 
 /// Index after any closing quotes or brackets from `i`.
@@ -177,9 +221,13 @@ fn ends_sentence(chars: &[char], start: usize, mark: usize, after: usize) -> boo
     !next_word(chars, after).is_some_and(|w| w.starts_with(char::is_lowercase))
 }
 
+/// The word that starts after the whitespace at `from`: read up to its end only, so
+/// looking ahead costs the length of one word, not of the rest of the text.
 fn next_word(chars: &[char], from: usize) -> Option<String> {
-    let rest: String = chars.get(from..)?.iter().collect();
-    rest.split_whitespace().next().map(str::to_owned)
+    let rest = chars.get(from..)?;
+    let start = rest.iter().position(|c| !c.is_whitespace())?;
+    let word = rest[start..].iter().take_while(|c| !c.is_whitespace());
+    Some(word.collect())
 }
 
 /// A single line break ends a sentence when the next line starts a new one (a capital,
@@ -205,7 +253,8 @@ fn push_clause(clauses: &mut Vec<Clause>, words: &str, terminator: Option<char>)
     }
     // A clause longer than a sentence may be is cut at word boundaries.
     let mut rest = text.as_str();
-    while rest.chars().count() > MAX_SENTENCE_CHARS {
+    // (Only the first MAX_SENTENCE_CHARS of the rest are looked at each time round.)
+    while byte_index(rest, MAX_SENTENCE_CHARS) < rest.len() {
         let cut = rest
             .char_indices()
             .take_while(|(i, _)| *i < byte_index(rest, MAX_SENTENCE_CHARS))
@@ -314,5 +363,24 @@ mod tests {
         // Clauses are kept whole while they fit.
         let clauses = format!("{}, {}.", "a ".repeat(150).trim(), "b ".repeat(150).trim());
         assert_eq!(split_sentences(&clauses).len(), 2);
+    }
+
+    #[test]
+    fn long_paragraphs_are_read_in_parts_at_line_breaks() {
+        let line = "Some words here.\n".repeat(MAX_PARAGRAPH_BYTES / 8);
+        let text = format!("{line}\n\nLast.");
+        let parts: Vec<String> = Paragraphs::new(text.as_bytes())
+            .map(Result::unwrap)
+            .collect();
+        assert!(parts.len() >= 3, "{}", parts.len());
+        for part in &parts {
+            assert!(part.len() < MAX_PARAGRAPH_BYTES + 20, "{}", part.len());
+            assert!(!part.starts_with('\n') && !part.ends_with('\n'));
+        }
+        assert_eq!(parts.last().unwrap(), "Last.");
+        // The parts say what the whole said.
+        assert_eq!(split_sentences(&text).len(), MAX_PARAGRAPH_BYTES / 8 + 1);
+        let bad: &[u8] = b"ok\n\xff\xfe\n";
+        assert!(Paragraphs::new(bad).any(|p| p.is_err()));
     }
 }

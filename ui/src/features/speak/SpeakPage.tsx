@@ -14,6 +14,7 @@ import { shortcutLabel } from '../../lib/platform'
 import { useAction } from '../../lib/shortcuts'
 import { toast } from '../../lib/toast'
 import { useModels } from '../models/modelsStore'
+import { useSettings } from '../settings/settingsStore'
 import { VoicePicker } from '../voices/VoicePicker'
 import { loadVoices, pickVoice, useVoices } from '../voices/voicesStore'
 import {
@@ -31,9 +32,6 @@ import {
   suggestedName,
   useSpeak,
 } from './speakStore'
-
-/** The most text one job takes; longer scripts belong in a batch. */
-export const MAX_CHARS = 20_000
 
 async function saveWav(): Promise<void> {
   const s = speakStore.get()
@@ -124,7 +122,9 @@ export function SpeakPage() {
   const running = isRunning(s)
   const speed = s.speed ?? voice?.settings.speed ?? 1
   const text = s.text
-  const tooLong = text.length > MAX_CHARS
+  // The runtime's limit for one request; until the settings arrive, the runtime alone checks.
+  const maxChars = useSettings().settings?.speak_max_chars ?? Infinity
+  const tooLong = text.length > maxChars
   const canGenerate = !!voice && text.trim().length > 0 && !running && !tooLong
   const done = s.status === 'done' && !!s.job
 
@@ -190,7 +190,7 @@ export function SpeakPage() {
             />
             <span className={`muted small tabular${tooLong ? ' text-danger' : ''}`}>
               {tooLong
-                ? `${text.length.toLocaleString()} characters: at most ${MAX_CHARS.toLocaleString()}. Use Batch export for long scripts.`
+                ? `${text.length.toLocaleString()} characters: at most ${maxChars.toLocaleString()}. Use Batch export for long scripts.`
                 : `${text.length.toLocaleString()} characters`}
             </span>
           </label>

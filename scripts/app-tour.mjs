@@ -1,0 +1,76 @@
+// Drives the real desktop app through WebDriver (tauri-driver + WebKitWebDriver): opens
+// a speech job, a batch job and a transcript from the history and the Models screen
+// after an import, checks what each shows, and saves a screenshot of each.
+// scripts/app-tour.sh sets up the data folder and the virtual screen and runs this.
+//
+//   node scripts/app-tour.mjs APP OUT_DIR SPEAK_JOB BATCH_JOB TRANSCRIBE_JOB
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Builder, By, until } from 'selenium-webdriver'
+
+const [app, outDir, speakJob, batchJob, transcribeJob] = process.argv.slice(2)
+const driver = await new Builder()
+  .usingServer('http://127.0.0.1:4444/')
+  .withCapabilities({ browserName: 'wry', 'tauri:options': { application: app } })
+  .build()
+
+const failures = []
+const WAIT = 20_000
+
+async function page(label) {
+  const item = await driver.wait(
+    until.elementLocated(By.xpath(`//nav//button[.//span[@class='nav-label' and normalize-space()='${label}']]`)),
+    WAIT,
+  )
+  await item.click()
+}
+
+async function openJob(id) {
+  const row = await driver.wait(until.elementLocated(By.css(`li[data-job="${id}"] .job-row-main`)), WAIT)
+  await row.click()
+}
+
+/** Waits until the page shows every one of `texts`; records a failure otherwise. */
+async function expectText(what, texts) {
+  const main = await driver.findElement(By.css('main, #root'))
+  try {
+    await driver.wait(async () => {
+      const shown = (await main.getText()).toLowerCase()
+      return texts.every((t) => shown.includes(t.toLowerCase()))
+    }, WAIT)
+  } catch {
+    const shown = (await main.getText()).replace(/\s+/g, ' ').slice(0, 600)
+    failures.push(`${what}: expected ${JSON.stringify(texts)}; the window shows: ${shown}`)
+  }
+}
+
+async function shot(name) {
+  writeFileSync(join(outDir, name), await driver.takeScreenshot(), 'base64')
+}
+
+try {
+  await page('History')
+  await openJob(speakJob)
+  await expectText('the speech job', ['Speech', 'Hello from Izwi', 'joe'])
+  await shot('history-speak.png')
+
+  await openJob(batchJob)
+  await expectText('the batch job', ['Batch', 'The first line of the script.', '002.wav'])
+  await shot('history-batch.png')
+
+  await openJob(transcribeJob)
+  await expectText('the transcript', ['ask not what your country can do for you'])
+  await shot('desktop-transcript.png')
+
+  await page('Models')
+  await expectText('the Models screen', ['Whisper tiny (English)', 'Installed'])
+  await shot('models-import.png')
+} finally {
+  await driver.quit()
+}
+
+if (failures.length) {
+  for (const f of failures) console.error(`app-tour: ${f}`)
+  process.exit(1)
+}
+console.log(`app-tour: every view showed what it should (screenshots in ${outDir})`)
