@@ -28,9 +28,10 @@ pub enum ModelsCommand {
         #[arg(long)]
         name: Option<String>,
     },
-    /// Delete a downloaded or imported model.
+    /// Delete a downloaded or imported model (never a folder used in place).
     Rm { id: String },
-    /// Check a downloaded model's files against their checksums.
+    /// Check a downloaded model's files against the catalog's pins, or an imported
+    /// one's against what was recorded when it was imported.
     Verify { id: String },
 }
 
@@ -110,6 +111,10 @@ fn print_table(models: &[ModelInfo]) {
             1 => m.languages[0].clone(),
             n => format!("{n}"),
         };
+        let name = match &m.catalog_id {
+            Some(id) => format!("{} (same as {id})", m.name),
+            None => m.name.clone(),
+        };
         println!(
             "{:<28} {:<10} {:>9}  {:<13} {:<10} {}",
             m.id,
@@ -117,7 +122,7 @@ fn print_table(models: &[ModelInfo]) {
             human_bytes(m.size_bytes),
             status,
             languages,
-            m.name
+            name
         );
     }
 }

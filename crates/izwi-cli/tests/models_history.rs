@@ -1,6 +1,7 @@
 //! `izwi models` and `izwi history` on a data folder of their own: download from a hub
-//! served on 127.0.0.1, import, transcribe with the default model, find the job and
-//! its transcript again, search, remove.
+//! served on 127.0.0.1 (with a catalog pinned to what it serves), import, verify,
+//! transcribe with the default model, find the job and its transcript again, search,
+//! remove without ever touching the user's own files.
 
 #[path = "../../izwi-hub/tests/support/mod.rs"]
 mod support;
@@ -9,11 +10,16 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use izwi_hub::{CatalogEntry, Family};
 use support::{bytes, HubServer, ServedFile};
 
 struct Izwi {
     data: tempfile::TempDir,
     endpoint: Option<String>,
+    /// A catalog file replacing the built-in one (`IZWI_CATALOG`).
+    catalog: Option<PathBuf>,
+    /// Where it runs (relative paths are read from here).
+    cwd: Option<PathBuf>,
 }
 
 impl Izwi {
@@ -21,7 +27,15 @@ impl Izwi {
         Self {
             data: tempfile::tempdir().unwrap(),
             endpoint: None,
+            catalog: None,
+            cwd: None,
         }
+    }
+
+    fn with_catalog(&mut self, entries: &[CatalogEntry]) {
+        let path = self.data.path().join("catalog.json");
+        std::fs::write(&path, serde_json::to_vec(entries).unwrap()).unwrap();
+        self.catalog = Some(path);
     }
 
     fn run(&self, args: &[&str]) -> Output {
@@ -30,9 +44,16 @@ impl Izwi {
             .arg("--data-dir")
             .arg(self.data.path().join("izwi"))
             .env("HF_HOME", self.data.path().join("hf"))
+            .env_remove("IZWI_CATALOG")
             .args(args);
         if let Some(endpoint) = &self.endpoint {
             command.env("HF_ENDPOINT", endpoint);
+        }
+        if let Some(catalog) = &self.catalog {
+            command.env("IZWI_CATALOG", catalog);
+        }
+        if let Some(cwd) = &self.cwd {
+            command.current_dir(cwd);
         }
         command.output().expect("izwi runs")
     }
@@ -157,9 +178,22 @@ fn download_verify_and_remove_from_a_hub() {
         ("tokenizer.json".to_string(), git("{}")),
         ("model.safetensors".to_string(), weights),
     ]);
-    let server = HubServer::start("openai/whisper-base", "refs/pr/22", files);
+    let entry = support::entry(
+        "whisper-base",
+        Family::Whisper,
+        "openai/whisper-base",
+        &files,
+        &[
+            "config.json",
+            "generation_config.json",
+            "model.safetensors",
+            "tokenizer.json",
+        ],
+    );
+    let server = HubServer::start("openai/whisper-base", files);
     let mut izwi = Izwi::new();
     izwi.endpoint = Some(server.endpoint.clone());
+    izwi.with_catalog(&[entry]);
 
     // A dropped connection fails the download with advice; the next one resumes.
     server.behaviour.lock().unwrap().cut = Some(("model.safetensors".into(), 15_000_000));
@@ -179,7 +213,7 @@ fn download_verify_and_remove_from_a_hub() {
         .count();
     assert_eq!(
         weights_from_zero, 1,
-        "the second attempt resumes at the 10 MB chunk"
+        "the second attempt resumes where the first stopped"
     );
     assert!(izwi
         .data
@@ -208,4 +242,86 @@ fn download_verify_and_remove_from_a_hub() {
     assert!(izwi
         .fails(&["models", "download", "whisper-huge"])
         .contains("unknown model"));
+}
+
+/// A Piper voice's two files (not a working voice: nothing here loads it).
+fn piper_files(dir: &Path, stem: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let onnx = dir.join(format!("{stem}.onnx"));
+    std::fs::write(&onnx, b"onnx weights").unwrap();
+    std::fs::write(
+        dir.join(format!("{stem}.onnx.json")),
+        br#"{"language": {"code": "en_US", "family": "en"}}"#,
+    )
+    .unwrap();
+    onnx
+}
+
+#[test]
+fn rm_never_deletes_a_users_files() {
+    let mut izwi = Izwi::new();
+    let home = tempfile::tempdir().unwrap();
+    // The reported case: a folder `local/` holding a voice, in the working directory.
+    let onnx = piper_files(&home.path().join("local"), "amy");
+    let used_in_place = piper_files(&home.path().join("voices"), "joe");
+    izwi.cwd = Some(home.path().to_path_buf());
+    for id in [
+        "local/amy.onnx",
+        "local/../local/amy.onnx",
+        "local/..",
+        "local",
+        "./local",
+        "voices",
+        used_in_place.to_str().unwrap(),
+    ] {
+        let err = izwi.fails(&["models", "rm", id]);
+        assert!(
+            err.contains("unknown model")
+                || err.contains("not a model Izwi downloaded or imported"),
+            "{id}: {err}"
+        );
+    }
+    // An import of the same file: removing it leaves the file it came from.
+    izwi.ok(&["models", "import", "local/amy.onnx", "--name", "amy"]);
+    izwi.ok(&["models", "rm", "local/amy"]);
+    for file in [&onnx, &used_in_place] {
+        assert!(file.is_file(), "{} was deleted", file.display());
+        assert!(file.with_extension("onnx.json").is_file());
+    }
+}
+
+#[test]
+fn an_import_verifies_and_knows_its_language() {
+    let izwi = Izwi::new();
+    let dir = tempfile::tempdir().unwrap();
+    let onnx = piper_files(dir.path(), "en_US-test-medium");
+    izwi.ok(&["models", "import", onnx.to_str().unwrap(), "--name", "test"]);
+    let out = izwi.ok(&["models", "verify", "local/test"]);
+    assert!(out.contains("every file matches"), "{out}");
+    let list = izwi.ok(&["models", "list"]);
+    let row = list.lines().find(|l| l.starts_with("local/test ")).unwrap();
+    assert!(row.contains(" en "), "{row}");
+
+    let imported = izwi
+        .data
+        .path()
+        .join("izwi/models/test/en_US-test-medium.onnx");
+    std::fs::write(&imported, b"changed").unwrap();
+    let err = izwi.fails(&["models", "verify", "local/test"]);
+    assert!(
+        err.contains("en_US-test-medium.onnx does not match"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_voice_on_a_model_that_is_not_installed_is_refused() {
+    let izwi = Izwi::new();
+    let err = izwi.fails(&["voices", "add", "piper-en_US-joe-medium", "Joe at home"]);
+    assert!(
+        err.contains("izwi models download piper-en_US-joe-medium"),
+        "{err}"
+    );
+    let list = izwi.ok(&["voices", "list"]);
+    assert!(!list.contains("Joe at home"), "{list}");
 }

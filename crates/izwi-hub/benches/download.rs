@@ -1,5 +1,5 @@
-//! Download speed through the hub (hf-hub's ranged chunks, our progress and sha256
-//! check) against a plain streamed HTTP GET of the same file to disk, from a hub
+//! Download speed through the hub (ranged chunks streamed to disk, progress and the
+//! sha256 check) against a plain streamed HTTP GET of the same file to disk, from a hub
 //! served on 127.0.0.1, so the figure is the client's cost, not the network's.
 //!
 //! `cargo bench -p izwi-hub --bench download` (set IZWI_BENCH_MB for the file size).
@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use futures::StreamExt;
-use izwi_hub::{CancellationToken, Hub, HubConfig};
-use support::{bytes, HubServer, ServedFile};
+use izwi_hub::{CancellationToken, Family, Hub, HubConfig};
+use support::{bytes, HubServer, ServedFile, COMMIT};
 use tokio::io::AsyncWriteExt;
 
 fn main() {
@@ -36,14 +36,26 @@ fn main() {
             },
         ),
     ]);
-    let server = HubServer::start("openai/whisper-base", "refs/pr/22", files);
+    let entry = support::entry(
+        "whisper-base",
+        Family::Whisper,
+        "openai/whisper-base",
+        &files,
+        &[
+            "config.json",
+            "generation_config.json",
+            "model.safetensors",
+            "tokenizer.json",
+        ],
+    );
+    let server = HubServer::start("openai/whisper-base", files);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let megabytes = mb as f64 * 1.048_576;
 
     println!("download of a {mb} MiB model file from 127.0.0.1 (best of 3)");
     let baseline = best_of_3(|| {
         runtime.block_on(plain_get(&format!(
-            "{}/openai/whisper-base/resolve/refs%2Fpr%2F22/model.safetensors",
+            "{}/openai/whisper-base/resolve/{COMMIT}/model.safetensors",
             server.endpoint
         )))
     });
@@ -61,6 +73,7 @@ fn main() {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(10_000_000),
             local_dir: dir.path().join("models"),
+            catalog: Some(vec![entry.clone()]),
         });
         let started = Instant::now();
         runtime
@@ -69,7 +82,7 @@ fn main() {
         started.elapsed().as_secs_f64()
     });
     println!(
-        "  izwi-hub: hf-hub chunks + sha256 check {:7.1} MB/s  (x{:.2} of baseline)",
+        "  izwi-hub: ranged chunks + sha256 check {:7.1} MB/s  (x{:.2} of baseline)",
         megabytes / hub,
         baseline / hub
     );

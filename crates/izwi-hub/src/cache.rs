@@ -1,76 +1,58 @@
 //! The Hugging Face cache as hf-hub and huggingface_hub lay it out:
-//! `<cache>/models--org--name/{blobs/<hash>, snapshots/<commit>/<file> -> blob,
-//! refs/<revision>}`. Files another tool fetched are found here too.
+//! `<cache>/models--org--name/{blobs/<sha256>, snapshots/<commit>/<file> -> blob}`, so
+//! models are shared with other tools. A file is downloaded into
+//! `blobs/<sha256>.izwi.part` and becomes a blob, linked into the snapshot, only once
+//! its size and sha256 match the catalog's pins.
 
 use std::path::{Path, PathBuf};
 
-use hf_hub::{Cache, Repo, RepoType};
+use crate::verify::sha256_file;
+use crate::{CatalogEntry, CatalogFile, HubError};
 
-use crate::verify::Checksum;
-use crate::{CatalogEntry, HubError};
-
-/// hf-hub's suffix of a download in progress: the data, then a little-endian u64
-/// saying how many bytes from the start are complete.
-pub const PART_SUFFIX: &str = "sync.part";
+/// A download in progress: the bytes fetched so far, in order.
+pub const PART_SUFFIX: &str = "izwi.part";
 
 #[derive(Debug, Clone)]
 pub struct ModelCache {
-    cache: Cache,
+    root: PathBuf,
 }
 
 impl ModelCache {
-    pub fn new(path: PathBuf) -> Self {
-        Self {
-            cache: Cache::new(path),
-        }
+    pub fn new(root: PathBuf) -> Self {
+        Self { root }
     }
 
     pub fn path(&self) -> &Path {
-        self.cache.path()
-    }
-
-    pub fn hf_cache(&self) -> Cache {
-        self.cache.clone()
-    }
-
-    pub fn repo(entry: &CatalogEntry) -> Repo {
-        Repo::with_revision(
-            entry.repo.to_string(),
-            RepoType::Model,
-            entry.revision.to_string(),
-        )
+        &self.root
     }
 
     pub fn repo_dir(&self, entry: &CatalogEntry) -> PathBuf {
-        self.path().join(Self::repo(entry).folder_name())
+        self.root
+            .join(format!("models--{}", entry.repo.replace('/', "--")))
     }
 
-    pub fn blob_path(&self, entry: &CatalogEntry, hash: &str) -> PathBuf {
-        self.repo_dir(entry).join("blobs").join(hash)
+    fn blob_path(&self, entry: &CatalogEntry, sha256: &str) -> PathBuf {
+        self.repo_dir(entry).join("blobs").join(sha256)
     }
 
-    /// The commit the pinned revision resolved to, when it was ever fetched. A revision
-    /// that is itself a commit names its snapshot directly (huggingface_hub writes no
-    /// ref for it).
-    pub fn commit(&self, entry: &CatalogEntry) -> Option<String> {
-        let dir = self.repo_dir(entry);
-        if let Ok(commit) = std::fs::read_to_string(dir.join("refs").join(entry.revision)) {
-            return Some(commit.trim().to_string());
-        }
-        let is_commit =
-            entry.revision.len() == 40 && entry.revision.bytes().all(|b| b.is_ascii_hexdigit());
-        (is_commit && dir.join("snapshots").join(entry.revision).is_dir())
-            .then(|| entry.revision.to_string())
+    pub fn part_path(&self, entry: &CatalogEntry, sha256: &str) -> PathBuf {
+        self.blob_path(entry, &format!("{sha256}.{PART_SUFFIX}"))
     }
 
-    /// Where `file` of the pinned revision is, when it is there and readable.
-    pub fn file(&self, entry: &CatalogEntry, file: &str) -> Option<PathBuf> {
-        let commit = self.commit(entry)?;
-        let path = self
-            .repo_dir(entry)
+    fn lock_path(&self, entry: &CatalogEntry, sha256: &str) -> PathBuf {
+        self.blob_path(entry, &format!("{sha256}.lock"))
+    }
+
+    fn pointer(&self, entry: &CatalogEntry, file: &str) -> PathBuf {
+        self.repo_dir(entry)
             .join("snapshots")
-            .join(commit)
-            .join(file);
+            .join(&entry.commit)
+            .join(file)
+    }
+
+    /// Where `file` of the pinned commit is, when it is there and readable.
+    pub fn file(&self, entry: &CatalogEntry, file: &str) -> Option<PathBuf> {
+        let path = self.pointer(entry, file);
         // `exists` follows the link: a pointer to a missing blob is not a file.
         path.exists().then_some(path)
     }
@@ -78,58 +60,130 @@ impl ModelCache {
     /// The model's folder in the snapshot when every file it needs is present.
     pub fn installed_dir(&self, entry: &CatalogEntry) -> Option<PathBuf> {
         let mut dir = None;
-        for file in entry.files {
-            let path = self.file(entry, file)?;
+        for file in &entry.files {
+            let path = self.file(entry, &file.path)?;
             dir = path.parent().map(Path::to_path_buf);
         }
         dir
     }
 
-    /// Bytes of the model's files present on disk.
+    /// Bytes of the model's files present on disk, downloads in progress included.
     pub fn size_on_disk(&self, entry: &CatalogEntry) -> u64 {
         entry
             .files
             .iter()
-            .filter_map(|f| self.file(entry, f))
-            .filter_map(|p| std::fs::metadata(p).ok())
-            .map(|m| m.len())
+            .map(|f| match self.file(entry, &f.path) {
+                Some(path) => file_len(&path),
+                None => self.partial_bytes(entry, &f.sha256),
+            })
             .sum()
     }
 
-    /// Bytes of a blob already complete in its part file, which a download resumes from.
-    pub fn partial_bytes(&self, entry: &CatalogEntry, hash: &str, size: u64) -> u64 {
-        let part = self.blob_path(entry, &format!("{hash}.{PART_SUFFIX}"));
-        let Ok(bytes) = std::fs::read(&part).map(|b| b.get(size as usize..).map(<[u8]>::to_vec))
-        else {
-            return 0;
-        };
-        match bytes.and_then(|tail| <[u8; 8]>::try_from(tail.as_slice()).ok()) {
-            Some(tail) => u64::from_le_bytes(tail).min(size),
-            None => 0,
+    /// Bytes of a file already fetched into its part file, which a download resumes
+    /// from. Only the file's length is read, never its content.
+    pub fn partial_bytes(&self, entry: &CatalogEntry, sha256: &str) -> u64 {
+        file_len(&self.part_path(entry, sha256))
+    }
+
+    /// Holds the lock on one file's download until dropped, so two programs never
+    /// write the same part file.
+    pub fn lock(&self, entry: &CatalogEntry, file: &CatalogFile) -> Result<BlobLock, HubError> {
+        let path = self.lock_path(entry, &file.sha256);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| HubError::io(dir, e))?;
+        }
+        let handle = std::fs::File::create(&path).map_err(|e| HubError::io(&path, e))?;
+        match handle.try_lock() {
+            Ok(()) => Ok(BlobLock {
+                path,
+                _handle: handle,
+            }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(HubError::Download {
+                file: file.path.clone(),
+                reason: "another program is downloading it now; wait for it to finish".into(),
+            }),
+            Err(std::fs::TryLockError::Error(e)) => Err(HubError::io(&path, e)),
         }
     }
 
-    /// Deletes a blob's part and lock files, left by a cancelled download.
-    pub fn discard_partial(&self, entry: &CatalogEntry, hash: &str) {
-        remove_if_present(&self.blob_path(entry, &format!("{hash}.{PART_SUFFIX}")));
-        self.remove_lock(entry, hash);
+    /// Deletes a file's part, left by a cancelled download.
+    pub fn discard_partial(&self, entry: &CatalogEntry, sha256: &str) {
+        remove_if_present(&self.part_path(entry, sha256));
     }
 
-    /// hf-hub leaves a blob's lock file behind once its download is over.
-    pub fn remove_lock(&self, entry: &CatalogEntry, hash: &str) {
-        remove_if_present(&self.blob_path(entry, &format!("{hash}.lock")));
+    /// Checks a complete part file against the pins and only then makes it the blob
+    /// and links it into the snapshot. A part that does not match is deleted. A crash
+    /// at any point leaves either a part (fetched again or resumed) or a checked blob.
+    pub fn install(&self, entry: &CatalogEntry, file: &CatalogFile) -> Result<(), HubError> {
+        let part = self.part_path(entry, &file.sha256);
+        let len = file_len(&part);
+        let actual = if len == file.size {
+            sha256_file(&part)?
+        } else {
+            format!("{len} bytes")
+        };
+        if actual != file.sha256 {
+            remove_if_present(&part);
+            let (algorithm, expected) = if len == file.size {
+                ("sha256", file.sha256.clone())
+            } else {
+                ("size", format!("{} bytes", file.size))
+            };
+            return Err(HubError::ChecksumMismatch {
+                file: file.path.clone(),
+                algorithm,
+                expected,
+                actual,
+            });
+        }
+        let blob = self.blob_path(entry, &file.sha256);
+        std::fs::rename(&part, &blob).map_err(|e| HubError::io(&blob, e))?;
+        self.link(entry, file)
     }
 
-    /// Removes `file` of the pinned revision: its snapshot link and, unless another
-    /// snapshot still links to it, its blob. Returns the bytes freed.
-    pub fn remove_file(&self, entry: &CatalogEntry, file: &str) -> Result<u64, HubError> {
-        let Some(commit) = self.commit(entry) else {
+    /// Links the snapshot's `file` to its blob (relative, as huggingface_hub does).
+    fn link(&self, entry: &CatalogEntry, file: &CatalogFile) -> Result<(), HubError> {
+        let pointer = self.pointer(entry, &file.path);
+        if let Some(dir) = pointer.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| HubError::io(dir, e))?;
+        }
+        // A stale link (another file's bytes) is replaced.
+        if std::fs::symlink_metadata(&pointer).is_ok() {
+            std::fs::remove_file(&pointer).map_err(|e| HubError::io(&pointer, e))?;
+        }
+        let depth = file.path.matches('/').count() + 2;
+        let target = format!("{}blobs/{}", "../".repeat(depth), file.sha256);
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&target, &pointer).map_err(|e| HubError::io(&pointer, e))?;
+        #[cfg(not(unix))]
+        {
+            // Where symlinks need privileges, the blob moves into the snapshot.
+            let blob = self.blob_path(entry, &file.sha256);
+            std::fs::rename(&blob, &pointer).map_err(|e| HubError::io(&pointer, e))?;
+        }
+        Ok(())
+    }
+
+    /// Removes `file` of the pinned commit: its snapshot link, its part file and,
+    /// unless another snapshot still links to it, its blob. Returns the bytes freed.
+    /// Nothing outside this repository's folder in the cache is touched.
+    pub fn remove_file(&self, entry: &CatalogEntry, file: &CatalogFile) -> Result<u64, HubError> {
+        let repo_dir = self.repo_dir(entry);
+        let Ok(repo_real) = std::fs::canonicalize(&repo_dir) else {
             return Ok(0);
         };
-        let repo_dir = self.repo_dir(entry);
-        let pointer = repo_dir.join("snapshots").join(&commit).join(file);
+        let mut freed = self.partial_bytes(entry, &file.sha256);
+        self.discard_partial(entry, &file.sha256);
+        remove_if_present(&self.lock_path(entry, &file.sha256));
+        let pointer = self.pointer(entry, &file.path);
+        let inside = pointer
+            .parent()
+            .and_then(|p| std::fs::canonicalize(p).ok())
+            .is_some_and(|p| p.starts_with(&repo_real));
+        if !inside {
+            return Ok(freed);
+        }
         let blob = std::fs::canonicalize(&pointer).ok();
-        let mut freed = 0;
         match std::fs::symlink_metadata(&pointer) {
             Ok(meta) => {
                 if !meta.file_type().is_symlink() {
@@ -141,14 +195,12 @@ impl ModelCache {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(HubError::io(&pointer, e)),
         }
-        let blobs = std::fs::canonicalize(repo_dir.join("blobs")).unwrap_or_default();
+        let blobs = repo_real.join("blobs");
         // Only blobs of this repository are ours to delete.
         if let Some(blob) = blob.filter(|b| b.starts_with(&blobs)) {
-            if !self.linked_anywhere(&repo_dir, &blob) {
-                let len = std::fs::metadata(&blob).map(|m| m.len()).unwrap_or(0);
+            if !linked_anywhere(&repo_dir, &blob) {
+                freed += file_len(&blob);
                 std::fs::remove_file(&blob).map_err(|e| HubError::io(&blob, e))?;
-                remove_if_present(&blob.with_extension("lock"));
-                freed += len;
             }
         }
         if let Some(parent) = pointer.parent() {
@@ -157,56 +209,55 @@ impl ModelCache {
         Ok(freed)
     }
 
-    /// Deletes a blob that failed verification, and the snapshot link to it.
-    pub fn remove_corrupt(&self, pointer: &Path) {
-        if let Ok(blob) = std::fs::canonicalize(pointer) {
-            remove_if_present(&blob);
-            remove_if_present(&blob.with_extension("lock"));
-        }
-        remove_if_present(pointer);
-    }
-
-    fn linked_anywhere(&self, repo_dir: &Path, blob: &Path) -> bool {
-        let mut stack = vec![repo_dir.join("snapshots")];
-        while let Some(dir) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let path = entry.path();
-                match entry.file_type() {
-                    Ok(t) if t.is_dir() => stack.push(path),
-                    Ok(t)
-                        if t.is_symlink()
-                            && std::fs::canonicalize(&path).ok().as_deref() == Some(blob) =>
-                    {
-                        return true;
-                    }
-                    _ => {}
-                }
-            }
-        }
-        false
-    }
-
-    /// Checks each present file against the checksum its blob is named by. Files whose
-    /// blob names no checksum (moved, not linked) are skipped.
+    /// Re-hashes each file against the catalog's size and sha256.
     pub fn verify(&self, entry: &CatalogEntry) -> Result<(), HubError> {
-        for file in entry.files {
+        for file in &entry.files {
             let path = self
-                .file(entry, file)
-                .ok_or_else(|| HubError::NotInstalled(entry.id.to_string()))?;
-            let blob = std::fs::canonicalize(&path).map_err(|e| HubError::io(&path, e))?;
-            let name = blob
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or_default();
-            if let Some(checksum) = Checksum::from_blob_name(name) {
-                checksum.verify(&blob, file)?;
-            }
+                .file(entry, &file.path)
+                .ok_or_else(|| HubError::NotInstalled(entry.id.clone()))?;
+            crate::verify::check(&path, &file.path, file.size, &file.sha256)?;
         }
         Ok(())
     }
+}
+
+/// A download's lock; the lock file goes with it.
+pub struct BlobLock {
+    path: PathBuf,
+    _handle: std::fs::File,
+}
+
+impl Drop for BlobLock {
+    fn drop(&mut self) {
+        remove_if_present(&self.path);
+    }
+}
+
+fn linked_anywhere(repo_dir: &Path, blob: &Path) -> bool {
+    let mut stack = vec![repo_dir.join("snapshots")];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => stack.push(path),
+                Ok(t)
+                    if t.is_symlink()
+                        && std::fs::canonicalize(&path).ok().as_deref() == Some(blob) =>
+                {
+                    return true;
+                }
+                _ => {}
+            }
+        }
+    }
+    false
+}
+
+pub fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
 fn remove_if_present(path: &Path) {

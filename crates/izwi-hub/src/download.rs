@@ -1,65 +1,40 @@
-//! Fetching a catalog model into the Hugging Face cache through hf-hub.
+//! Fetching a catalog model into the Hugging Face cache.
 //!
-//! hf-hub resumes from its part files and only links a file into the snapshot once it
-//! is complete; we add what a desktop app needs around it: the hub's checksums
-//! (sha256 from its LFS metadata) checked before a model counts as installed, a disk
-//! space check, progress for the whole model, and cancellation. hf-hub spawns a task
-//! per chunk that would run on after its caller is dropped, so each download runs on
-//! a runtime of its own, and cancelling drops that runtime with every task in it.
+//! Each file is fetched at the catalog's commit in ranged requests of `chunk_size`
+//! bytes, streamed into its part file (never held in memory), so an interrupted
+//! download resumes where it stopped. A response that is not exactly the range asked
+//! for (a server ignoring Range, or sending more than it announced) is stopped at
+//! once. A complete part counts only after its size and sha256 match the catalog's
+//! pins (see `ModelCache::install`). Each download runs on a thread and runtime of
+//! its own, so cancelling drops everything in flight.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use hf_hub::api::tokio::{ApiBuilder, ApiError};
-use serde::Deserialize;
+use reqwest::header::{CONTENT_LENGTH, CONTENT_RANGE, RANGE};
+use reqwest::StatusCode;
 use tokio_util::sync::CancellationToken;
 
 use crate::cache::ModelCache;
-use crate::progress::{FileProgress, ProgressFn, Tracker};
-use crate::verify::Checksum;
-use crate::{CatalogEntry, HubError};
+use crate::progress::{ProgressFn, Tracker};
+use crate::{CatalogEntry, CatalogFile, HubError};
 
 /// Where and how to reach the hub.
 #[derive(Debug, Clone)]
 pub struct Remote {
     pub endpoint: String,
     pub token: Option<String>,
-    /// Bytes per ranged request; a resumed download restarts at a chunk boundary.
+    /// Bytes per ranged request.
     pub chunk_size: usize,
 }
 
-#[derive(Deserialize)]
-struct RepoInfo {
-    siblings: Vec<Sibling>,
-}
-
-#[derive(Deserialize)]
-struct Sibling {
-    rfilename: String,
-    size: Option<u64>,
-    #[serde(rename = "blobId")]
-    blob_id: Option<String>,
-    lfs: Option<Lfs>,
-}
-
-#[derive(Deserialize)]
-struct Lfs {
-    sha256: String,
-    size: u64,
-}
-
-/// A file as the hub describes it.
-struct RemoteFile {
-    name: String,
-    size: u64,
-    checksum: Checksum,
-}
-
-impl RemoteFile {
-    /// The name hf-hub gives its blob (the hub's etag: sha256 for LFS, else blob id).
-    fn hash(&self) -> &str {
-        match &self.checksum {
-            Checksum::Sha256(h) | Checksum::GitBlob(h) => h,
-        }
+impl Remote {
+    /// The hub's host name, for messages (no full addresses: they say nothing to people).
+    fn host(&self) -> String {
+        reqwest::Url::parse(&self.endpoint)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_else(|| self.endpoint.clone())
     }
 }
 
@@ -68,7 +43,7 @@ impl RemoteFile {
 pub async fn download(
     cache: &ModelCache,
     remote: &Remote,
-    entry: &'static CatalogEntry,
+    entry: CatalogEntry,
     on_progress: ProgressFn,
     cancel: CancellationToken,
 ) -> Result<PathBuf, HubError> {
@@ -78,7 +53,7 @@ pub async fn download(
     std::thread::Builder::new()
         .name(format!("izwi-download-{}", entry.id))
         .spawn(move || {
-            let _ = tx.send(run(&cache, &remote, entry, on_progress, &cancel));
+            let _ = tx.send(run(&cache, &remote, &entry, on_progress, &cancel));
         })
         .map_err(|e| HubError::io(std::env::temp_dir(), e))?;
     rx.await.unwrap_or(Err(HubError::Cancelled))
@@ -87,7 +62,7 @@ pub async fn download(
 fn run(
     cache: &ModelCache,
     remote: &Remote,
-    entry: &'static CatalogEntry,
+    entry: &CatalogEntry,
     on_progress: ProgressFn,
     cancel: &CancellationToken,
 ) -> Result<PathBuf, HubError> {
@@ -95,19 +70,16 @@ fn run(
         .enable_all()
         .build()
         .map_err(|e| HubError::io(cache.path(), e))?;
-    let mut fetching = Vec::new();
+    let mut fetching = None;
     let outcome = runtime.block_on(async {
         tokio::select! {
             result = fetch(cache, remote, entry, on_progress, &mut fetching) => result,
             _ = cancel.cancelled() => Err(HubError::Cancelled),
         }
     });
-    // Drops hf-hub's chunk tasks wherever they are: nothing writes after this.
     drop(runtime);
-    if matches!(outcome, Err(HubError::Cancelled)) {
-        for hash in &fetching {
-            cache.discard_partial(entry, hash);
-        }
+    if let (Err(HubError::Cancelled), Some(sha256)) = (&outcome, &fetching) {
+        cache.discard_partial(entry, sha256);
     }
     outcome
 }
@@ -115,124 +87,179 @@ fn run(
 async fn fetch(
     cache: &ModelCache,
     remote: &Remote,
-    entry: &'static CatalogEntry,
+    entry: &CatalogEntry,
     on_progress: ProgressFn,
-    fetching: &mut Vec<String>,
+    fetching: &mut Option<String>,
 ) -> Result<PathBuf, HubError> {
-    let mut builder = ApiBuilder::from_cache(cache.hf_cache())
-        .with_endpoint(remote.endpoint.clone())
-        .with_progress(false)
-        .with_chunk_size(Some(remote.chunk_size));
-    if remote.token.is_some() {
-        builder = builder.with_token(remote.token.clone());
-    }
-    let api = builder
-        .build()
-        .map_err(|e| api_error(e, "", &remote.endpoint))?;
-    let repo = api.repo(ModelCache::repo(entry));
-
-    let files = remote_files(&repo, entry).await?;
-    let total = files.iter().map(|f| f.size).sum();
-    let tracker = Tracker::new(entry.id, total, 0, on_progress);
-
+    let tracker = Tracker::new(&entry.id, entry.size_bytes(), 0, on_progress);
     let mut to_fetch = Vec::new();
     let mut needed = 0;
-    for file in files {
-        match cache.file(entry, &file.name) {
-            Some(path) if file_len(&path) == Some(file.size) => tracker.skip(file.size),
-            present => {
-                if let Some(stale) = present {
-                    // A link to other bytes would stop hf-hub from linking the new ones.
-                    std::fs::remove_file(&stale).map_err(|e| HubError::io(&stale, e))?;
-                }
-                let resumed = cache.partial_bytes(entry, file.hash(), file.size);
-                needed += file.size - resumed;
-                to_fetch.push((file, resumed));
-            }
+    for file in &entry.files {
+        // A file in the snapshot was checked before it was linked there.
+        if cache.file(entry, &file.path).is_some() {
+            tracker.skip(file.size);
+            continue;
         }
+        let resumed = cache.partial_bytes(entry, &file.sha256);
+        if resumed > file.size {
+            cache.discard_partial(entry, &file.sha256);
+        }
+        let resumed = cache.partial_bytes(entry, &file.sha256);
+        needed += file.size - resumed;
+        to_fetch.push(file);
     }
     check_space(&cache.repo_dir(entry), needed)?;
 
-    for (file, resumed) in to_fetch {
-        fetching.push(file.hash().to_string());
-        tracker.start_file(&file.name);
+    let client = reqwest::Client::builder()
+        .user_agent(concat!("izwi/", env!("CARGO_PKG_VERSION")))
+        // A stalled connection fails (and resumes next time) instead of hanging.
+        .connect_timeout(std::time::Duration::from_secs(30))
+        .read_timeout(std::time::Duration::from_secs(60))
+        .build()
+        .map_err(|e| network(remote, &e))?;
+    for file in to_fetch {
+        let _lock = cache.lock(entry, file)?;
+        *fetching = Some(file.sha256.clone());
+        tracker.start_file(&file.path);
+        let part = cache.part_path(entry, &file.sha256);
+        let resumed = cache.partial_bytes(entry, &file.sha256);
         tracker.skip(resumed);
-        let progress = FileProgress::new(tracker.clone(), resumed);
-        let pointer = repo
-            .download_with_progress(&file.name, progress)
-            .await
-            .map_err(|e| api_error(e, &file.name, &repo.url(&file.name)))?;
-        if let Err(e) = file.checksum.verify(&pointer, &file.name) {
-            cache.remove_corrupt(&pointer);
-            return Err(e);
-        }
-        cache.remove_lock(entry, file.hash());
-        tracing::info!(model = entry.id, file = %file.name, bytes = file.size, "downloaded and verified");
+        fetch_file(&client, remote, entry, file, &part, resumed, &tracker).await?;
+        cache.install(entry, file)?;
+        *fetching = None;
+        tracing::info!(model = %entry.id, file = %file.path, bytes = file.size, "downloaded and verified");
     }
     tracker.finish();
     cache
         .installed_dir(entry)
         .ok_or_else(|| HubError::Download {
-            file: entry.files.join(", "),
-            reason: "the files are not in the cache after downloading".into(),
+            file: entry.id.clone(),
+            reason: "its files are not in the cache after downloading".into(),
         })
 }
 
-/// Sizes and checksums of the entry's files, from the hub's listing of the pinned revision.
-async fn remote_files(
-    repo: &hf_hub::api::tokio::ApiRepo,
+/// Appends bytes `from..file.size` to `part`, one ranged request per chunk.
+async fn fetch_file(
+    client: &reqwest::Client,
+    remote: &Remote,
     entry: &CatalogEntry,
-) -> Result<Vec<RemoteFile>, HubError> {
-    let request = repo.info_request().query(&[("blobs", "true")]);
-    let response = request
-        .send()
-        .await
-        .map_err(|e| api_error(e.into(), "", entry.repo))?;
-    let url = response.url().to_string();
-    if !response.status().is_success() {
-        return Err(HubError::Http {
-            status: response.status().as_u16(),
-            url,
-        });
+    file: &CatalogFile,
+    part: &Path,
+    from: u64,
+    tracker: &Tracker,
+) -> Result<(), HubError> {
+    let url = format!(
+        "{}/{}/resolve/{}/{}",
+        remote.endpoint, entry.repo, entry.commit, file.path
+    );
+    if let Some(dir) = part.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| HubError::io(dir, e))?;
     }
-    let info: RepoInfo = response.json().await.map_err(|e| HubError::Network {
-        url: url.clone(),
-        reason: format!("unreadable repository listing: {e}"),
-    })?;
-    entry
-        .files
-        .iter()
-        .map(|name| {
-            let sibling = info
-                .siblings
-                .iter()
-                .find(|s| s.rfilename == *name)
-                .ok_or_else(|| HubError::MissingRemoteFile {
-                    repo: entry.repo.into(),
-                    revision: entry.revision.into(),
-                    file: name.to_string(),
-                })?;
-            let (size, checksum) = match (&sibling.lfs, &sibling.blob_id, sibling.size) {
-                (Some(lfs), _, _) => (lfs.size, Checksum::Sha256(lfs.sha256.to_ascii_lowercase())),
-                (None, Some(id), Some(size)) => (size, Checksum::GitBlob(id.to_ascii_lowercase())),
-                _ => {
-                    return Err(HubError::Network {
-                        url: url.clone(),
-                        reason: format!("the listing gives no size or checksum for {name}"),
-                    })
-                }
-            };
-            Ok(RemoteFile {
-                name: name.to_string(),
-                size,
-                checksum,
-            })
-        })
-        .collect()
+    let mut out = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(part)
+        .map_err(|e| HubError::io(part, e))?;
+    let failed = |reason: String| HubError::Download {
+        file: file.path.clone(),
+        reason,
+    };
+    let mut start = from;
+    while start < file.size {
+        let end = (start + remote.chunk_size as u64).min(file.size) - 1;
+        let expected = end - start + 1;
+        let mut request = client
+            .get(&url)
+            .header(RANGE, format!("bytes={start}-{end}"));
+        if let Some(token) = &remote.token {
+            request = request.bearer_auth(token);
+        }
+        let mut response = request.send().await.map_err(|e| network(remote, &e))?;
+        match response.status() {
+            StatusCode::PARTIAL_CONTENT => {}
+            StatusCode::NOT_FOUND => {
+                return Err(HubError::MissingRemoteFile {
+                    repo: entry.repo.clone(),
+                    revision: entry.commit.clone(),
+                    file: file.path.clone(),
+                })
+            }
+            status if status.is_success() => {
+                return Err(failed(format!(
+                    "{} ignored the byte range asked for (it answered {status}), so the \
+                     download was stopped",
+                    remote.host()
+                )))
+            }
+            status => {
+                return Err(HubError::Http {
+                    status: status.as_u16(),
+                    file: file.path.clone(),
+                })
+            }
+        }
+        let announced_range = response
+            .headers()
+            .get(CONTENT_RANGE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let announced_len = response
+            .headers()
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        let range_ok = announced_range
+            .as_deref()
+            .is_some_and(|r| r.starts_with(&format!("bytes {start}-{end}/")));
+        if !range_ok || announced_len.is_some_and(|n| n != expected) {
+            return Err(failed(format!(
+                "{} sent other bytes than the range asked for, so the download was stopped",
+                remote.host()
+            )));
+        }
+        let mut received = 0u64;
+        while let Some(bytes) = response.chunk().await.map_err(|e| failed(cause(&e)))? {
+            received += bytes.len() as u64;
+            if received > expected {
+                return Err(failed(format!(
+                    "{} sent more bytes than it announced, so the download was stopped",
+                    remote.host()
+                )));
+            }
+            out.write_all(&bytes).map_err(|e| HubError::io(part, e))?;
+            tracker.fetched(bytes.len() as u64);
+        }
+        if received < expected {
+            return Err(failed(
+                "the connection closed before the whole file arrived".into(),
+            ));
+        }
+        start = end + 1;
+    }
+    out.flush().map_err(|e| HubError::io(part, e))?;
+    Ok(())
 }
 
-fn file_len(path: &Path) -> Option<u64> {
-    std::fs::metadata(path).ok().map(|m| m.len())
+fn network(remote: &Remote, error: &reqwest::Error) -> HubError {
+    HubError::Network {
+        host: remote.host(),
+        reason: cause(error),
+    }
+}
+
+/// What went wrong, on one line, without the request's address (reqwest's own
+/// message repeats it; its causes do not).
+fn cause(error: &reqwest::Error) -> String {
+    let mut causes = Vec::new();
+    let mut source = std::error::Error::source(error);
+    while let Some(e) = source {
+        causes.push(e.to_string());
+        source = e.source();
+    }
+    match causes.is_empty() {
+        true if error.is_timeout() => "it timed out".into(),
+        true => "the request failed".into(),
+        false => causes.join(": "),
+    }
 }
 
 /// Fails before the first byte when the cache's disk cannot hold what is left to fetch.
@@ -253,57 +280,4 @@ fn check_space(dir: &Path, needed: u64) -> Result<(), HubError> {
         });
     }
     Ok(())
-}
-
-fn api_error(error: ApiError, file: &str, url: &str) -> HubError {
-    match error {
-        ApiError::RequestError(e) => {
-            let url = e
-                .url()
-                .map(|u| u.to_string())
-                .unwrap_or_else(|| url.to_string());
-            if let Some(status) = e.status() {
-                HubError::Http {
-                    status: status.as_u16(),
-                    url,
-                }
-            } else if e.is_connect() || e.is_timeout() {
-                HubError::Network {
-                    url,
-                    reason: error_chain(&e),
-                }
-            } else {
-                HubError::Download {
-                    file: file.to_string(),
-                    reason: error_chain(&e),
-                }
-            }
-        }
-        ApiError::TooManyRetries(inner) => api_error(*inner, file, url),
-        ApiError::IoError(e) => HubError::io(file, e),
-        ApiError::LockAcquisition(lock) => HubError::Download {
-            file: file.to_string(),
-            reason: format!(
-                "another program is downloading it (lock {})",
-                lock.display()
-            ),
-        },
-        other => HubError::Download {
-            file: file.to_string(),
-            reason: other.to_string(),
-        },
-    }
-}
-
-/// An error and its causes on one line: reqwest's own message is often only "error
-/// decoding response body".
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(e) = source {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        source = e.source();
-    }
-    text
 }

@@ -5,15 +5,15 @@ use std::path::PathBuf;
 pub enum HubError {
     #[error("unknown model {0:?}; `izwi models list` shows the models Izwi knows")]
     UnknownModel(String),
-    #[error("{0} is not a model Izwi downloaded or imported; it removes only those")]
+    #[error("{0} is not a model Izwi downloaded or imported; it removes only those (`izwi models list` shows them)")]
     NotRemovable(String),
     #[error("model {0} is not installed; download it with `izwi models download {0}`")]
     NotInstalled(String),
-    #[error("could not reach the model hub at {url}: {reason}")]
-    Network { url: String, reason: String },
-    #[error("the model hub answered {status} for {url}")]
-    Http { status: u16, url: String },
-    #[error("the model hub does not list {file} in {repo} at revision {revision}")]
+    #[error("no answer from {host} ({reason}); check the internet connection, then download again: it resumes where it stopped")]
+    Network { host: String, reason: String },
+    #[error("the model hub refused {file} (HTTP {status}); try again later, and update Izwi if it keeps happening")]
+    Http { status: u16, file: String },
+    #[error("the model hub no longer has {file} of {repo} at commit {revision}; update Izwi to get a catalog that points to it")]
     MissingRemoteFile {
         repo: String,
         revision: String,
@@ -21,7 +21,7 @@ pub enum HubError {
     },
     #[error("downloading {file} failed: {reason}; run the download again to resume it")]
     Download { file: String, reason: String },
-    #[error("{file} is corrupt: its {algorithm} is {actual}, the hub says {expected}; the file was deleted")]
+    #[error("{file} does not match what Izwi expects (its {algorithm} is {actual}, not {expected}); download or import the model again")]
     ChecksumMismatch {
         file: String,
         algorithm: &'static str,

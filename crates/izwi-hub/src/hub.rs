@@ -8,8 +8,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cache::ModelCache;
 use crate::download::{self, Remote};
-use crate::import;
-use crate::{CatalogEntry, DownloadProgress, Family, HubError, ModelTask};
+use crate::import::{self, Converter, Manifest};
+use crate::{CatalogEntry, DownloadProgress, Family, HubError, ModelTask, WHISPER_LANGUAGES};
 
 /// Imported models are named `local/<name>`.
 const LOCAL_PREFIX: &str = "local/";
@@ -24,8 +24,12 @@ pub struct HubConfig {
     pub endpoint: Option<String>,
     /// Where imported models are kept (inside Izwi's data folder).
     pub local_dir: PathBuf,
-    /// Bytes per ranged request, the granularity of resuming.
+    /// Bytes per ranged request.
     pub chunk_size: usize,
+    /// The models that can be downloaded; None reads the JSON list of entries in the
+    /// file `IZWI_CATALOG` names (a mirror's, or a test's), else `crate::catalog()`.
+    /// Entries that are not fully pinned are left out.
+    pub catalog: Option<Vec<CatalogEntry>>,
 }
 
 impl HubConfig {
@@ -35,6 +39,7 @@ impl HubConfig {
             endpoint: None,
             local_dir,
             chunk_size: 10_000_000,
+            catalog: None,
         }
     }
 }
@@ -43,8 +48,14 @@ impl HubConfig {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ModelSource {
-    Catalog { repo: String, revision: String },
-    Local { imported_from: PathBuf },
+    /// Fetched from `repo` at `revision` (a commit).
+    Catalog {
+        repo: String,
+        revision: String,
+    },
+    Local {
+        imported_from: PathBuf,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -66,19 +77,26 @@ pub struct ModelInfo {
     pub status: ModelStatus,
     /// The folder the model loads from, when installed.
     pub path: Option<PathBuf>,
-    /// Approximate download size (catalog) or size on disk (imports).
+    /// Download size (catalog) or size on disk (imports).
     pub size_bytes: u64,
     /// Bytes of it on disk now.
     pub disk_bytes: u64,
+    /// What it transcribes or speaks: the catalog's list, or read from the model's
+    /// own files for imports (Whisper: English-only or multilingual from its
+    /// config.json; Piper: its .onnx.json).
     pub languages: Vec<String>,
     pub license: String,
     pub description: String,
+    /// For an import that is a copy of a catalog model (its weights have the sha256
+    /// the catalog pins), that model's id.
+    pub catalog_id: Option<String>,
 }
 
 pub struct Hub {
     cache: ModelCache,
     remote: Remote,
     local_dir: PathBuf,
+    catalog: Vec<CatalogEntry>,
 }
 
 impl Hub {
@@ -90,16 +108,28 @@ impl Hub {
             .endpoint
             .or_else(|| std::env::var("HF_ENDPOINT").ok())
             .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
-        let cache = ModelCache::new(cache_dir);
-        let token = cache.hf_cache().token();
+        let token = hf_hub::Cache::new(cache_dir.clone()).token();
+        let catalog = config
+            .catalog
+            .unwrap_or_else(catalog_from_env)
+            .into_iter()
+            .filter(|e| {
+                let pinned = e.is_pinned();
+                if !pinned {
+                    tracing::warn!(model = %e.id, "left out of the catalog: not pinned to a commit and each file's size and sha256");
+                }
+                pinned
+            })
+            .collect();
         Self {
-            cache,
+            cache: ModelCache::new(cache_dir),
             remote: Remote {
                 endpoint: endpoint.trim_end_matches('/').to_string(),
                 token,
                 chunk_size: config.chunk_size.max(1),
             },
             local_dir: config.local_dir,
+            catalog,
         }
     }
 
@@ -111,16 +141,30 @@ impl Hub {
         &self.local_dir
     }
 
+    /// The models that can be downloaded.
+    pub fn catalog(&self) -> &[CatalogEntry] {
+        &self.catalog
+    }
+
+    fn entry(&self, id: &str) -> Option<&CatalogEntry> {
+        self.catalog.iter().find(|e| e.id == id)
+    }
+
+    /// The import named by `local/<name>`, with its folder.
+    fn imported(&self, id: &str) -> Option<(PathBuf, Manifest)> {
+        let name = id.strip_prefix(LOCAL_PREFIX)?;
+        import::list(&self.local_dir)
+            .into_iter()
+            .find(|(_, m)| m.name == name)
+    }
+
     /// The catalog, then imported models, each with its state on this machine.
     pub fn list(&self) -> Vec<ModelInfo> {
-        let mut models: Vec<_> = crate::catalog()
-            .iter()
-            .map(|e| self.catalog_info(e))
-            .collect();
+        let mut models: Vec<_> = self.catalog.iter().map(|e| self.catalog_info(e)).collect();
         models.extend(
             import::list(&self.local_dir)
                 .into_iter()
-                .map(|(path, m)| local_info(path, m)),
+                .map(|(path, m)| self.local_info(path, m)),
         );
         models
     }
@@ -128,14 +172,15 @@ impl Hub {
     /// A catalog id, `local/<name>` of an import, or the path of a model folder (or
     /// Piper .onnx file) used where it is.
     pub fn info(&self, id: &str) -> Result<ModelInfo, HubError> {
-        if let Some(entry) = CatalogEntry::find(id) {
+        if let Some(entry) = self.entry(id) {
             return Ok(self.catalog_info(entry));
         }
-        if let Some(info) = self.list().into_iter().find(|m| m.id == id) {
-            return Ok(info);
+        if let Some((path, manifest)) = self.imported(id) {
+            return Ok(self.local_info(path, manifest));
         }
         let path = Path::new(id);
-        if path.exists() {
+        // `local/…` names imports only, never a folder that happens to be there.
+        if !id.starts_with(LOCAL_PREFIX) && path.exists() {
             return path_info(path);
         }
         Err(HubError::UnknownModel(id.to_string()))
@@ -157,62 +202,73 @@ impl Hub {
         on_progress: impl Fn(&DownloadProgress) + Send + Sync + 'static,
         cancel: CancellationToken,
     ) -> Result<PathBuf, HubError> {
-        let entry = CatalogEntry::find(id).ok_or_else(|| HubError::UnknownModel(id.to_string()))?;
+        let entry = self
+            .entry(id)
+            .ok_or_else(|| HubError::UnknownModel(id.to_string()))?;
         download::download(
             &self.cache,
             &self.remote,
-            entry,
+            entry.clone(),
             Arc::new(on_progress),
             cancel,
         )
         .await
     }
 
-    /// Deletes a model's files; returns the bytes freed. Blobs another revision links
-    /// to stay.
+    /// Deletes a downloaded or imported model's files; returns the bytes freed. Only
+    /// the catalog model's own files in the cache (blobs another revision links to
+    /// stay) or the import's folder inside the imports folder are ever deleted.
     pub fn remove(&self, id: &str) -> Result<u64, HubError> {
-        if let Some(entry) = CatalogEntry::find(id) {
+        if let Some(entry) = self.entry(id) {
             let mut freed = 0;
-            for file in entry.files {
+            for file in &entry.files {
                 freed += self.cache.remove_file(entry, file)?;
             }
             return Ok(freed);
         }
-        if !id.starts_with(LOCAL_PREFIX) {
-            // A folder used in place is the user's, not ours to delete.
+        let Some((dir, _)) = self.imported(id) else {
+            // A folder used in place, or anything else, is the user's.
             return Err(HubError::NotRemovable(id.to_string()));
-        }
-        let info = self.info(id)?;
-        let dir = info
-            .path
-            .ok_or_else(|| HubError::NotInstalled(id.to_string()))?;
-        std::fs::remove_dir_all(&dir).map_err(|e| HubError::io(&dir, e))?;
-        Ok(info.disk_bytes)
+        };
+        let freed = dir_size(&dir);
+        import::remove(&self.local_dir, &dir)?;
+        Ok(freed)
     }
 
     /// Imports a local model folder (or Piper .onnx file) under `name` (by default the
-    /// folder's name).
-    pub fn import(&self, src: &Path, name: Option<&str>) -> Result<ModelInfo, HubError> {
-        let manifest = import::import(&self.local_dir, src, name)?;
+    /// folder's name). `convert` turns a CTranslate2 Whisper folder into one Izwi loads.
+    pub fn import(
+        &self,
+        src: &Path,
+        name: Option<&str>,
+        convert: Converter,
+    ) -> Result<ModelInfo, HubError> {
+        let manifest = import::import(&self.local_dir, src, name, convert)?;
         self.info(&format!("{LOCAL_PREFIX}{}", manifest.name))
     }
 
-    /// Re-hashes an installed catalog model's files against their checksums.
+    /// Re-hashes an installed model's files: a catalog model's against the catalog's
+    /// pins, an import's against what was recorded when it was imported.
     pub fn verify(&self, id: &str) -> Result<(), HubError> {
-        let entry = CatalogEntry::find(id).ok_or_else(|| HubError::UnknownModel(id.to_string()))?;
-        self.cache.verify(entry)
+        if let Some(entry) = self.entry(id) {
+            return self.cache.verify(entry);
+        }
+        let (dir, manifest) = self
+            .imported(id)
+            .ok_or_else(|| HubError::UnknownModel(id.to_string()))?;
+        import::verify(&dir, &manifest, id)
     }
 
     fn catalog_info(&self, entry: &CatalogEntry) -> ModelInfo {
         let path = self.cache.installed_dir(entry);
         ModelInfo {
-            id: entry.id.to_string(),
-            name: entry.name.to_string(),
+            id: entry.id.clone(),
+            name: entry.name.clone(),
             family: entry.family,
             task: entry.task,
             source: ModelSource::Catalog {
-                repo: entry.repo.to_string(),
-                revision: entry.revision.to_string(),
+                repo: entry.repo.clone(),
+                revision: entry.commit.clone(),
             },
             status: if path.is_some() {
                 ModelStatus::Installed
@@ -220,11 +276,45 @@ impl Hub {
                 ModelStatus::NotInstalled
             },
             path,
-            size_bytes: entry.size_bytes,
+            size_bytes: entry.size_bytes(),
             disk_bytes: self.cache.size_on_disk(entry),
-            languages: entry.languages.iter().map(|l| l.to_string()).collect(),
-            license: entry.license.to_string(),
-            description: entry.description.to_string(),
+            languages: entry.languages.clone(),
+            license: entry.license.clone(),
+            description: entry.description.clone(),
+            catalog_id: None,
+        }
+    }
+
+    fn local_info(&self, path: PathBuf, manifest: Manifest) -> ModelInfo {
+        // Same weights as a catalog model: that model.
+        let catalog_id = self
+            .catalog
+            .iter()
+            .filter(|e| e.family == manifest.family)
+            .find(|e| {
+                e.weights()
+                    .is_some_and(|w| manifest.files.iter().any(|f| f.sha256 == w.sha256))
+            })
+            .map(|e| e.id.clone());
+        let mut info = local_info(path, manifest);
+        info.catalog_id = catalog_id;
+        info
+    }
+}
+
+/// The catalog `IZWI_CATALOG` names, else the built-in one.
+fn catalog_from_env() -> Vec<CatalogEntry> {
+    let Some(path) = std::env::var_os("IZWI_CATALOG") else {
+        return crate::catalog();
+    };
+    let read = std::fs::read(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|e| e.to_string()));
+    match read {
+        Ok(entries) => entries,
+        Err(error) => {
+            tracing::error!(path = %Path::new(&path).display(), %error, "IZWI_CATALOG is unreadable; using the built-in catalog");
+            crate::catalog()
         }
     }
 }
@@ -232,31 +322,59 @@ impl Hub {
 /// A model folder used in place, without importing it.
 fn path_info(path: &Path) -> Result<ModelInfo, HubError> {
     let (family, task, dir) = import::usable_in_place(path)?;
-    let manifest = import::Manifest {
+    let manifest = Manifest {
         name: path.display().to_string(),
         family,
         task,
         imported_from: path.to_path_buf(),
         imported_at: 0,
+        files: Vec::new(),
     };
     let mut info = local_info(dir, manifest);
     info.id = path.display().to_string();
     Ok(info)
 }
 
-/// The language a Piper voice's `.onnx.json` gives (`language.code`, e.g. `en_US`).
-fn piper_language(dir: &Path) -> Option<String> {
-    let config = std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().ends_with(".onnx.json"))?;
-    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(config).ok()?).ok()?;
-    Some(json.get("language")?.get("code")?.as_str()?.to_string())
+/// The languages a Piper voice's `.onnx.json` gives (`language.family`, e.g. `en`).
+fn piper_languages(dir: &Path) -> Vec<String> {
+    let read = || -> Option<String> {
+        let config = std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().ends_with(".onnx.json"))?;
+        let json: serde_json::Value = serde_json::from_slice(&std::fs::read(config).ok()?).ok()?;
+        let language = json.get("language")?;
+        let family = language.get("family").and_then(|f| f.as_str());
+        let code = language.get("code").and_then(|c| c.as_str());
+        let family = family.or_else(|| code.map(|c| c.split('_').next().unwrap_or(c)))?;
+        Some(family.to_string())
+    };
+    read().into_iter().collect()
 }
 
-fn local_info(path: PathBuf, manifest: import::Manifest) -> ModelInfo {
-    let disk_bytes = std::fs::read_dir(&path)
+/// Whisper's languages from its config.json: English-only models have 51864 tokens,
+/// multilingual ones more (large-v3's 51866 add Cantonese), as OpenAI's code decides.
+fn whisper_languages(dir: &Path) -> Vec<String> {
+    let vocab_size = std::fs::read(dir.join("config.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.get("vocab_size")?.as_u64());
+    match vocab_size {
+        None => Vec::new(),
+        Some(n) if n < 51865 => vec!["en".to_string()],
+        Some(n) => {
+            let mut languages: Vec<_> = WHISPER_LANGUAGES.iter().map(|l| l.to_string()).collect();
+            if n >= 51866 {
+                languages.push("yue".to_string());
+            }
+            languages
+        }
+    }
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
         .map(|entries| {
             entries
                 .flatten()
@@ -264,12 +382,19 @@ fn local_info(path: PathBuf, manifest: import::Manifest) -> ModelInfo {
                 .map(|m| m.len())
                 .sum()
         })
-        .unwrap_or(0);
+        .unwrap_or(0)
+}
+
+fn local_info(path: PathBuf, manifest: Manifest) -> ModelInfo {
+    let disk_bytes = dir_size(&path);
     let (description, languages) = match manifest.family {
-        Family::Whisper => ("Whisper model imported from a local folder", Vec::new()),
+        Family::Whisper => (
+            "Whisper model imported from a local folder",
+            whisper_languages(&path),
+        ),
         Family::Piper => (
             "Piper voice imported from a local file",
-            piper_language(&path).into_iter().collect(),
+            piper_languages(&path),
         ),
     };
     ModelInfo {
@@ -287,5 +412,6 @@ fn local_info(path: PathBuf, manifest: import::Manifest) -> ModelInfo {
         languages,
         license: "as its source's".to_string(),
         description: description.to_string(),
+        catalog_id: None,
     }
 }

@@ -1,17 +1,27 @@
 //! Local models: folders a user already has, copied (or converted) into Izwi's models
-//! folder. A Whisper folder in Hugging Face layout, a CTranslate2 Whisper folder
-//! (faster-whisper's; converted by our importer) or a Piper voice (.onnx + .onnx.json).
-//! An import is staged in a hidden folder and renamed into place once its manifest is
-//! written, so an interrupted import is never listed.
+//! folder. A Whisper folder in Hugging Face layout (a snapshot of the Hugging Face
+//! cache too, whose files are links into its blobs), a CTranslate2 Whisper folder
+//! (faster-whisper's; converted by a converter the caller gives) or a Piper voice
+//! (.onnx + .onnx.json). Files are copied byte for byte, following links, so an
+//! import never shares a file with its source and works after the source is gone.
+//! Each file's size and sha256 go into the manifest, to verify the import later.
+//! An import is staged in a hidden folder and renamed into place once its manifest
+//! is written, so an interrupted import is never listed.
 
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use crate::{Family, HubError, ModelTask};
 
 pub const MANIFEST: &str = "izwi-model.json";
 const STAGING_PREFIX: &str = ".importing-";
+
+/// Converts a CTranslate2 Whisper folder (first path) into a Hugging Face layout
+/// folder (second path, created by it); the error says why it could not.
+pub type Converter<'a> = &'a dyn Fn(&Path, &Path) -> Result<(), String>;
 
 /// What we record of an imported model.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -22,6 +32,17 @@ pub struct Manifest {
     pub imported_from: PathBuf,
     /// Unix seconds.
     pub imported_at: u64,
+    /// Each file as it was imported (imports made before this was recorded have none).
+    #[serde(default)]
+    pub files: Vec<ImportedFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportedFile {
+    /// Its name in the import's folder.
+    pub name: String,
+    pub size: u64,
+    pub sha256: String,
 }
 
 enum Layout {
@@ -31,8 +52,13 @@ enum Layout {
     Piper(PathBuf),
 }
 
-/// Imports `src` into `models_dir/<name>` and returns the name and manifest.
-pub fn import(models_dir: &Path, src: &Path, name: Option<&str>) -> Result<Manifest, HubError> {
+/// Imports `src` into `models_dir/<name>` and returns its manifest.
+pub fn import(
+    models_dir: &Path,
+    src: &Path,
+    name: Option<&str>,
+    convert: Converter,
+) -> Result<Manifest, HubError> {
     let layout = detect(src)?;
     let name = match name {
         Some(n) => sanitize(n),
@@ -45,17 +71,16 @@ pub fn import(models_dir: &Path, src: &Path, name: Option<&str>) -> Result<Manif
         });
     }
     let target = models_dir.join(&name);
-    if target.exists() {
+    if std::fs::symlink_metadata(&target).is_ok() {
         return Err(HubError::AlreadyImported(name));
     }
     std::fs::create_dir_all(models_dir).map_err(|e| HubError::io(models_dir, e))?;
     let staging = models_dir.join(format!("{STAGING_PREFIX}{name}"));
-    if staging.exists() {
+    if std::fs::symlink_metadata(&staging).is_ok() {
         // Left by an import that was interrupted.
         std::fs::remove_dir_all(&staging).map_err(|e| HubError::io(&staging, e))?;
     }
-    let result = stage(src, &staging, &layout, &name);
-    let manifest = match result {
+    let manifest = match stage(src, &staging, &layout, &name, convert) {
         Ok(m) => m,
         Err(e) => {
             let _ = std::fs::remove_dir_all(&staging);
@@ -66,37 +91,56 @@ pub fn import(models_dir: &Path, src: &Path, name: Option<&str>) -> Result<Manif
     Ok(manifest)
 }
 
-fn stage(src: &Path, staging: &Path, layout: &Layout, name: &str) -> Result<Manifest, HubError> {
-    let (family, task) = match layout {
+fn stage(
+    src: &Path,
+    staging: &Path,
+    layout: &Layout,
+    name: &str,
+    convert: Converter,
+) -> Result<Manifest, HubError> {
+    let (family, task, files) = match layout {
         Layout::WhisperCtranslate2 => {
-            izwi_core::models::whisper::ctranslate2::convert_ctranslate2(src, staging).map_err(
-                |e| HubError::Convert {
-                    path: src.to_path_buf(),
-                    reason: format!("{e:#}"),
-                },
-            )?;
-            (Family::Whisper, ModelTask::Transcribe)
+            convert(src, staging).map_err(|reason| HubError::Convert {
+                path: src.to_path_buf(),
+                reason,
+            })?;
+            let mut files = Vec::new();
+            for path in read_dir(staging)? {
+                if path.is_file() {
+                    let (size, sha256) = hash_file(&path)?;
+                    files.push(imported(&path, size, sha256));
+                }
+            }
+            (Family::Whisper, ModelTask::Transcribe, files)
         }
         Layout::WhisperHf => {
             std::fs::create_dir_all(staging).map_err(|e| HubError::io(staging, e))?;
+            let mut files = Vec::new();
             for entry in read_dir(src)? {
                 let file_name = entry.file_name().unwrap_or_default().to_string_lossy();
                 let wanted = file_name.ends_with(".json") || file_name.ends_with(".safetensors");
                 if wanted && entry.is_file() {
-                    copy(&entry, &staging.join(entry.file_name().unwrap_or_default()))?;
+                    let to = staging.join(entry.file_name().unwrap_or_default());
+                    files.push(copy(&entry, &to)?);
                 }
             }
-            (Family::Whisper, ModelTask::Transcribe)
+            (Family::Whisper, ModelTask::Transcribe, files)
         }
         Layout::Piper(onnx) => {
             std::fs::create_dir_all(staging).map_err(|e| HubError::io(staging, e))?;
             let json = piper_config(onnx);
+            let mut files = Vec::new();
             for file in [onnx, &json] {
-                copy(file, &staging.join(file.file_name().unwrap_or_default()))?;
+                files.push(copy(
+                    file,
+                    &staging.join(file.file_name().unwrap_or_default()),
+                )?);
             }
-            (Family::Piper, ModelTask::Speak)
+            (Family::Piper, ModelTask::Speak, files)
         }
     };
+    let mut files = files;
+    files.sort_by(|a, b| a.name.cmp(&b.name));
     let manifest = Manifest {
         name: name.to_string(),
         family,
@@ -106,6 +150,7 @@ fn stage(src: &Path, staging: &Path, layout: &Layout, name: &str) -> Result<Mani
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0),
+        files,
     };
     let path = staging.join(MANIFEST);
     let json = serde_json::to_vec_pretty(&manifest).map_err(|e| HubError::Io {
@@ -150,6 +195,7 @@ fn detect(src: &Path) -> Result<Layout, HubError> {
         ));
     }
     let files = read_dir(src)?;
+    // `is_file` follows links: a link whose target is gone is not a file.
     let has = |name: &str| src.join(name).is_file();
     if has("model.bin") && has("config.json") {
         return Ok(Layout::WhisperCtranslate2);
@@ -168,9 +214,11 @@ fn detect(src: &Path) -> Result<Layout, HubError> {
         }
         if !files
             .iter()
-            .any(|f| f.extension().is_some_and(|e| e == "safetensors"))
+            .any(|f| f.extension().is_some_and(|e| e == "safetensors") && f.is_file())
         {
-            return Err(not("it has no .safetensors weights"));
+            return Err(not(
+                "it has no .safetensors weights (or their links point to files that are gone)",
+            ));
         }
         if !has("tokenizer.json") {
             return Err(not("it has no tokenizer.json"));
@@ -231,16 +279,54 @@ fn read_dir(dir: &Path) -> Result<Vec<PathBuf>, HubError> {
     Ok(entries.flatten().map(|e| e.path()).collect())
 }
 
-/// A hard link where the file system allows it (no second copy of gigabytes), else a copy.
-fn copy(from: &Path, to: &Path) -> Result<(), HubError> {
-    if std::fs::hard_link(from, to).is_ok() {
-        return Ok(());
+fn imported(path: &Path, size: u64, sha256: String) -> ImportedFile {
+    ImportedFile {
+        name: path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned(),
+        size,
+        sha256,
     }
-    std::fs::copy(from, to).map_err(|e| HubError::io(to, e))?;
-    Ok(())
 }
 
-/// Imported models in `models_dir`, by name.
+/// Copies the bytes `from` names (following links) into a new file `to`, hashing them
+/// on the way. Never a hard link: the import must not share a file with its source.
+fn copy(from: &Path, to: &Path) -> Result<ImportedFile, HubError> {
+    let mut input = std::fs::File::open(from).map_err(|e| HubError::io(from, e))?;
+    let mut output = std::fs::File::create_new(to).map_err(|e| HubError::io(to, e))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut size = 0u64;
+    loop {
+        let n = input.read(&mut buf).map_err(|e| HubError::io(from, e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        output
+            .write_all(&buf[..n])
+            .map_err(|e| HubError::io(to, e))?;
+        size += n as u64;
+    }
+    output.sync_all().map_err(|e| HubError::io(to, e))?;
+    Ok(imported(to, size, hex(&hasher.finalize())))
+}
+
+fn hash_file(path: &Path) -> Result<(u64, String), HubError> {
+    let size = std::fs::metadata(path)
+        .map_err(|e| HubError::io(path, e))?
+        .len();
+    Ok((size, crate::verify::sha256_file(path)?))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Imported models in `models_dir`, by name: only real folders directly inside it
+/// (a link planted there is not an import).
 pub fn list(models_dir: &Path) -> Vec<(PathBuf, Manifest)> {
     let Ok(entries) = std::fs::read_dir(models_dir) else {
         return Vec::new();
@@ -248,6 +334,7 @@ pub fn list(models_dir: &Path) -> Vec<(PathBuf, Manifest)> {
     let mut models: Vec<_> = entries
         .flatten()
         .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter_map(|e| {
             let text = std::fs::read_to_string(e.path().join(MANIFEST)).ok()?;
             let manifest: Manifest = serde_json::from_str(&text).ok()?;
@@ -256,6 +343,42 @@ pub fn list(models_dir: &Path) -> Vec<(PathBuf, Manifest)> {
         .collect();
     models.sort_by(|a, b| a.1.name.cmp(&b.1.name));
     models
+}
+
+/// Deletes the import folder `dir` after checking it is a real folder directly inside
+/// `models_dir` (canonically: no link, no `..` leads elsewhere).
+pub fn remove(models_dir: &Path, dir: &Path) -> Result<(), HubError> {
+    let refuse = || HubError::NotRemovable(dir.display().to_string());
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| HubError::io(dir, e))?;
+    if !meta.is_dir() {
+        return Err(refuse());
+    }
+    let root = std::fs::canonicalize(models_dir).map_err(|e| HubError::io(models_dir, e))?;
+    let real = std::fs::canonicalize(dir).map_err(|e| HubError::io(dir, e))?;
+    if real.parent() != Some(root.as_path())
+        || real != root.join(dir.file_name().unwrap_or_default())
+    {
+        return Err(refuse());
+    }
+    std::fs::remove_dir_all(&real).map_err(|e| HubError::io(&real, e))
+}
+
+/// Re-hashes an import's files against what its manifest recorded.
+pub fn verify(dir: &Path, manifest: &Manifest, id: &str) -> Result<(), HubError> {
+    if manifest.files.is_empty() {
+        let path = dir.join(MANIFEST);
+        return Err(HubError::Io {
+            path,
+            source: std::io::Error::other(format!(
+                "{id} was imported by an older Izwi that kept no checksums; remove it and \
+                 import it again to be able to verify it"
+            )),
+        });
+    }
+    for file in &manifest.files {
+        crate::verify::check(&dir.join(&file.name), &file.name, file.size, &file.sha256)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ struct State {
     last_report: Option<Instant>,
 }
 
-/// Shared by hf-hub's chunk tasks of one download (it clones its progress handle).
+/// The progress of one model download, across its files.
 #[derive(Clone)]
 pub struct Tracker {
     state: Arc<Mutex<State>>,
@@ -130,48 +130,12 @@ impl Tracker {
     }
 }
 
-/// hf-hub's view of one file's download. Its first `update` after `init` is the part
-/// already on disk when resuming, which was counted before the download began.
-#[derive(Clone)]
-pub struct FileProgress {
-    tracker: Tracker,
-    resumed: Arc<Mutex<u64>>,
-}
-
-impl FileProgress {
-    pub fn new(tracker: Tracker, resumed: u64) -> Self {
-        Self {
-            tracker,
-            resumed: Arc::new(Mutex::new(resumed)),
-        }
-    }
-}
-
-impl hf_hub::api::tokio::Progress for FileProgress {
-    async fn init(&mut self, _size: usize, _filename: &str) {}
-
-    async fn update(&mut self, size: usize) {
-        let mut bytes = size as u64;
-        {
-            let mut resumed = self.resumed.lock().unwrap_or_else(|e| e.into_inner());
-            let counted = bytes.min(*resumed);
-            *resumed -= counted;
-            bytes -= counted;
-        }
-        if bytes > 0 {
-            self.tracker.fetched(bytes);
-        }
-    }
-
-    async fn finish(&mut self) {}
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn counts_resumed_bytes_once_and_reports_rate() {
+    fn counts_resumed_bytes_and_reports_rate() {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = seen.clone();
         let tracker = Tracker::new(
@@ -182,17 +146,12 @@ mod tests {
         );
         tracker.start_file("a");
         tracker.skip(200);
-        let mut file = FileProgress::new(tracker.clone(), 200);
-        block_on(async {
-            use hf_hub::api::tokio::Progress;
-            file.update(200).await; // hf-hub reporting the resumed part
-            std::thread::sleep(Duration::from_millis(20));
-            file.update(300).await;
-        });
+        std::thread::sleep(Duration::from_millis(20));
+        tracker.fetched(300);
         tracker.start_file("b");
         tracker.finish();
         let seen = seen.lock().unwrap();
-        // 100 present + 200 resumed + 300 fetched, the resumed part counted once.
+        // 100 present + 200 resumed + 300 fetched.
         let at_b = seen.iter().find(|p| p.file == "b").unwrap();
         assert_eq!(at_b.downloaded, 600);
         assert!(at_b.bytes_per_second > 0.0 && at_b.eta_seconds.is_some());
@@ -200,12 +159,5 @@ mod tests {
         assert!(last.done);
         assert_eq!(last.downloaded, 1000);
         assert!(seen.windows(2).all(|w| w[0].downloaded <= w[1].downloaded));
-    }
-
-    fn block_on(f: impl std::future::Future<Output = ()>) {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(f);
     }
 }

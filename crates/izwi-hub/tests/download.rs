@@ -1,5 +1,6 @@
-//! Downloads through hf-hub against a hub served on 127.0.0.1: progress, resume after
-//! a cut connection, checksum failures and cancellation never leaving a model that
+//! Downloads against a hub served on 127.0.0.1, with catalog entries pinned to the
+//! files it serves: progress, resume after a cut connection, wrong bytes, servers
+//! that ignore Range or send too much, and cancellation never leaving a model that
 //! looks installed.
 
 mod support;
@@ -9,13 +10,21 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use izwi_hub::{CancellationToken, DownloadProgress, Hub, HubConfig, HubError, ModelStatus};
-use support::{bytes, HubServer, ServedFile, COMMIT};
+use izwi_hub::{
+    CancellationToken, CatalogEntry, DownloadProgress, Family, Hub, HubConfig, HubError,
+    ModelStatus,
+};
+use support::{bytes, HubServer, ServedFile, COMMIT, ENDLESS};
 
 const MODEL: &str = "whisper-tiny.en";
 const REPO: &str = "openai/whisper-tiny.en";
-const REVISION: &str = "refs/pr/15";
 const WEIGHTS_LEN: usize = 1_000_003;
+const FILES: &[&str] = &[
+    "config.json",
+    "generation_config.json",
+    "model.safetensors",
+    "tokenizer.json",
+];
 
 fn whisper_files() -> BTreeMap<String, ServedFile> {
     let git = |text: &str| ServedFile {
@@ -50,15 +59,25 @@ struct Setup {
     dir: tempfile::TempDir,
 }
 
-fn setup() -> Setup {
-    let server = HubServer::start(REPO, REVISION, whisper_files());
-    let dir = tempfile::tempdir().unwrap();
-    let hub = Hub::new(HubConfig {
-        cache_dir: Some(dir.path().join("hf")),
-        endpoint: Some(server.endpoint.clone()),
-        local_dir: dir.path().join("models"),
+/// The catalog entry pinned to what the test hub serves.
+fn pinned() -> CatalogEntry {
+    support::entry(MODEL, Family::Whisper, REPO, &whisper_files(), FILES)
+}
+
+fn hub_for(endpoint: &str, dir: &Path, entry: CatalogEntry) -> Hub {
+    Hub::new(HubConfig {
+        cache_dir: Some(dir.join("hf")),
+        endpoint: Some(endpoint.to_string()),
+        local_dir: dir.join("models"),
         chunk_size: 64 * 1024,
-    });
+        catalog: Some(vec![entry]),
+    })
+}
+
+fn setup() -> Setup {
+    let server = HubServer::start(REPO, whisper_files());
+    let dir = tempfile::tempdir().unwrap();
+    let hub = hub_for(&server.endpoint, dir.path(), pinned());
     Setup { server, hub, dir }
 }
 
@@ -144,10 +163,6 @@ fn assert_installed_correctly(s: &Setup, dir: &Path) {
         repo_dir(s).join("snapshots").join(COMMIT),
         "the standard Hugging Face layout"
     );
-    assert_eq!(
-        std::fs::read_to_string(repo_dir(s).join("refs").join(REVISION)).unwrap(),
-        COMMIT
-    );
     assert_eq!(s.hub.model_dir(MODEL).unwrap(), dir);
     s.hub.verify(MODEL).unwrap();
 }
@@ -185,9 +200,15 @@ async fn full_download_reports_progress_and_installs_verified_files() {
     assert!(reports
         .iter()
         .any(|r| r.bytes_per_second > 0.0 && r.eta_seconds.is_some()));
-    assert!(blobs(&s).iter().all(|b| !b.ends_with(".sync.part")));
+    assert!(blobs(&s).iter().all(|b| !b.ends_with(".part")));
+    // Fetched at the pinned commit, never at a branch or ref.
+    assert!(s
+        .server
+        .requests()
+        .iter()
+        .all(|(path, _)| path.starts_with(&format!("/{REPO}/resolve/{COMMIT}/"))));
 
-    // Downloading again reuses the cache: the listing is read, no file is fetched.
+    // Downloading again reuses the cache: nothing is fetched.
     let before = s.server.requests().len();
     let again = s
         .hub
@@ -195,9 +216,7 @@ async fn full_download_reports_progress_and_installs_verified_files() {
         .await
         .unwrap();
     assert_eq!(again, dir);
-    let after = s.server.requests();
-    assert_eq!(after.len(), before + 1);
-    assert!(after.last().unwrap().0.starts_with("/api/models/"));
+    assert_eq!(s.server.requests().len(), before);
 }
 
 #[tokio::test]
@@ -217,7 +236,7 @@ async fn a_cut_connection_fails_then_the_next_download_resumes() {
     assert!(err.to_string().contains("resume"), "{err}");
     assert_not_installed(&s);
     let part = format!(
-        "{}.sync.part",
+        "{}.izwi.part",
         whisper_files()["model.safetensors"].sha256()
     );
     assert!(blobs(&s).contains(&part), "{:?}", blobs(&s));
@@ -231,24 +250,15 @@ async fn a_cut_connection_fails_then_the_next_download_resumes() {
         .unwrap();
     assert_installed_correctly(&s, &dir);
 
-    // The second download started at the last complete 64 KiB chunk before the cut,
-    // not at zero.
+    // The second download started at the byte where the cut stopped it, not at zero.
     let chunk = 64 * 1024;
-    let resumed_from = (cut_at / chunk) * chunk;
+    let resumed_from = cut_at;
     let second: Vec<_> = weights_requests(&s)[requests_before..].to_vec();
-    let first_body = second
-        .iter()
-        .flatten()
-        .find(|r| *r != "bytes=0-0")
-        .expect("a ranged body request");
     assert_eq!(
-        first_body,
-        &format!("bytes={resumed_from}-{}", resumed_from + chunk - 1)
+        second[0].as_deref(),
+        Some(format!("bytes={resumed_from}-{}", resumed_from + chunk - 1).as_str())
     );
-    assert!(!second
-        .iter()
-        .flatten()
-        .any(|r| r.starts_with("bytes=0-") && r != "bytes=0-0"));
+    assert!(!second.iter().flatten().any(|r| r.starts_with("bytes=0-")));
     // Progress starts from the resumed bytes, and the rate counts only new ones.
     let first = reports.lock().unwrap().first().unwrap().clone();
     assert!(first.downloaded < resumed_from);
@@ -260,7 +270,7 @@ async fn a_cut_connection_fails_then_the_next_download_resumes() {
 }
 
 #[tokio::test]
-async fn a_checksum_mismatch_is_reported_and_nothing_is_installed() {
+async fn bytes_that_do_not_match_the_pins_are_never_installed() {
     let s = setup();
     s.server.behaviour.lock().unwrap().corrupt = Some("model.safetensors".into());
     let err = s
@@ -315,7 +325,7 @@ async fn cancelling_leaves_nothing_half_installed_and_stops_fetching() {
     assert_not_installed(&s);
     assert_no_trace_of_weights(&s);
 
-    // hf-hub's chunk tasks went with the download: no request arrives after it.
+    // The download's requests went with it: no request arrives after it.
     let count = s.server.requests().len();
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(s.server.requests().len(), count);
@@ -323,8 +333,15 @@ async fn cancelling_leaves_nothing_half_installed_and_stops_fetching() {
 
 #[tokio::test]
 async fn a_model_larger_than_the_free_space_is_refused_before_fetching() {
-    let s = setup();
-    s.server.behaviour.lock().unwrap().claimed_size = Some(1 << 60);
+    let server = HubServer::start(REPO, whisper_files());
+    let dir = tempfile::tempdir().unwrap();
+    let mut huge = pinned();
+    huge.files[2].size = 1 << 60;
+    let s = Setup {
+        hub: hub_for(&server.endpoint, dir.path(), huge),
+        server,
+        dir,
+    };
     let err = s
         .hub
         .download(MODEL, |_| {}, CancellationToken::new())
@@ -365,27 +382,25 @@ async fn an_unreachable_hub_and_a_missing_file_are_named() {
         .local_addr()
         .unwrap()
         .port();
-    let hub = Hub::new(HubConfig {
-        cache_dir: Some(dir.path().join("hf")),
-        endpoint: Some(format!("http://127.0.0.1:{port}")),
-        local_dir: dir.path().join("models"),
-        chunk_size: 64 * 1024,
-    });
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let hub = hub_for(&endpoint, dir.path(), pinned());
     let err = hub
         .download(MODEL, |_| {}, CancellationToken::new())
         .await
         .unwrap_err();
     assert!(matches!(err, HubError::Network { .. }), "{err}");
+    // Said once, in words, without the address of the request.
+    let text = err.to_string();
+    assert!(text.contains("check the internet connection"), "{text}");
+    assert!(
+        !text.contains("http://") && !text.contains("resolve/"),
+        "{text}"
+    );
 
     let mut files = whisper_files();
     files.remove("tokenizer.json");
-    let server = HubServer::start(REPO, REVISION, files);
-    let hub = Hub::new(HubConfig {
-        cache_dir: Some(dir.path().join("hf")),
-        endpoint: Some(server.endpoint.clone()),
-        local_dir: dir.path().join("models"),
-        chunk_size: 64 * 1024,
-    });
+    let server = HubServer::start(REPO, files);
+    let hub = hub_for(&server.endpoint, dir.path(), pinned());
     let err = hub
         .download(MODEL, |_| {}, CancellationToken::new())
         .await
@@ -394,9 +409,102 @@ async fn an_unreachable_hub_and_a_missing_file_are_named() {
         matches!(err, HubError::MissingRemoteFile { ref file, .. } if file == "tokenizer.json"),
         "{err}"
     );
+    assert!(!err.to_string().contains("http://"), "{err}");
     assert!(matches!(
         hub.download("whisper-huge", |_| {}, CancellationToken::new())
             .await,
         Err(HubError::UnknownModel(_))
     ));
+}
+
+#[tokio::test]
+async fn a_part_file_is_resumed_from_its_length() {
+    let s = setup();
+    let weights = &whisper_files()["model.safetensors"];
+    let blobs_dir = repo_dir(&s).join("blobs");
+    std::fs::create_dir_all(&blobs_dir).unwrap();
+    let have = 300_001;
+    std::fs::write(
+        blobs_dir.join(format!("{}.izwi.part", weights.sha256())),
+        &weights.bytes[..have],
+    )
+    .unwrap();
+    assert_not_installed(&s);
+    let dir = s
+        .hub
+        .download(MODEL, |_| {}, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_installed_correctly(&s, &dir);
+    let first = weights_requests(&s)[0].clone().unwrap();
+    assert_eq!(first, format!("bytes={have}-{}", have + 64 * 1024 - 1));
+}
+
+#[tokio::test]
+async fn a_complete_but_unchecked_part_never_counts_as_installed() {
+    // What a crash while hashing leaves: every byte fetched, nothing checked yet.
+    let s = setup();
+    let weights = &whisper_files()["model.safetensors"];
+    let blobs_dir = repo_dir(&s).join("blobs");
+    std::fs::create_dir_all(&blobs_dir).unwrap();
+    let mut wrong = weights.bytes.clone();
+    wrong[10] ^= 1;
+    std::fs::write(
+        blobs_dir.join(format!("{}.izwi.part", weights.sha256())),
+        &wrong,
+    )
+    .unwrap();
+    assert_not_installed(&s);
+    let err = s
+        .hub
+        .download(MODEL, |_| {}, CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, HubError::ChecksumMismatch { .. }), "{err}");
+    assert_not_installed(&s);
+    assert_no_trace_of_weights(&s);
+    let dir = s
+        .hub
+        .download(MODEL, |_| {}, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_installed_correctly(&s, &dir);
+}
+
+#[tokio::test]
+async fn a_server_ignoring_range_is_stopped_without_reading_its_body() {
+    let s = setup();
+    s.server.behaviour.lock().unwrap().ignore_range = true;
+    let err = s
+        .hub
+        .download(MODEL, |_| {}, CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, HubError::Download { .. }) && err.to_string().contains("byte range"),
+        "{err}"
+    );
+    assert_not_installed(&s);
+    // The client hung up: the server could write only what socket buffers hold of
+    // its 1 GiB body, not the body a buffering client would have read.
+    let sent = s.server.behaviour.lock().unwrap().sent;
+    assert!(sent < ENDLESS / 16, "{sent} bytes were taken");
+}
+
+#[tokio::test]
+async fn a_server_sending_more_than_announced_is_stopped() {
+    let s = setup();
+    s.server.behaviour.lock().unwrap().overlong = true;
+    let err = s
+        .hub
+        .download(MODEL, |_| {}, CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, HubError::Download { .. }) && err.to_string().contains("more bytes"),
+        "{err}"
+    );
+    assert_not_installed(&s);
+    let sent = s.server.behaviour.lock().unwrap().sent;
+    assert!(sent < ENDLESS / 16, "{sent} bytes were taken");
 }

@@ -1,23 +1,51 @@
-//! Importing local folders: Whisper in Hugging Face layout, Piper voices, and refusals
-//! that say what is wrong.
+//! Importing local folders: Whisper in Hugging Face layout (a cache snapshot of links
+//! too), Piper voices, refusals that say what is wrong, verifying an import, what an
+//! import knows of itself, and removal that never touches anything but the import.
 
-use std::path::Path;
+#![cfg(unix)]
 
-use izwi_hub::{Family, Hub, HubConfig, HubError, ModelSource, ModelStatus};
+use std::path::{Path, PathBuf};
 
-fn hub(dir: &Path) -> Hub {
+use izwi_hub::{
+    CatalogEntry, CatalogFile, Family, Hub, HubConfig, HubError, ModelSource, ModelStatus,
+    ModelTask,
+};
+use sha2::Digest;
+
+fn hub_with(dir: &Path, catalog: Vec<CatalogEntry>) -> Hub {
     Hub::new(HubConfig {
         cache_dir: Some(dir.join("hf")),
         endpoint: Some("http://127.0.0.1:9".into()),
         local_dir: dir.join("models"),
         chunk_size: 1 << 20,
+        catalog: Some(catalog),
     })
+}
+
+fn hub(dir: &Path) -> Hub {
+    hub_with(dir, Vec::new())
+}
+
+/// Imports here never meet a CTranslate2 folder but the one that fails to convert.
+fn no_converter(src: &Path, _: &Path) -> Result<(), String> {
+    Err(format!("{} is not a CTranslate2 model", src.display()))
+}
+
+fn sha(bytes: &[u8]) -> String {
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|x| format!("{x:02x}"))
+        .collect()
 }
 
 fn whisper_folder(dir: &Path) -> std::path::PathBuf {
     let src = dir.join("my whisper");
     std::fs::create_dir_all(&src).unwrap();
-    std::fs::write(src.join("config.json"), r#"{"model_type": "whisper"}"#).unwrap();
+    std::fs::write(
+        src.join("config.json"),
+        r#"{"model_type": "whisper", "vocab_size": 51864}"#,
+    )
+    .unwrap();
     std::fs::write(src.join("tokenizer.json"), "{}").unwrap();
     std::fs::write(src.join("model.safetensors"), vec![1u8; 1000]).unwrap();
     std::fs::write(src.join("README.md"), "not copied").unwrap();
@@ -29,7 +57,7 @@ fn a_whisper_folder_is_imported_and_listed() {
     let dir = tempfile::tempdir().unwrap();
     let hub = hub(dir.path());
     let src = whisper_folder(dir.path());
-    let info = hub.import(&src, None).unwrap();
+    let info = hub.import(&src, None, &no_converter).unwrap();
     assert_eq!(info.id, "local/my-whisper");
     assert_eq!(info.family, Family::Whisper);
     assert_eq!(info.status, ModelStatus::Installed);
@@ -43,10 +71,10 @@ fn a_whisper_folder_is_imported_and_listed() {
     assert!(hub.list().iter().any(|m| m.id == "local/my-whisper"));
 
     assert!(matches!(
-        hub.import(&src, None),
+        hub.import(&src, None, &no_converter),
         Err(HubError::AlreadyImported(_))
     ));
-    let other = hub.import(&src, Some("second")).unwrap();
+    let other = hub.import(&src, Some("second"), &no_converter).unwrap();
     assert_eq!(other.id, "local/second");
 
     hub.remove("local/my-whisper").unwrap();
@@ -67,7 +95,7 @@ fn a_piper_voice_file_is_imported() {
     let onnx = dir.path().join("en_US-joe-medium.onnx");
     std::fs::write(&onnx, b"onnx").unwrap();
     std::fs::write(dir.path().join("en_US-joe-medium.onnx.json"), b"{}").unwrap();
-    let info = hub.import(&onnx, None).unwrap();
+    let info = hub.import(&onnx, None, &no_converter).unwrap();
     assert_eq!(info.id, "local/en_US-joe-medium");
     assert_eq!(info.family, Family::Piper);
     let path = info.path.unwrap();
@@ -79,7 +107,7 @@ fn a_piper_voice_file_is_imported() {
 fn what_cannot_be_imported_is_refused_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let hub = hub(dir.path());
-    let reason = |path: &Path| match hub.import(path, None) {
+    let reason = |path: &Path| match hub.import(path, None, &no_converter) {
         Err(HubError::NotImportable { reason, .. }) => reason,
         other => panic!("expected a refusal, got {other:?}"),
     };
@@ -103,7 +131,11 @@ fn what_cannot_be_imported_is_refused_with_the_reason() {
     std::fs::write(ct2.join("model.bin"), b"garbage").unwrap();
     std::fs::write(ct2.join("config.json"), b"{}").unwrap();
     assert!(matches!(
-        hub.import(&ct2, None),
+        hub.import(&ct2, None, &|_: &Path, dst: &Path| {
+            std::fs::create_dir_all(dst).map_err(|e| e.to_string())?;
+            std::fs::write(dst.join("half.safetensors"), b"x").map_err(|e| e.to_string())?;
+            Err("not a CTranslate2 model".to_string())
+        }),
         Err(HubError::Convert { .. })
     ));
     // A failed import leaves nothing behind, not even its staging folder.
@@ -128,26 +160,201 @@ fn a_folder_is_usable_in_place_and_never_deleted() {
     assert!(src.join("model.safetensors").exists());
 }
 
+/// A folder as the Hugging Face cache lays a snapshot out: every file a relative link
+/// into `../../blobs/`.
+fn hf_snapshot(dir: &Path) -> (PathBuf, PathBuf) {
+    let repo = dir.join("hf-cache/models--openai--whisper-tiny.en");
+    let snapshot = repo.join("snapshots/87c7102498dcde7456f24cfd30239ca606ed9063");
+    std::fs::create_dir_all(repo.join("blobs")).unwrap();
+    std::fs::create_dir_all(&snapshot).unwrap();
+    let files: [(&str, Vec<u8>); 3] = [
+        (
+            "config.json",
+            br#"{"model_type": "whisper", "vocab_size": 51865}"#.to_vec(),
+        ),
+        ("tokenizer.json", b"{}".to_vec()),
+        ("model.safetensors", vec![7u8; 4096]),
+    ];
+    for (name, bytes) in files {
+        let hash = sha(&bytes);
+        std::fs::write(repo.join("blobs").join(&hash), &bytes).unwrap();
+        std::os::unix::fs::symlink(format!("../../blobs/{hash}"), snapshot.join(name)).unwrap();
+    }
+    (repo, snapshot)
+}
+
 #[test]
-fn a_ctranslate2_whisper_folder_is_converted_on_import() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.assets/ct2/whisper-tiny.en");
-    assert!(
-        src.exists(),
-        "{} is missing: run scripts/fetch-assets.sh first",
-        src.display()
-    );
+fn a_hugging_face_snapshot_of_links_is_imported_as_real_bytes() {
+    use std::os::unix::fs::MetadataExt;
     let dir = tempfile::tempdir().unwrap();
     let hub = hub(dir.path());
-    let info = hub.import(&src, Some("tiny-ct2")).unwrap();
-    assert_eq!(info.id, "local/tiny-ct2");
-    assert_eq!(info.family, Family::Whisper);
+    let (repo, snapshot) = hf_snapshot(dir.path());
+    let info = hub.import(&snapshot, Some("tiny"), &no_converter).unwrap();
     let path = info.path.unwrap();
-    for file in ["config.json", "model.safetensors", "tokenizer.json"] {
-        assert!(path.join(file).is_file(), "{file}");
+    for name in ["config.json", "tokenizer.json", "model.safetensors"] {
+        let copy = std::fs::symlink_metadata(path.join(name)).unwrap();
+        assert!(copy.file_type().is_file(), "{name} is a link");
+        let original = std::fs::metadata(snapshot.join(name)).unwrap();
+        assert_ne!(copy.ino(), original.ino(), "{name} shares the user's file");
+        assert_eq!(copy.len(), original.len(), "{name}");
     }
-    // What was converted is usable where it is.
+    // The source goes; the import still holds everything and verifies.
+    std::fs::remove_dir_all(&repo).unwrap();
+    hub.verify("local/tiny").unwrap();
     assert_eq!(
-        hub.info(&path.display().to_string()).unwrap().family,
-        Family::Whisper
+        std::fs::read(path.join("model.safetensors")).unwrap(),
+        vec![7u8; 4096]
+    );
+    assert_eq!(
+        hub.info("local/tiny").unwrap().status,
+        ModelStatus::Installed
+    );
+}
+
+#[test]
+fn a_snapshot_whose_links_are_broken_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = hub(dir.path());
+    let (repo, snapshot) = hf_snapshot(dir.path());
+    std::fs::remove_dir_all(repo.join("blobs")).unwrap();
+    let err = hub.import(&snapshot, None, &no_converter).unwrap_err();
+    assert!(matches!(err, HubError::NotImportable { .. }), "{err}");
+}
+
+#[test]
+fn an_import_is_verified_against_what_was_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = hub(dir.path());
+    let src = whisper_folder(dir.path());
+    let info = hub.import(&src, Some("w"), &no_converter).unwrap();
+    hub.verify("local/w").unwrap();
+    std::fs::write(
+        info.path.unwrap().join("model.safetensors"),
+        vec![2u8; 1000],
+    )
+    .unwrap();
+    let err = hub.verify("local/w").unwrap_err();
+    assert!(
+        matches!(err, HubError::ChecksumMismatch { ref file, .. } if file == "model.safetensors"),
+        "{err}"
+    );
+    assert!(matches!(
+        hub.verify("local/nothing"),
+        Err(HubError::UnknownModel(_))
+    ));
+}
+
+#[test]
+fn an_import_reads_its_languages_from_its_own_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = hub(dir.path());
+    let english = hub
+        .import(&whisper_folder(dir.path()), Some("en"), &no_converter)
+        .unwrap();
+    assert_eq!(english.languages, ["en"]);
+    let (_, snapshot) = hf_snapshot(dir.path());
+    let multi = hub.import(&snapshot, Some("multi"), &no_converter).unwrap();
+    assert_eq!(multi.languages.len(), 99);
+    assert!(multi.languages.iter().any(|l| l == "de"));
+
+    let onnx = dir.path().join("de_DE-thorsten-medium.onnx");
+    std::fs::write(&onnx, b"onnx").unwrap();
+    std::fs::write(
+        dir.path().join("de_DE-thorsten-medium.onnx.json"),
+        br#"{"language": {"code": "de_DE", "family": "de"}}"#,
+    )
+    .unwrap();
+    let voice = hub.import(&onnx, None, &no_converter).unwrap();
+    assert_eq!(voice.languages, ["de"]);
+}
+
+#[test]
+fn an_import_of_a_catalog_models_weights_says_which_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let pinned = |path: &str, bytes: &[u8]| CatalogFile {
+        path: path.into(),
+        size: bytes.len() as u64,
+        sha256: sha(bytes),
+    };
+    let entry = CatalogEntry {
+        id: "whisper-tiny.en".into(),
+        name: "Whisper tiny (English)".into(),
+        family: Family::Whisper,
+        task: ModelTask::Transcribe,
+        repo: "openai/whisper-tiny.en".into(),
+        commit: "87c7102498dcde7456f24cfd30239ca606ed9063".into(),
+        files: vec![
+            pinned("config.json", b"{}"),
+            pinned("model.safetensors", &[1u8; 1000]),
+        ],
+        languages: vec!["en".into()],
+        license: "test".into(),
+        description: "test".into(),
+    };
+    let hub = hub_with(dir.path(), vec![entry]);
+    let src = whisper_folder(dir.path());
+    let same = hub.import(&src, Some("same"), &no_converter).unwrap();
+    assert_eq!(same.catalog_id.as_deref(), Some("whisper-tiny.en"));
+    std::fs::write(src.join("model.safetensors"), vec![3u8; 1000]).unwrap();
+    let other = hub.import(&src, Some("other"), &no_converter).unwrap();
+    assert_eq!(other.catalog_id, None);
+    // The catalog's own card does not claim the import's files.
+    assert_eq!(
+        hub.info("whisper-tiny.en").unwrap().status,
+        ModelStatus::NotInstalled
+    );
+}
+
+/// A folder of the user's that must outlive every removal below.
+fn users_folder(dir: &Path, name: &str) -> PathBuf {
+    let folder = dir.join(name);
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("precious.txt"), b"mine").unwrap();
+    folder
+}
+
+#[test]
+fn removal_touches_only_an_import_folder_inside_the_imports() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = hub(dir.path());
+    let victim = users_folder(dir.path(), "victim");
+    let src = whisper_folder(dir.path());
+    let info = hub.import(&src, Some("real"), &no_converter).unwrap();
+    let models = dir.path().join("models");
+
+    // Ids that climb out of the imports folder, or name it.
+    for id in [
+        "local/../victim",
+        "local/..",
+        "local/",
+        "local/./real/..",
+        "../victim",
+    ] {
+        let err = hub.remove(id).unwrap_err();
+        assert!(matches!(err, HubError::NotRemovable(_)), "{id}: {err}");
+    }
+    // A link planted in the imports folder, dressed as an import, pointing outside.
+    let manifest = std::fs::read_to_string(info.path.as_ref().unwrap().join("izwi-model.json"))
+        .unwrap()
+        .replace("\"real\"", "\"planted\"");
+    std::fs::write(victim.join("izwi-model.json"), manifest).unwrap();
+    std::os::unix::fs::symlink(&victim, models.join("planted")).unwrap();
+    let err = hub.remove("local/planted").unwrap_err();
+    assert!(matches!(err, HubError::NotRemovable(_)), "{err}");
+    assert!(!hub.list().iter().any(|m| m.id == "local/planted"));
+
+    // A link inside a real import goes with the import; what it points to stays.
+    std::os::unix::fs::symlink(&victim, info.path.as_ref().unwrap().join("link")).unwrap();
+    // A folder used in place is the user's.
+    let err = hub.remove(&src.display().to_string()).unwrap_err();
+    assert!(matches!(err, HubError::NotRemovable(_)), "{err}");
+
+    hub.remove("local/real").unwrap();
+    assert!(!info.path.unwrap().exists());
+    assert_eq!(std::fs::read(victim.join("precious.txt")).unwrap(), b"mine");
+    assert!(src.join("model.safetensors").exists());
+    assert!(
+        models.join("planted").exists(),
+        "the planted link is not ours either"
     );
 }

@@ -420,11 +420,19 @@ impl Runtime {
         Ok(self.inner.hub.remove(id)?)
     }
 
+    /// Imports a local model; a CTranslate2 Whisper folder is converted on the way
+    /// (the engine converts, the hub registers the result).
     pub fn import_model(&self, path: &Path, name: Option<&str>) -> Result<ModelInfo, RuntimeError> {
-        Ok(self.inner.hub.import(path, name)?)
+        let convert = |src: &Path, dst: &Path| {
+            izwi_core::models::whisper::ctranslate2::convert_ctranslate2(src, dst)
+                .map(|_| ())
+                .map_err(|e| format!("{e:#}"))
+        };
+        Ok(self.inner.hub.import(path, name, &convert)?)
     }
 
-    /// Re-hashes a downloaded model's files against their checksums.
+    /// Re-hashes a model's files: a downloaded one's against the catalog's pins, an
+    /// import's against what was recorded when it was imported.
     pub fn verify_model(&self, id: &str) -> Result<(), RuntimeError> {
         Ok(self.inner.hub.verify(id)?)
     }

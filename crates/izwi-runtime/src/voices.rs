@@ -116,6 +116,10 @@ impl Inner {
                 task: "speak",
             });
         }
+        // A voice on a model that is not there would fail only when it speaks.
+        if model.status != ModelStatus::Installed {
+            return Err(izwi_hub::HubError::NotInstalled(model.id).into());
+        }
         check_settings(&settings)?;
         let row = self
             .store

@@ -1,6 +1,6 @@
-//! A small Hugging Face hub on 127.0.0.1: the two endpoints hf-hub calls (the
-//! repository listing with LFS metadata, and ranged file downloads with the commit
-//! and etag headers), serving generated files, with faults a test can switch on.
+//! A small Hugging Face hub on 127.0.0.1: ranged file downloads (`resolve`) with the
+//! commit and etag headers, serving generated files, with faults a test can switch
+//! on; and catalog entries pinned to those files.
 // Shared by the download tests, the CLI's tests and the download bench; each uses part.
 #![allow(dead_code)]
 
@@ -50,8 +50,13 @@ pub struct Behaviour {
     pub corrupt: Option<String>,
     /// Pause between 8 KiB pieces of file bodies.
     pub throttle: Option<Duration>,
-    /// The listing claims this size for every LFS file.
-    pub claimed_size: Option<u64>,
+    /// Answers every download with 200 and an endless body, ignoring Range.
+    pub ignore_range: bool,
+    /// Answers with the range asked for, then keeps sending past its end (no
+    /// content-length: the body ends when the connection closes).
+    pub overlong: bool,
+    /// Bytes of file bodies written to clients.
+    pub sent: u64,
     /// Every request: (path, Range header).
     pub log: Vec<(String, Option<String>)>,
 }
@@ -62,8 +67,8 @@ pub struct HubServer {
 }
 
 impl HubServer {
-    /// Serves `files` (paths in the repository) of `repo` at `revision`.
-    pub fn start(repo: &str, revision: &str, files: BTreeMap<String, ServedFile>) -> Self {
+    /// Serves `files` (paths in the repository) of `repo` at `COMMIT`.
+    pub fn start(repo: &str, files: BTreeMap<String, ServedFile>) -> Self {
         let behaviour = Arc::new(Mutex::new(Behaviour::default()));
         // Hashed once: hashing a large file on every request would be the server's
         // cost, measured as the client's.
@@ -83,7 +88,7 @@ impl HubServer {
         std_listener.set_nonblocking(true).unwrap();
         let endpoint = format!("http://{}", std_listener.local_addr().unwrap());
         let b = behaviour.clone();
-        let (repo, revision) = (repo.to_string(), revision.replace('/', "%2F"));
+        let repo = repo.to_string();
         std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
@@ -96,10 +101,9 @@ impl HubServer {
                     let Ok((stream, _)) = listener.accept().await else {
                         continue;
                     };
-                    let (b, f, repo, revision) =
-                        (b.clone(), files.clone(), repo.clone(), revision.clone());
+                    let (b, f, repo) = (b.clone(), files.clone(), repo.clone());
                     tokio::spawn(async move {
-                        let _ = serve(stream, &repo, &revision, &f, &b).await;
+                        let _ = serve(stream, &repo, &f, &b).await;
                     });
                 }
             });
@@ -118,7 +122,6 @@ impl HubServer {
 async fn serve(
     mut stream: TcpStream,
     repo: &str,
-    revision: &str,
     files: &BTreeMap<String, Hashed>,
     behaviour: &Mutex<Behaviour>,
 ) -> std::io::Result<()> {
@@ -149,35 +152,7 @@ async fn serve(
         .push((target.clone(), range.clone()));
     let path = target.split('?').next().unwrap_or("");
 
-    if path == format!("/api/models/{repo}/revision/{revision}") {
-        let claimed = behaviour.lock().unwrap().claimed_size;
-        let siblings: Vec<_> = files
-            .iter()
-            .map(|(name, f)| {
-                let size = if f.file.lfs {
-                    claimed.unwrap_or(f.file.bytes.len() as u64)
-                } else {
-                    f.file.bytes.len() as u64
-                };
-                let mut s =
-                    serde_json::json!({"rfilename": name, "size": size, "blobId": f.blob_id});
-                if f.file.lfs {
-                    s["lfs"] =
-                        serde_json::json!({"sha256": f.sha256, "size": size, "pointerSize": 134});
-                }
-                s
-            })
-            .collect();
-        let body = serde_json::json!({"id": repo, "sha": COMMIT, "siblings": siblings}).to_string();
-        let head = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-            body.len()
-        );
-        stream.write_all(head.as_bytes()).await?;
-        return stream.write_all(body.as_bytes()).await;
-    }
-
-    let prefix = format!("/{repo}/resolve/{revision}/");
+    let prefix = format!("/{repo}/resolve/{COMMIT}/");
     let Some(file) = path
         .strip_prefix(&prefix)
         .and_then(|name| files.get(name).map(|f| (name, f)))
@@ -188,6 +163,16 @@ async fn serve(
     };
     let (name, served) = file;
     let len = served.file.bytes.len() as u64;
+    let (ignore_range, overlong) = {
+        let b = behaviour.lock().unwrap();
+        (b.ignore_range, b.overlong)
+    };
+    if ignore_range {
+        let head =
+            format!("HTTP/1.1 200 OK\r\ncontent-length: {ENDLESS}\r\nconnection: close\r\n\r\n");
+        stream.write_all(head.as_bytes()).await?;
+        return send_endless(&mut stream, behaviour).await;
+    }
     let (start, end) = match range
         .as_deref()
         .and_then(|r| r.strip_prefix("bytes="))
@@ -224,9 +209,13 @@ async fn serve(
     } else {
         &served.blob_id
     };
+    let length = if overlong {
+        String::new()
+    } else {
+        format!("content-length: {}\r\n", end - start + 1)
+    };
     let mut head = format!(
-        "HTTP/1.1 206 Partial Content\r\ncontent-length: {}\r\ncontent-range: bytes {start}-{end}/{len}\r\naccept-ranges: bytes\r\nx-repo-commit: {COMMIT}\r\netag: \"{}\"\r\nconnection: close\r\n",
-        end - start + 1,
+        "HTTP/1.1 206 Partial Content\r\n{length}content-range: bytes {start}-{end}/{len}\r\naccept-ranges: bytes\r\nx-repo-commit: {COMMIT}\r\netag: \"{}\"\r\nconnection: close\r\n",
         served.blob_id,
     );
     if served.file.lfs {
@@ -242,9 +231,13 @@ async fn serve(
     };
     for piece in body.chunks(8192) {
         stream.write_all(piece).await?;
+        behaviour.lock().unwrap().sent += piece.len() as u64;
         if let Some(pause) = throttle {
             tokio::time::sleep(pause).await;
         }
+    }
+    if overlong {
+        return send_endless(&mut stream, behaviour).await;
     }
     stream.flush().await?;
     if cut.is_some() {
@@ -252,6 +245,55 @@ async fn serve(
         stream.shutdown().await?;
     }
     Ok(())
+}
+
+/// What an endless body claims, and sends at most: far more than any client should take.
+pub const ENDLESS: u64 = 1 << 30;
+
+/// Sends zeros until the client hangs up (or `ENDLESS` bytes), counting them.
+async fn send_endless(stream: &mut TcpStream, behaviour: &Mutex<Behaviour>) -> std::io::Result<()> {
+    let piece = [0u8; 8192];
+    let mut sent = 0;
+    while sent < ENDLESS {
+        stream.write_all(&piece).await?;
+        sent += piece.len() as u64;
+        behaviour.lock().unwrap().sent += piece.len() as u64;
+    }
+    Ok(())
+}
+
+/// A catalog entry for `files` (paths in `repo`) served by this hub at `COMMIT`,
+/// pinned to their sizes and sha256.
+pub fn entry(
+    id: &str,
+    family: izwi_hub::Family,
+    repo: &str,
+    files: &BTreeMap<String, ServedFile>,
+    names: &[&str],
+) -> izwi_hub::CatalogEntry {
+    let task = match family {
+        izwi_hub::Family::Whisper => izwi_hub::ModelTask::Transcribe,
+        izwi_hub::Family::Piper => izwi_hub::ModelTask::Speak,
+    };
+    izwi_hub::CatalogEntry {
+        id: id.into(),
+        name: id.into(),
+        family,
+        task,
+        repo: repo.into(),
+        commit: COMMIT.into(),
+        files: names
+            .iter()
+            .map(|name| izwi_hub::CatalogFile {
+                path: name.to_string(),
+                size: files[*name].bytes.len() as u64,
+                sha256: files[*name].sha256(),
+            })
+            .collect(),
+        languages: vec!["en".into()],
+        license: "test".into(),
+        description: "served on 127.0.0.1".into(),
+    }
 }
 
 pub fn hex(bytes: &[u8]) -> String {
