@@ -19,6 +19,9 @@ export const commands = {
 	listJobs: (filter: JobFilter) => typedError<Job[], AppError>(__TAURI_INVOKE("list_jobs", { filter })),
 	deleteJob: (jobId: number) => typedError<null, AppError>(__TAURI_INVOKE("delete_job", { jobId })),
 	getTranscript: (jobId: number) => typedError<TranscriptView | null, AppError>(__TAURI_INVOKE("get_transcript", { jobId })),
+	getJobDetail: (jobId: number) => typedError<JobDetail, AppError>(__TAURI_INVOKE("get_job_detail", { jobId })),
+	editSegment: (transcriptId: number, idx: number, text: string) => typedError<SegmentRecord, AppError>(__TAURI_INVOKE("edit_segment", { transcriptId, idx, text })),
+	revertSegment: (transcriptId: number, idx: number) => typedError<SegmentRecord, AppError>(__TAURI_INVOKE("revert_segment", { transcriptId, idx })),
 	searchTranscripts: (text: string, limit: number) => typedError<SearchHit[], AppError>(__TAURI_INVOKE("search_transcripts", { text, limit })),
 	exportTranscript: (jobId: number, format: ExportFormat, path: string | null) => typedError<string, AppError>(__TAURI_INVOKE("export_transcript", { jobId, format, path })),
 	getSettings: () => typedError<Settings, AppError>(__TAURI_INVOKE("get_settings")),
@@ -222,6 +225,7 @@ export type SegmentRecord = {
 	start: number,
 	end: number,
 	text: string,
+	original?: string | null,
 };
 
 export type Settings = {
@@ -364,3 +368,11 @@ function makeEvent<TListen, TEmit = TListen>(name: string, serialize?: (payload:
     return Object.assign(fn, base);
 }
 
+
+export type JobDetail = ({ kind: "transcript" } & TranscriptDetail) | ({ kind: "speech" } & SpeechDetail) | ({ kind: "batch" } & BatchDetail);
+export type TranscriptDetail = { job: Job, transcript: TranscriptRecord | null, segments: SegmentRecord[] };
+export type SpeechDetail = { job: Job, text: string, text_complete: boolean, text_file: string | null, voice: VoiceUsed, audio_path: string | null, audio_exists: boolean };
+export type BatchDetail = { job: Job, voice: VoiceUsed, output_dir: string, manifest_path: string | null, lines: BatchLine[] };
+export type BatchLine = { line: number, text: string | null, file: string | null, seconds: number | null, status: BatchLineStatus };
+export type BatchLineStatus = "made" | "missing" | "not_made";
+export type VoiceUsed = { requested: string, name: string | null, model_id: string | null, settings: VoiceSettings, speed: number | null };

@@ -19,6 +19,9 @@ pub use files::{
     expand_media_paths, is_media_file, peaks, write_atomically, ExportFormat, MAX_PEAK_BUCKETS,
     MEDIA_EXTENSIONS,
 };
+pub use history::{
+    BatchDetail, BatchLine, BatchLineStatus, JobDetail, SpeechDetail, TranscriptDetail, VoiceUsed,
+};
 pub use izwi_core::models::whisper::Task;
 pub use izwi_core::transcript::{Segment, Transcript};
 pub use izwi_hub::{CancellationToken, DownloadProgress, ModelInfo, ModelStatus};

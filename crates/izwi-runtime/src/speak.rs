@@ -624,6 +624,44 @@ pub fn read_lines(path: &Path) -> Result<Vec<String>, RuntimeError> {
     Ok(lines)
 }
 
+/// One row of a batch's manifest: a line that was made.
+pub(crate) struct ManifestRow {
+    pub line: u32,
+    /// Relative to the batch's folder.
+    pub file: String,
+    pub seconds: f64,
+    pub text: String,
+}
+
+/// The rows of a batch's manifest (`line,file,seconds,text`), as [`run_batch`] writes it.
+pub(crate) fn read_manifest(path: &Path) -> Result<Vec<ManifestRow>, RuntimeError> {
+    let text = std::fs::read_to_string(path).map_err(|source| RuntimeError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let bad = |why: String| RuntimeError::InvalidRequest(format!("{}: {why}", path.display()));
+    let rows = parse_csv(&text).map_err(bad)?;
+    rows.iter()
+        .skip(1)
+        .enumerate()
+        .map(|(i, row)| {
+            let cell = |n: usize| row.get(n).map(|c| c.trim()).unwrap_or_default();
+            let unreadable = || bad(format!("row {} is not line,file,seconds,text", i + 2));
+            // A file name only: an edited manifest must not point out of the folder.
+            let file = cell(1);
+            if Path::new(file).file_name() != Some(std::ffi::OsStr::new(file)) {
+                return Err(unreadable());
+            }
+            Ok(ManifestRow {
+                line: cell(0).parse().map_err(|_| unreadable())?,
+                file: file.to_string(),
+                seconds: cell(2).parse().map_err(|_| unreadable())?,
+                text: cell(3).to_string(),
+            })
+        })
+        .collect()
+}
+
 /// RFC 4180 CSV: commas, quoted fields with `""` for a quote, line breaks inside
 /// quotes; rows may have different lengths, and a byte-order mark is skipped.
 fn parse_csv(text: &str) -> Result<Vec<csv::StringRecord>, String> {

@@ -141,6 +141,7 @@ pub(crate) async fn run(
             start: s.start,
             end: s.end,
             text: s.text.trim().to_string(),
+            original: None,
         })
         .collect();
     let processing_seconds = started.elapsed().as_secs_f64();

@@ -75,12 +75,14 @@ async fn transcripts_are_exported_in_every_format() {
                     start: 0.0,
                     end: 1.25,
                     text: "Ask not.".into(),
+                    original: None,
                 },
                 SegmentRecord {
                     idx: 1,
                     start: 1.25,
                     end: 3.5,
                     text: "Ask what you can do.".into(),
+                    original: None,
                 },
             ],
         )

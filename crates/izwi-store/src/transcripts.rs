@@ -35,7 +35,12 @@ pub struct SegmentRecord {
     pub start: f64,
     #[sqlx(rename = "end_secs")]
     pub end: f64,
+    /// The text shown, exported and searched: the user's edit if there is one.
     pub text: String,
+    /// What the model heard, when the user has edited `text`; `None` while unedited.
+    #[sqlx(rename = "original_text")]
+    #[serde(default)]
+    pub original: Option<String>,
 }
 
 /// What [`Store::create_transcript`] and [`Store::save_transcript`] need.
@@ -134,8 +139,8 @@ impl Store {
     /// does not exist.
     pub async fn segments(&self, transcript_id: i64) -> Result<Vec<SegmentRecord>, StoreError> {
         Ok(sqlx::query_as(
-            "SELECT idx, start_secs, end_secs, text FROM segments WHERE transcript_id = ? \
-             ORDER BY start_secs, idx",
+            "SELECT idx, start_secs, end_secs, text, original_text FROM segments \
+             WHERE transcript_id = ? ORDER BY start_secs, idx",
         )
         .bind(transcript_id)
         .fetch_all(&self.pool)
@@ -191,6 +196,82 @@ impl Store {
         .bind(limit)
         .fetch_all(&self.pool)
         .await?)
+    }
+
+    /// Replaces a segment's text with the user's correction, keeping what the model
+    /// heard beside it (editing back to that text makes the segment unedited again).
+    /// Search follows the edit. Returns the segment as it is now.
+    pub async fn edit_segment(
+        &self,
+        transcript_id: i64,
+        idx: i64,
+        text: &str,
+    ) -> Result<SegmentRecord, StoreError> {
+        // SET expressions see the row as it was, so `original_text` is taken before
+        // `text` changes.
+        self.update_segment(
+            "UPDATE segments SET \
+                 original_text = CASE WHEN coalesce(original_text, text) = ?1 THEN NULL \
+                                      ELSE coalesce(original_text, text) END, \
+                 text = ?1 \
+             WHERE transcript_id = ?2 AND idx = ?3 \
+             RETURNING idx, start_secs, end_secs, text, original_text",
+            Some(text),
+            transcript_id,
+            idx,
+        )
+        .await
+    }
+
+    /// Puts back what the model heard in place of the user's edit, if there is one.
+    /// Returns the segment as it is now.
+    pub async fn revert_segment(
+        &self,
+        transcript_id: i64,
+        idx: i64,
+    ) -> Result<SegmentRecord, StoreError> {
+        self.update_segment(
+            "UPDATE segments SET text = coalesce(original_text, text), original_text = NULL \
+             WHERE transcript_id = ?2 AND idx = ?3 \
+             RETURNING idx, start_secs, end_secs, text, original_text",
+            None,
+            transcript_id,
+            idx,
+        )
+        .await
+    }
+
+    async fn update_segment(
+        &self,
+        sql: &'static str,
+        text: Option<&str>,
+        transcript_id: i64,
+        idx: i64,
+    ) -> Result<SegmentRecord, StoreError> {
+        // The transcript is checked first, so a missing one is named as such.
+        let mut tx = self.write_tx().await?;
+        let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM transcripts WHERE id = ?")
+            .bind(transcript_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if exists.is_none() {
+            return Err(StoreError::NotFound {
+                what: "transcript",
+                id: transcript_id,
+            });
+        }
+        let segment: SegmentRecord = sqlx::query_as(sql)
+            .bind(text)
+            .bind(transcript_id)
+            .bind(idx)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or(StoreError::NotFound {
+                what: "segment",
+                id: idx,
+            })?;
+        tx.commit().await?;
+        Ok(segment)
     }
 
     /// Deletes a transcript and its segments. The audio file, if any, stays on disk.
@@ -256,14 +337,16 @@ async fn insert_segments(
 ) -> Result<(), StoreError> {
     for segment in segments {
         sqlx::query(
-            "INSERT INTO segments (transcript_id, idx, start_secs, end_secs, text) \
-             VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO segments \
+             (transcript_id, idx, start_secs, end_secs, text, original_text) \
+             VALUES (?, ?, ?, ?, ?, ?)",
         )
         .bind(transcript_id)
         .bind(segment.idx)
         .bind(segment.start)
         .bind(segment.end)
         .bind(&segment.text)
+        .bind(&segment.original)
         .execute(&mut *conn)
         .await?;
     }

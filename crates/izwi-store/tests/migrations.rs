@@ -8,8 +8,12 @@ use std::path::Path;
 use izwi_store::{Store, StoreError, AUDIO_DIR_NAME, DB_FILE_NAME, OPEN_LOCK_NAME};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
 
-/// The migrations in crates/izwi-store/migrations.
-const MIGRATIONS: i64 = 2;
+/// How many migrations the crate ships: every one runs once.
+fn migrations_shipped() -> i64 {
+    std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations"))
+        .unwrap()
+        .count() as i64
+}
 
 #[tokio::test]
 async fn open_creates_the_data_dir_database_and_schema() {
@@ -55,7 +59,6 @@ async fn open_creates_the_data_dir_database_and_schema() {
             "segments",
             "segments_fts",
             "settings",
-            "sqlite_sequence",
             "transcripts",
             "transcripts_fts",
             "voices",
@@ -101,7 +104,7 @@ async fn reopening_keeps_data_and_does_not_rerun_migrations() {
             .fetch_one(store.pool())
             .await
             .unwrap();
-        assert_eq!(migrations, MIGRATIONS);
+        assert_eq!(migrations, migrations_shipped());
         assert_eq!(store.job(job.id).await.unwrap().unwrap(), job);
         assert_eq!(store.segments(transcript_id).await.unwrap().len(), 1);
         assert_eq!(
@@ -130,7 +133,7 @@ async fn two_stores_opening_a_new_dir_at_once_both_succeed() {
         .fetch_one(a.pool())
         .await
         .unwrap();
-    assert_eq!(migrations, MIGRATIONS);
+    assert_eq!(migrations, 1);
     a.close().await;
     b.close().await;
 }
@@ -188,6 +191,81 @@ async fn relative_sees_through_symlinks_to_the_data_dir() {
 
     let through_link = link.join("audio/new.wav");
     assert_eq!(store.relative(&through_link).unwrap(), "audio/new.wav");
+    store.close().await;
+}
+
+/// A data dir as the first release left it: the first migration only, with a
+/// transcript of two segments.
+async fn first_schema_with_rows(data_dir: &Path) {
+    let only_first = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/20261122000001_initial.sql"),
+        only_first.path().join("20261122000001_initial.sql"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(data_dir).unwrap();
+    let options = SqliteConnectOptions::new()
+        .filename(data_dir.join(DB_FILE_NAME))
+        .create_if_missing(true);
+    let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+    sqlx::migrate::Migrator::new(only_first.path())
+        .await
+        .unwrap()
+        .run(&pool)
+        .await
+        .unwrap();
+    for sql in [
+        "INSERT INTO jobs (id, kind, status, input, created_at) \
+         VALUES (1, 'transcribe', 'done', '/home/user/talk.wav', 1)",
+        "INSERT INTO transcripts (id, job_id, title, source_path, created_at) \
+         VALUES (1, 1, 'talk.wav', '/home/user/talk.wav', 1)",
+        "INSERT INTO segments (transcript_id, idx, start_secs, end_secs, text) \
+         VALUES (1, 0, 0.0, 2.0, 'Ask not what your country')",
+        "INSERT INTO segments (transcript_id, idx, start_secs, end_secs, text) \
+         VALUES (1, 1, 2.0, 4.0, 'can do for you, Mr Kenedy')",
+    ] {
+        sqlx::query(sql).execute(&pool).await.unwrap();
+    }
+    pool.close().await;
+}
+
+#[tokio::test]
+async fn segments_of_the_first_schema_migrate_unedited_and_can_be_edited() {
+    let temp = tempfile::tempdir().unwrap();
+    first_schema_with_rows(temp.path()).await;
+
+    let store = Store::open(temp.path()).await.unwrap();
+    let segments = store.segments(1).await.unwrap();
+    assert_eq!(
+        segments
+            .iter()
+            .map(|s| (s.idx, s.text.as_str(), s.original.as_deref()))
+            .collect::<Vec<_>>(),
+        [
+            (0, "Ask not what your country", None),
+            (1, "can do for you, Mr Kenedy", None),
+        ]
+    );
+    assert_eq!(store.search_transcripts("kenedy", 10).await.unwrap().len(), 1);
+
+    let edited = store
+        .edit_segment(1, 1, "can do for you, Mr Kennedy")
+        .await
+        .unwrap();
+    assert_eq!(edited.original.as_deref(), Some("can do for you, Mr Kenedy"));
+    assert!(store.search_transcripts("kenedy", 10).await.unwrap().is_empty());
+    let hits = store.search_transcripts("kennedy", 10).await.unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].snippet, "can do for you, Mr [Kennedy]");
+    store.close().await;
+
+    // The edit and the index survive reopening.
+    let store = Store::open(temp.path()).await.unwrap();
+    assert_eq!(store.segments(1).await.unwrap()[1], edited);
+    assert_eq!(store.search_transcripts("kennedy", 10).await.unwrap().len(), 1);
+    let check = "INSERT INTO segments_fts (segments_fts) VALUES ('integrity-check')";
+    sqlx::query(check).execute(store.pool()).await.unwrap();
+    assert_eq!(store.integrity_check().await.unwrap(), Vec::<String>::new());
     store.close().await;
 }
 
@@ -258,7 +336,7 @@ async fn an_old_database_keeps_every_row_and_job_ids_are_never_reused() {
         .fetch_one(store.pool())
         .await
         .unwrap();
-    assert_eq!(migrations, MIGRATIONS);
+    assert_eq!(migrations, migrations_shipped());
     let jobs = store
         .list_jobs(&izwi_store::JobFilter::default())
         .await

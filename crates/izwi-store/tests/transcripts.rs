@@ -61,7 +61,8 @@ async fn a_transcript_and_its_segments_round_trip_in_time_order() {
             idx: 1,
             start: 2.0,
             end: 3.0,
-            text: "second".into()
+            text: "second".into(),
+            original: None,
         }
     );
     store.close().await;
@@ -357,5 +358,76 @@ async fn deleted_transcripts_leave_the_search_index() {
             .await
             .unwrap();
     }
+    store.close().await;
+}
+
+#[tokio::test]
+async fn edits_keep_the_original_and_search_follows_them() {
+    let (_temp, store, weather, _) = searchable().await;
+    let edited = store
+        .edit_segment(weather, 2, "The cafe on Maine Street closes early.")
+        .await
+        .unwrap();
+    assert_eq!(edited.text, "The cafe on Maine Street closes early.");
+    assert_eq!(
+        edited.original.as_deref(),
+        Some("The café on Main Street closes early.")
+    );
+    assert_eq!(store.segments(weather).await.unwrap()[2], edited);
+    // Search sees the edit only.
+    assert!(store.search_transcripts("main", 10).await.unwrap().is_empty());
+    let hits = store.search_transcripts("maine", 10).await.unwrap();
+    assert_eq!(
+        (hits.len(), hits[0].segment_idx),
+        (1, Some(2)),
+        "{hits:?}"
+    );
+
+    // A second edit keeps the first original, not the first edit.
+    let again = store
+        .edit_segment(weather, 2, "The café on Maine Street closes late.")
+        .await
+        .unwrap();
+    assert_eq!(again.original, edited.original);
+    // Editing back to what the model heard is no edit at all.
+    let back = store
+        .edit_segment(weather, 2, "The café on Main Street closes early.")
+        .await
+        .unwrap();
+    assert_eq!(back.original, None);
+
+    store.edit_segment(weather, 0, "Good evening.").await.unwrap();
+    assert!(store.search_transcripts("forecast", 10).await.unwrap().is_empty());
+    let reverted = store.revert_segment(weather, 0).await.unwrap();
+    assert_eq!(
+        (reverted.text.as_str(), reverted.original.as_deref()),
+        ("Good morning, here is the forecast.", None)
+    );
+    assert!(store.search_transcripts("evening", 10).await.unwrap().is_empty());
+    assert_eq!(store.search_transcripts("forecast", 10).await.unwrap().len(), 1);
+    // Reverting an unedited segment changes nothing.
+    assert_eq!(store.revert_segment(weather, 0).await.unwrap(), reverted);
+
+    let check = "INSERT INTO segments_fts (segments_fts) VALUES ('integrity-check')";
+    sqlx::query(check).execute(store.pool()).await.unwrap();
+    store.close().await;
+}
+
+#[tokio::test]
+async fn editing_what_does_not_exist_names_it() {
+    let (_temp, store, weather, _) = searchable().await;
+    assert_eq!(
+        store.edit_segment(999, 0, "x").await.unwrap_err().to_string(),
+        "transcript 999 does not exist"
+    );
+    assert_eq!(
+        store
+            .edit_segment(weather, 7, "x")
+            .await
+            .unwrap_err()
+            .to_string(),
+        "segment 7 does not exist"
+    );
+    assert!(store.revert_segment(weather, 7).await.is_err());
     store.close().await;
 }

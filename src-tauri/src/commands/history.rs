@@ -1,8 +1,12 @@
-//! History: jobs, transcripts with their segments, full-text search, export.
+//! History: jobs and what each made (by kind), transcripts with their segments and
+//! corrections, full-text search, export.
 
 use std::path::{Path, PathBuf};
 
-use izwi_runtime::{ExportFormat, Job, JobFilter, SearchHit, SegmentRecord, TranscriptRecord};
+use izwi_runtime::{
+    BatchLineStatus, ExportFormat, Job, JobDetail, JobFilter, SearchHit, SegmentRecord,
+    TranscriptRecord,
+};
 use serde::{Deserialize, Serialize};
 use tauri::State;
 
@@ -38,6 +42,45 @@ impl AppState {
             self.allow_asset(source);
         }
         Ok(Some(TranscriptView { record, segments }))
+    }
+
+    /// A job with what it made, in the shape of its kind. Its recordings (a speech
+    /// job's WAV, a batch's WAVs) become playable in the webview.
+    pub async fn get_job_detail(&self, job_id: i64) -> AppResult<JobDetail> {
+        let detail = self.runtime.job_detail(job_id).await?;
+        match &detail {
+            JobDetail::Transcript(_) => {}
+            JobDetail::Speech(speech) => {
+                if let (Some(path), true) = (&speech.audio_path, speech.audio_exists) {
+                    self.allow_asset(Path::new(path));
+                }
+            }
+            JobDetail::Batch(batch) => {
+                let made = batch
+                    .lines
+                    .iter()
+                    .filter(|l| l.status == BatchLineStatus::Made);
+                for file in made.filter_map(|l| l.file.as_deref()) {
+                    self.allow_asset(Path::new(file));
+                }
+            }
+        }
+        Ok(detail)
+    }
+
+    /// Corrects a segment's text (the original is kept); returns the segment.
+    pub async fn edit_segment(
+        &self,
+        transcript_id: i64,
+        idx: i64,
+        text: String,
+    ) -> AppResult<SegmentRecord> {
+        Ok(self.runtime.edit_segment(transcript_id, idx, &text).await?)
+    }
+
+    /// Puts back what the model heard; returns the segment.
+    pub async fn revert_segment(&self, transcript_id: i64, idx: i64) -> AppResult<SegmentRecord> {
+        Ok(self.runtime.revert_segment(transcript_id, idx).await?)
     }
 
     pub async fn search_transcripts(&self, text: String, limit: i64) -> AppResult<Vec<SearchHit>> {
@@ -89,6 +132,33 @@ pub async fn get_transcript(
     job_id: i64,
 ) -> AppResult<Option<TranscriptView>> {
     state.get_transcript(job_id).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn get_job_detail(state: State<'_, AppState>, job_id: i64) -> AppResult<JobDetail> {
+    state.get_job_detail(job_id).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn edit_segment(
+    state: State<'_, AppState>,
+    transcript_id: i64,
+    idx: i64,
+    text: String,
+) -> AppResult<SegmentRecord> {
+    state.edit_segment(transcript_id, idx, text).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn revert_segment(
+    state: State<'_, AppState>,
+    transcript_id: i64,
+    idx: i64,
+) -> AppResult<SegmentRecord> {
+    state.revert_segment(transcript_id, idx).await
 }
 
 #[tauri::command]

@@ -5,12 +5,15 @@
 // until the catalog size is reached, then the model is installed.
 
 import type {
+  BatchLine,
   commands as RealCommands,
   events as RealEvents,
   ExportFormat,
   Job,
+  JobDetail,
   ModelInfo,
   SearchHit,
+  SegmentRecord,
   Settings,
   Theme,
   TranscribeOptions,
@@ -64,6 +67,8 @@ const state = {
   cancelledJobs: new Set<number>(),
   deleted: new Set<number>(),
   voices: clone(recordedVoices),
+  /** Corrected segments, by transcript id and segment idx. */
+  edits: new Map<string, SegmentRecord>(),
 }
 
 /** The job id the recordings were made with. */
@@ -143,9 +148,14 @@ function newJob(path: string, options: TranscribeOptions): Job {
   }
 }
 
+function withEdits(view: TranscriptView): TranscriptView {
+  view.segments = view.segments.map((s) => state.edits.get(`${view.record.id}:${s.idx}`) ?? s)
+  return view
+}
+
 function transcriptFor(jobId: number): TranscriptView | null {
   if (state.deleted.has(jobId)) return null
-  if (jobId === recordedTranscript.record.job_id) return clone(recordedTranscript)
+  if (jobId === recordedTranscript.record.job_id) return withEdits(clone(recordedTranscript))
   const job = state.jobs.find((j) => j.id === jobId)
   if (!job || job.status !== 'done') return null
   const view = clone(recordedTranscript)
@@ -158,7 +168,77 @@ function transcriptFor(jobId: number): TranscriptView | null {
       source_path: job.input,
     }
   }
-  return view
+  return withEdits(view)
+}
+
+/** Like the runtime's job_detail, from what the mock knows of the job. */
+function detailFor(jobId: number): JobDetail | null {
+  const job = state.jobs.find((j) => j.id === jobId)
+  if (!job || state.deleted.has(jobId)) return null
+  const params = (job.params ?? {}) as { voice?: string; text?: string; speed?: number | null; lines?: string[] }
+  const voice = findVoice(params.voice ?? '')
+  const speed = params.speed ?? null
+  const used = {
+    requested: params.voice ?? '',
+    name: voice?.name ?? null,
+    model_id: job.model_id,
+    settings: { ...(voice?.settings ?? { speed: 1, pitch: 0, noise_scale: null, noise_w: null, speaker: null }), ...(speed != null ? { speed } : {}) },
+    speed,
+  }
+  if (job.kind === 'transcribe') {
+    const view = transcriptFor(jobId)
+    return { kind: 'transcript', job: clone(job), transcript: view?.record ?? null, segments: view?.segments ?? [] }
+  }
+  if (job.kind === 'speak') {
+    return {
+      kind: 'speech',
+      job: clone(job),
+      text: params.text ?? job.input,
+      text_complete: true,
+      text_file: null,
+      voice: used,
+      audio_path: job.output,
+      audio_exists: job.output != null,
+    }
+  }
+  const lines = params.lines ?? []
+  const dir = job.output ?? job.input
+  const made = Math.round(job.progress * lines.length)
+  const width = Math.max(3, String(lines.length).length)
+  const sample = recordedBatchEvents.find((e) => e.payload.type === 'batch_line_done')?.payload
+  const seconds = sample && sample.type === 'batch_line_done' ? sample.seconds : 1
+  return {
+    kind: 'batch',
+    job: clone(job),
+    voice: used,
+    output_dir: dir,
+    manifest_path: made ? `${dir}/manifest.csv` : null,
+    lines: lines.map(
+      (text, i): BatchLine =>
+        i < made
+          ? { line: i + 1, text, file: `${dir}/${String(i + 1).padStart(width, '0')}.wav`, seconds, status: 'made' }
+          : { line: i + 1, text, file: null, seconds: null, status: 'not_made' },
+    ),
+  }
+}
+
+function editSegment(transcriptId: number, idx: number, text: string | null): Result<SegmentRecord> {
+  const view = [recordedTranscript, ...state.jobs.map((j) => transcriptFor(j.id))].find(
+    (v) => v?.record.id === transcriptId,
+  )
+  if (!view) return err('not_found', `transcript ${transcriptId} does not exist`)
+  const segment = withEdits(clone(view)).segments.find((s) => s.idx === idx)
+  if (!segment) return err('not_found', `segment ${idx} does not exist`)
+  const original = segment.original ?? segment.text
+  const key = `${transcriptId}:${idx}`
+  if (text == null || text.trim() === original) {
+    state.edits.delete(key)
+    return ok({ ...segment, text: original, original: null })
+  }
+  if (!text.trim()) return err('invalid', 'a segment cannot be empty: type its words, or revert it to what was heard')
+  const edited = { ...segment, text: text.trim(), original }
+  state.edits.set(key, edited)
+  return ok(clone(edited))
 }
 
 // ---------- downloads (synthesised) ----------
@@ -475,6 +555,14 @@ export const commands = {
     return ok(null)
   }),
   getTranscript: cmd('getTranscript', (jobId: number) => ok(transcriptFor(jobId))),
+  getJobDetail: cmd('getJobDetail', (jobId: number) => {
+    const detail = detailFor(jobId)
+    return detail ? ok(detail) : err<JobDetail>('not_found', `job ${jobId} does not exist`)
+  }),
+  editSegment: cmd('editSegment', (transcriptId: number, idx: number, text: string) =>
+    editSegment(transcriptId, idx, text),
+  ),
+  revertSegment: cmd('revertSegment', (transcriptId: number, idx: number) => editSegment(transcriptId, idx, null)),
   searchTranscripts: cmd('searchTranscripts', (text: string, limit: number) => ok(search(text, limit))),
   exportTranscript: cmd('exportTranscript', (jobId: number, format: ExportFormat, path: string | null) => {
     if (!transcriptFor(jobId)) return err<string>('not_found', `Job ${jobId} has no transcript.`)

@@ -3,7 +3,19 @@
 // emitRuntime() delivers a runtime event to whoever listens.
 
 import { vi } from 'vitest'
-import type { Job, ModelInfo, Settings, SpeechClip, TranscriptView, VoiceInfo, VoiceSettings } from '../../src/bindings'
+import type {
+  BatchDetail,
+  Job,
+  JobDetail,
+  ModelInfo,
+  SegmentRecord,
+  Settings,
+  SpeechClip,
+  SpeechDetail,
+  TranscriptView,
+  VoiceInfo,
+  VoiceSettings,
+} from '../../src/bindings'
 import type { RuntimeEvent } from '../../src/lib/events'
 
 type Listener = (e: { event: string; id: number; payload: unknown }) => void
@@ -24,6 +36,13 @@ function defaults() {
     listJobs: vi.fn(async (_f: unknown) => ok<Job[]>([])),
     deleteJob: vi.fn(async (_id: number) => ok(null)),
     getTranscript: vi.fn(async (_id: number) => ok<TranscriptView | null>(null)),
+    getJobDetail: vi.fn(async (_id: number) =>
+      ok<JobDetail>({ kind: 'transcript', job: job({ status: 'done' }), transcript: null, segments: [] }),
+    ),
+    editSegment: vi.fn(async (_t: number, idx: number, text: string) =>
+      ok<SegmentRecord>({ ...transcript().segments[idx], text, original: transcript().segments[idx].text }),
+    ),
+    revertSegment: vi.fn(async (_t: number, idx: number) => ok<SegmentRecord>(transcript().segments[idx])),
     searchTranscripts: vi.fn(async (_t: string, _l: number) => ok([] as unknown[])),
     exportTranscript: vi.fn(async (_id: number, _f: string, p: string | null) => ok(p ?? '')),
     audioPeaks: vi.fn(async (_p: string, n: number) => ok(Array.from({ length: n }, () => 0.5))),
@@ -156,6 +175,55 @@ export function voice(patch: Partial<VoiceInfo> = {}): VoiceInfo {
     language: 'en_US',
     installed: true,
     settings: { speed: 1, noise_scale: null, noise_w: null, pitch: 0, speaker: null },
+    ...patch,
+  }
+}
+
+export function speechDetail(patch: Partial<SpeechDetail> = {}): SpeechDetail {
+  return {
+    job: job({
+      id: 12,
+      kind: 'speak',
+      status: 'done',
+      model_id: 'piper-en_US-joe-medium',
+      input: 'Good morning. The kettle is on.',
+      output: '/home/ada/.local/share/izwi/audio/speech-12.wav',
+      metrics: { audio_seconds: 2.4, processing_seconds: 0.5, rtf: 0.2, tokens: null },
+    }),
+    text: 'Good morning. The kettle is on.',
+    text_complete: true,
+    text_file: null,
+    voice: {
+      requested: '3',
+      name: 'Joe slow',
+      model_id: 'piper-en_US-joe-medium',
+      settings: { speed: 1.1, noise_scale: null, noise_w: null, pitch: -1, speaker: null },
+      speed: 1.1,
+    },
+    audio_path: '/home/ada/.local/share/izwi/audio/speech-12.wav',
+    audio_exists: true,
+    ...patch,
+  }
+}
+
+export function batchDetail(patch: Partial<BatchDetail> = {}): BatchDetail {
+  const dir = '/home/ada/Audio/prompts'
+  return {
+    job: job({ id: 13, kind: 'speak_batch', status: 'cancelled', model_id: 'piper-en_US-joe-medium', input: dir }),
+    voice: {
+      requested: 'Joe',
+      name: 'Joe',
+      model_id: 'piper-en_US-joe-medium',
+      settings: { speed: 1, noise_scale: null, noise_w: null, pitch: 0, speaker: null },
+      speed: null,
+    },
+    output_dir: dir,
+    manifest_path: `${dir}/manifest.csv`,
+    lines: [
+      { line: 1, text: 'Welcome aboard.', file: `${dir}/001.wav`, seconds: 1.2, status: 'made' },
+      { line: 2, text: 'Please take a seat.', file: `${dir}/002.wav`, seconds: 1.6, status: 'missing' },
+      { line: 3, text: null, file: null, seconds: null, status: 'not_made' },
+    ],
     ...patch,
   }
 }

@@ -2,7 +2,7 @@ import { act, render, screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { save } from '@tauri-apps/plugin-dialog'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
-import { commands, emitRuntime, job, ok, transcript } from './bindingsMock'
+import { commands, emitRuntime, fail, job, ok, transcript } from './bindingsMock'
 import { resetApp } from './helpers'
 import { Toaster } from '../../src/components/Toaster'
 import { addJobs, handleJobEvent } from '../../src/features/transcribe/jobsStore'
@@ -126,5 +126,82 @@ describe('transcript view', () => {
     const status = await screen.findByRole('status')
     expect(status).toHaveTextContent('Saved SRT')
     expect(status).toHaveTextContent('/home/ada/Documents/jfk.srt')
+  })
+
+  describe('correcting segments', () => {
+    const rows = () => within(screen.getByRole('list', { name: 'Segments' })).getAllByRole('listitem')
+
+    it('edits a segment in place: Enter saves, the original is kept and shown, revert puts it back', async () => {
+      commands.getTranscript.mockResolvedValue(ok(transcript(7)))
+      render(<TranscriptView jobId={7} />)
+      await screen.findByText('And so my fellow Americans,')
+
+      await userEvent.click(within(rows()[1]).getByRole('button', { name: 'Edit text at 0:03' }))
+      const field = screen.getByRole('textbox', { name: 'Text at 0:03' })
+      expect(field).toHaveFocus()
+      expect(field).toHaveValue('ask not what your country can do for you,')
+      await userEvent.clear(field)
+      await userEvent.type(field, 'ask not what your country can do for you —{Enter}')
+      expect(commands.editSegment).toHaveBeenCalledWith(3, 1, 'ask not what your country can do for you —')
+      expect(screen.queryByRole('textbox')).not.toBeInTheDocument()
+      expect(segmentTexts()[1]).toBe('ask not what your country can do for you —')
+      const mark = within(rows()[1]).getByText('edited')
+      expect(mark).toHaveAttribute('title', 'Heard: ask not what your country can do for you,')
+      expect(screen.getByText('1 corrected')).toBeInTheDocument()
+
+      await userEvent.click(within(rows()[1]).getByRole('button', { name: /^Revert to what was heard/ }))
+      expect(commands.revertSegment).toHaveBeenCalledWith(3, 1)
+      expect(segmentTexts()[1]).toBe('ask not what your country can do for you,')
+      expect(within(rows()[1]).queryByText('edited')).not.toBeInTheDocument()
+    })
+
+    it('Esc cancels, leaving the field saves, a double-click starts editing', async () => {
+      commands.getTranscript.mockResolvedValue(ok(transcript(7)))
+      render(<TranscriptView jobId={7} />)
+      await screen.findByText('And so my fellow Americans,')
+
+      await userEvent.dblClick(screen.getByText('And so my fellow Americans,'))
+      await userEvent.type(screen.getByRole('textbox', { name: 'Text at 0:00' }), ' all{Escape}')
+      expect(screen.queryByRole('textbox')).not.toBeInTheDocument()
+      expect(commands.editSegment).not.toHaveBeenCalled()
+      expect(segmentTexts()[0]).toBe('And so my fellow Americans,')
+
+      await userEvent.click(within(rows()[0]).getByRole('button', { name: 'Edit text at 0:00' }))
+      await userEvent.type(screen.getByRole('textbox', { name: 'Text at 0:00' }), ' all')
+      await userEvent.click(within(rows()[2]).getByRole('button', { name: 'Jump to 0:07' }))
+      expect(commands.editSegment).toHaveBeenCalledWith(3, 0, 'And so my fellow Americans, all')
+      expect(segmentTexts()[0]).toBe('And so my fellow Americans, all')
+    })
+
+    it('keeps the draft and says why when the correction cannot be saved', async () => {
+      commands.getTranscript.mockResolvedValue(ok(transcript(7)))
+      commands.editSegment.mockResolvedValueOnce(
+        fail('invalid', 'a segment cannot be empty: type its words, or revert it to what was heard') as never,
+      )
+      render(
+        <>
+          <TranscriptView jobId={7} />
+          <Toaster />
+        </>,
+      )
+      await screen.findByText('And so my fellow Americans,')
+      await userEvent.click(within(rows()[0]).getByRole('button', { name: 'Edit text at 0:00' }))
+      const field = screen.getByRole('textbox', { name: 'Text at 0:00' })
+      await userEvent.clear(field)
+      await userEvent.type(field, '{Enter}')
+      expect(await screen.findByRole('alert')).toHaveTextContent('Could not save the correction')
+      expect(screen.getByRole('textbox', { name: 'Text at 0:00' })).toBeInTheDocument()
+    })
+
+    it('offers no editing while the job still adds segments', async () => {
+      const sub = subscribeRuntime(handleJobEvent)
+      await sub.ready
+      addJobs([job({ id: 9 })])
+      render(<TranscriptView jobId={9} />)
+      act(() => emitRuntime({ type: 'job_started', job_id: 9 }))
+      act(() => emitRuntime({ type: 'job_segments', job_id: 9, segments: [{ start: 0, end: 4, text: ' live' }] }))
+      expect(segmentTexts()).toEqual(['live'])
+      expect(screen.queryByRole('button', { name: /^Edit text/ })).not.toBeInTheDocument()
+    })
   })
 })

@@ -34,6 +34,7 @@ pub fn segment(idx: i64, start: f64, text: &str) -> SegmentRecord {
         start,
         end: start + 1.0,
         text: text.into(),
+        original: None,
     }
 }
 

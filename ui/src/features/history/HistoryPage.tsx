@@ -1,4 +1,5 @@
-// History: past jobs with their outcome and metrics; full-text search across transcripts.
+// History: past jobs of every kind with their outcome and metrics, each opening in its own
+// view; full-text search across transcripts.
 
 import { useRef, useState } from 'react'
 import type { ExportFormat, Job } from '../../bindings'
@@ -17,18 +18,34 @@ import { useAction } from '../../lib/shortcuts'
 import { removeFromQueue } from '../transcribe/jobsStore'
 import { StatusBadge } from '../transcribe/QueueRow'
 import { EXPORT_FORMATS, exportTranscriptAs } from '../transcribe/exportTranscript'
-import { TranscriptView } from '../transcribe/TranscriptView'
+import { JobDetailPane } from './JobDetailPane'
+import { JOB_KINDS } from './jobKind'
 import { SearchResults } from './SearchResults'
 import { useJobHistory, useTranscriptSearch } from './useHistory'
 
+/** What a row is called: the file transcribed, the start of the text said, the batch's folder. */
+function rowName(job: Job): string {
+  if (job.kind === 'speak') return job.input.slice(0, 80)
+  return basename(job.input)
+}
+
+const DELETE_BODY: Record<Job['kind'], string> = {
+  transcribe: 'The job and its transcript are deleted from Izwi. Your audio file is not touched.',
+  speak: 'The job is deleted from Izwi’s history. WAV copies you saved are not touched.',
+  speak_batch: 'The job is deleted from Izwi’s history. The WAV files in its folder are not touched.',
+}
+
 function JobRow({ job, selected, onDeleted }: { job: Job; selected: boolean; onDeleted: (id: number) => void }) {
-  const name = basename(job.input)
+  const name = rowName(job)
   const done = job.status === 'done'
+  const kind = JOB_KINDS[job.kind]
+  // A transcript opens once it exists; speech and batches show what they have at any time.
+  const openable = job.kind === 'transcribe' ? done : true
   const reason = jobFailureText(job.status, job.error)
   const del = async () => {
     const ok = await confirm({
       title: `Delete ${name}?`,
-      body: 'The job and its transcript are deleted from Izwi. Your audio file is not touched.',
+      body: DELETE_BODY[job.kind],
       confirmLabel: 'Delete',
       danger: true,
     })
@@ -49,13 +66,16 @@ function JobRow({ job, selected, onDeleted }: { job: Job; selected: boolean; onD
       <button
         type="button"
         className="job-row-main"
-        disabled={!done}
+        disabled={!openable}
         onClick={() => openTranscript(job.id, { on: 'history' })}
         aria-current={selected ? 'true' : undefined}
         title={job.input}
       >
         <span className="job-row-top">
-          <span className="job-row-name">{job.kind === 'transcribe' ? name : job.input.slice(0, 80)}</span>
+          <span className={`job-kind job-kind-${job.kind}`} title={kind.label} aria-label={kind.label} role="img">
+            <Icon name={kind.icon} size={13} aria-hidden="true" />
+          </span>
+          <span className="job-row-name">{name}</span>
           <StatusBadge status={job.status} />
         </span>
         <span className="job-row-meta tabular">
@@ -69,7 +89,7 @@ function JobRow({ job, selected, onDeleted }: { job: Job; selected: boolean; onD
         {reason && job.status !== 'cancelled' && <span className="job-row-error">{reason}</span>}
       </button>
       <div className="job-row-actions">
-        {done && (
+        {done && job.kind === 'transcribe' && (
           <Menu
             label={`Export ${name}`}
             items={EXPORT_FORMATS.map((f) => ({ id: f.id, label: f.label, hint: f.hint }))}
@@ -167,7 +187,7 @@ export function HistoryPage() {
                 </button>
               }
             >
-              <p>Every transcription lands here, searchable word for word.</p>
+              <p>Every transcription, speech and batch lands here; transcripts are searchable word for word.</p>
             </EmptyState>
           ) : (
             <ul className="job-list" aria-label="Past jobs">
@@ -179,8 +199,9 @@ export function HistoryPage() {
         </div>
         {focus && (
           <div className="split-main">
-            <TranscriptView
+            <JobDetailPane
               key={focus.jobId}
+              kind={jobs.find((j) => j.id === focus.jobId)?.kind ?? null}
               jobId={focus.jobId}
               focusSegment={focus.segmentIdx}
               focusNonce={focus.nonce}

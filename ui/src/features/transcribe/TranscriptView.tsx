@@ -1,46 +1,29 @@
-// One transcript: player with waveform, segments (live while transcribing), search, copy, export.
+// One transcript: header and toolbar, the player with waveform, find, and the segments
+// (live while transcribing; editable once stored).
 
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
-import type { ExportFormat } from '../../bindings'
-import { EXPORT_FORMATS, exportTranscriptAs } from './exportTranscript'
-import { copyText } from '../../lib/clipboard'
 import { ErrorNote } from '../../components/ErrorNote'
-import { Highlighted } from '../../components/Highlight'
-import { findMatches } from '../../lib/highlight'
 import { Icon } from '../../components/Icon'
-import { Menu } from '../../components/Menu'
 import { ProgressBar } from '../../components/ProgressBar'
 import { api } from '../../lib/api'
-import { jobFailureText } from '../../lib/errors'
-import { toast } from '../../lib/toast'
-import {
-  basename,
-  formatDuration,
-  formatEta,
-  formatSpeed,
-  formatTimestamp,
-  joinPath,
-  languageName,
-} from '../../lib/format'
-import { isTyping, shortcutLabel } from '../../lib/platform'
+import { describeError, jobFailureText } from '../../lib/errors'
+import { basename, formatEta, joinPath } from '../../lib/format'
+import { useMediaSrc } from '../../lib/mediaSrc'
 import { useAction } from '../../lib/shortcuts'
 import { useStore } from '../../lib/store'
+import { toast } from '../../lib/toast'
 import { settingsStore } from '../settings/settingsStore'
+import { FindBar } from './FindBar'
 import { isActive, useQueueItem } from './jobsStore'
+import { Player } from './Player'
+import { SegmentList } from './SegmentList'
+import type { Row } from './SegmentRow'
+import { TranscriptHeader } from './TranscriptHeader'
 import { useAudio } from './useAudio'
-import { useMediaSrc } from '../../lib/mediaSrc'
+import { useFind } from './useFind'
+import { usePeaks } from './usePeaks'
+import { useSpaceToPlay } from './useSpaceToPlay'
 import { useTranscript } from './useTranscript'
-import { Waveform } from './Waveform'
-
-const PEAK_BUCKETS = 800
-
-interface Row {
-  key: string
-  idx: number
-  start: number
-  end: number
-  text: string
-}
 
 export function TranscriptView({
   jobId,
@@ -54,7 +37,7 @@ export function TranscriptView({
   focusNonce?: number
   onClose?: () => void
 }) {
-  const { view, loading, error, reload } = useTranscript(jobId)
+  const { view, loading, error, reload, replaceSegment } = useTranscript(jobId)
   const item = useQueueItem(jobId)
   const dataDir = useStore(settingsStore, (s) => s.settings?.data_dir ?? null)
   const record = view?.record ?? null
@@ -63,11 +46,12 @@ export function TranscriptView({
 
   const liveCount = item?.segments.length ?? 0
   const preferLive = !!job && isActive(job.status) && liveCount >= (view?.segments.length ?? 0)
+  const stored = !!view && !preferLive && (view.segments.length > 0 || !liveCount)
   const rows: Row[] = useMemo(() => {
-    if (view && !preferLive && (view.segments.length || !liveCount)) {
+    if (stored && view) {
       return [...view.segments]
         .sort((a, b) => a.start - b.start || a.idx - b.idx)
-        .map((s) => ({ key: `s${s.idx}`, idx: s.idx, start: s.start, end: s.end, text: s.text }))
+        .map((s) => ({ key: `s${s.idx}`, idx: s.idx, start: s.start, end: s.end, text: s.text, original: s.original ?? null }))
     }
     return (item?.segments ?? []).map((s, i) => ({
       key: `l${i}-${s.start}`,
@@ -75,8 +59,10 @@ export function TranscriptView({
       start: s.start,
       end: s.end,
       text: s.text,
+      original: null,
     }))
-  }, [view, item?.segments, preferLive, liveCount])
+  }, [stored, view, item?.segments])
+  const texts = useMemo(() => rows.map((r) => r.text), [rows])
 
   const title = record?.title || (job ? basename(job.input) : `Job ${jobId}`)
   const sourcePath = record?.source_path || job?.input || null
@@ -87,25 +73,13 @@ export function TranscriptView({
   const duration = record?.duration ?? job?.metrics.audio_seconds ?? rows[rows.length - 1]?.end ?? 0
   const audioRef = useRef<HTMLAudioElement>(null)
   const audio = useAudio(audioRef, src, duration)
+  const peaks = usePeaks(audioPath)
+  useSpaceToPlay(audio.toggle)
 
   // When the user's file cannot be played (moved, or outside the asset scope), try Izwi's copy.
   useEffect(() => {
     if ((audio.error || media.failed) && !useCopy && record?.audio_path && dataDir) setUseCopy(true)
   }, [audio.error, media.failed, useCopy, record?.audio_path, dataDir])
-
-  const [peaks, setPeaks] = useState<number[] | null>(null)
-  useEffect(() => {
-    setPeaks(null)
-    if (!audioPath) return
-    let live = true
-    api
-      .audioPeaks(audioPath, PEAK_BUCKETS)
-      .then((p) => live && setPeaks(p))
-      .catch(() => live && setPeaks(null))
-    return () => {
-      live = false
-    }
-  }, [audioPath])
 
   // The segment under the playhead.
   const currentRow = useMemo(() => {
@@ -156,139 +130,64 @@ export function TranscriptView({
     return () => clearTimeout(t)
   }, [focusSegment, focusNonce, hasRows])
 
-  // Search within the transcript.
-  const [searchOpen, setSearchOpen] = useState(false)
-  const [query, setQuery] = useState('')
-  const [matchIndex, setMatchIndex] = useState(0)
-  const searchRef = useRef<HTMLInputElement>(null)
-  const matches = useMemo(() => {
-    const out: { row: number; n: number }[] = []
-    if (!query.trim()) return out
-    rows.forEach((r, row) => findMatches(r.text, query).forEach((_, n) => out.push({ row, n })))
-    return out
-  }, [rows, query])
-  const current = matches.length ? matches[Math.min(matchIndex, matches.length - 1)] : null
-  useEffect(() => setMatchIndex(0), [query])
-  const matchRow = current?.row ?? -1
-  const matchN = current?.n ?? -1
-  useEffect(() => {
-    if (matchRow >= 0) scrollToRow(matchRow)
-  }, [matchRow, matchN, scrollToRow])
-
-  const [focusTick, setFocusTick] = useState(0)
-  const openSearch = useCallback(() => {
-    setSearchOpen(true)
-    setFocusTick((t) => t + 1)
-  }, [])
-  useEffect(() => {
-    if (!searchOpen) return
-    searchRef.current?.focus()
-    searchRef.current?.select()
-  }, [searchOpen, focusTick])
-  const step = (d: number) => {
-    if (!matches.length) return
-    setMatchIndex((i) => (i + d + matches.length) % matches.length)
-  }
-  useAction('find', openSearch)
+  const find = useFind(texts, scrollToRow)
 
   // Export.
   const [exportOpen, setExportOpen] = useState(false)
   const exportable = !!record && (!job || job.status === 'done')
   useAction('export', () => (exportable ? setExportOpen(true) : undefined))
 
-  // Space plays and pauses when no field or button has the focus.
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (e.key !== ' ' || e.ctrlKey || e.metaKey || e.altKey) return
-      const t = e.target as HTMLElement | null
-      if (isTyping(t) || t?.closest('button, [role="slider"], [role="menu"], [role="dialog"]')) return
-      e.preventDefault()
-      audio.toggle()
-    }
-    window.addEventListener('keydown', onKey)
-    return () => window.removeEventListener('keydown', onKey)
-  }, [audio])
-
-  const copyAll = async () => {
-    const text = rows.map((r) => r.text.trim()).join('\n')
-    const ok = await copyText(text)
-    toast(
-      ok ? { kind: 'success', title: 'Transcript copied' } : { kind: 'error', title: 'Could not copy the transcript.' },
-    )
-  }
+  // Corrections: only of a stored transcript, not while its job still adds segments.
+  const editable = stored && !!record && !running
+  const transcriptId = record?.id ?? null
+  const saveSegment = useCallback(
+    async (idx: number, text: string) => {
+      if (transcriptId == null) return
+      try {
+        replaceSegment(await api.editSegment(transcriptId, idx, text))
+      } catch (e) {
+        const { title, detail } = describeError(e)
+        toast({ kind: 'error', title: `Could not save the correction: ${title}`, detail })
+        throw e
+      }
+    },
+    [transcriptId, replaceSegment],
+  )
+  const revertSegment = useCallback(
+    async (idx: number) => {
+      if (transcriptId == null) return
+      try {
+        replaceSegment(await api.revertSegment(transcriptId, idx))
+      } catch (e) {
+        const { title, detail } = describeError(e)
+        toast({ kind: 'error', title: `Could not revert the segment: ${title}`, detail })
+        throw e
+      }
+    },
+    [transcriptId, replaceSegment],
+  )
 
   const failed = job && (job.status === 'failed' || job.status === 'interrupted' || job.status === 'cancelled')
 
   return (
     <section className="transcript" aria-label={`Transcript of ${title}`}>
-      <header className="transcript-header">
-        <div className="transcript-heading">
-          {onClose && (
-            <button
-              type="button"
-              className="btn btn-icon btn-ghost"
-              aria-label="Close transcript"
-              data-tooltip="Close"
-              onClick={onClose}
-            >
-              <Icon name="arrowLeft" />
-            </button>
-          )}
-          <div className="transcript-titles">
-            <h2 className="transcript-title" title={sourcePath ?? undefined}>
-              {title}
-            </h2>
-            <div className="meta">
-              {record?.language && <span>{languageName(record.language)}</span>}
-              {duration > 0 && <span>{formatDuration(duration)}</span>}
-              {(record?.model_id ?? job?.model_id) && <span>{record?.model_id ?? job?.model_id}</span>}
-              {record?.rtf != null && (
-                <span title={`Real-time factor ${record.rtf.toFixed(3)}`}>{formatSpeed(record.rtf)}</span>
-              )}
-              {rows.length > 0 && <span>{rows.length} segments</span>}
-            </div>
-          </div>
-        </div>
-        <div className="toolbar">
-          <button
-            type="button"
-            className={`btn btn-icon${searchOpen ? ' btn-active' : ''}`}
-            aria-label="Search in transcript"
-            data-tooltip={`Search (${shortcutLabel('F')})`}
-            onClick={() => (searchOpen ? setSearchOpen(false) : openSearch())}
-          >
-            <Icon name="search" />
-          </button>
-          <button
-            type="button"
-            className="btn btn-icon"
-            aria-label="Copy all"
-            data-tooltip="Copy all text"
-            disabled={!rows.length}
-            onClick={copyAll}
-          >
-            <Icon name="copy" />
-          </button>
-          <Menu
-            label="Export formats"
-            open={exportOpen}
-            onOpenChange={setExportOpen}
-            items={EXPORT_FORMATS.map((f) => ({ id: f.id, label: f.label, hint: f.hint, disabled: !exportable }))}
-            onSelect={(id) => exportTranscriptAs(jobId, id as ExportFormat, title)}
-            button={(p) => (
-              <button
-                type="button"
-                className="btn"
-                disabled={!exportable}
-                data-tooltip={exportable ? `Export (${shortcutLabel('E')})` : 'Available when the transcript is done'}
-                {...p}
-              >
-                <Icon name="export" /> Export
-              </button>
-            )}
-          />
-        </div>
-      </header>
+      <TranscriptHeader
+        jobId={jobId}
+        title={title}
+        sourcePath={sourcePath}
+        language={record?.language ?? null}
+        duration={duration}
+        modelId={record?.model_id ?? job?.model_id ?? null}
+        rtf={record?.rtf ?? null}
+        texts={texts}
+        edited={rows.filter((r) => r.original != null).length}
+        exportable={exportable}
+        exportOpen={exportOpen}
+        onExportOpenChange={setExportOpen}
+        searchOpen={find.open}
+        onToggleSearch={() => (find.open ? find.close() : find.show())}
+        onClose={onClose}
+      />
 
       {running && item && (
         <div className="transcript-live">
@@ -309,133 +208,30 @@ export function TranscriptView({
         />
       )}
 
-      <div className="player">
-        <button
-          type="button"
-          className="btn btn-icon btn-round"
-          aria-label={audio.playing ? 'Pause' : 'Play'}
-          data-tooltip={audio.playing ? 'Pause (Space)' : 'Play (Space)'}
-          disabled={!src}
-          onClick={audio.toggle}
-        >
-          <Icon name={audio.playing ? 'pause' : 'play'} />
-        </button>
-        <Waveform peaks={peaks} duration={audio.duration} time={audio.time} onSeek={audio.seek} />
-        <span className="player-time tabular" aria-live="off">
-          {formatTimestamp(audio.time)} / {formatTimestamp(audio.duration)}
-        </span>
-        {src && <audio ref={audioRef} src={src} preload="metadata" data-testid="player-audio" />}
-      </div>
+      <Player audio={audio} audioRef={audioRef} src={src} peaks={peaks} />
       {(audio.error || media.failed) && (useCopy || !record?.audio_path) && (
         <p className="hint">The audio file could not be played. It may have been moved or deleted.</p>
       )}
 
-      {searchOpen && (
-        <div className="findbar" role="search">
-          <Icon name="search" size={14} />
-          <input
-            ref={searchRef}
-            type="search"
-            className="findbar-input"
-            placeholder="Find in transcript"
-            aria-label="Find in transcript"
-            value={query}
-            onChange={(e) => setQuery(e.target.value)}
-            onKeyDown={(e) => {
-              if (e.key === 'Enter') {
-                e.preventDefault()
-                step(e.shiftKey ? -1 : 1)
-              } else if (e.key === 'Escape') {
-                e.preventDefault()
-                e.stopPropagation()
-                setSearchOpen(false)
-                setQuery('')
-              }
-            }}
-          />
-          <span className="findbar-count tabular" aria-live="polite">
-            {query.trim()
-              ? matches.length
-                ? `${Math.min(matchIndex, matches.length - 1) + 1} of ${matches.length}`
-                : 'No matches'
-              : ''}
-          </span>
-          <button
-            type="button"
-            className="btn btn-icon btn-ghost btn-sm"
-            aria-label="Previous match"
-            data-tooltip="Previous (Shift+Enter)"
-            disabled={!matches.length}
-            onClick={() => step(-1)}
-          >
-            <Icon name="chevronUp" size={14} />
-          </button>
-          <button
-            type="button"
-            className="btn btn-icon btn-ghost btn-sm"
-            aria-label="Next match"
-            data-tooltip="Next (Enter)"
-            disabled={!matches.length}
-            onClick={() => step(1)}
-          >
-            <Icon name="chevronDown" size={14} />
-          </button>
-          <button
-            type="button"
-            className="btn btn-icon btn-ghost btn-sm"
-            aria-label="Close search"
-            data-tooltip="Close (Esc)"
-            onClick={() => {
-              setSearchOpen(false)
-              setQuery('')
-            }}
-          >
-            <Icon name="close" size={12} />
-          </button>
-        </div>
-      )}
+      {find.open && <FindBar find={find} />}
 
       {error != null && !rows.length ? (
         <ErrorNote error={error} title="Could not load the transcript" onRetry={reload} />
       ) : null}
 
       {rows.length > 0 ? (
-        <ol className="segments" ref={listRef} aria-label="Segments">
-          {rows.map((r, i) => {
-            const isCurrent = i === currentRow
-            const cls = ['segment', isCurrent && 'segment-current', flash === i && 'segment-flash']
-              .filter(Boolean)
-              .join(' ')
-            return (
-              <li
-                key={r.key}
-                className={cls}
-                data-row={i}
-                aria-current={isCurrent ? 'true' : undefined}
-                onClick={(e) => {
-                  // Selecting text should not seek.
-                  if (window.getSelection?.()?.toString() && !(e.target as HTMLElement).closest('button')) return
-                  audio.seek(r.start)
-                }}
-              >
-                <button
-                  type="button"
-                  className="segment-time tabular"
-                  aria-label={`Jump to ${formatTimestamp(r.start)}`}
-                >
-                  {formatTimestamp(r.start)}
-                </button>
-                <p className="segment-text">
-                  <Highlighted
-                    text={r.text.trim()}
-                    query={searchOpen ? query : ''}
-                    current={current?.row === i ? current.n : -1}
-                  />
-                </p>
-              </li>
-            )
-          })}
-        </ol>
+        <SegmentList
+          rows={rows}
+          listRef={listRef}
+          currentRow={currentRow}
+          flashRow={flash}
+          query={find.open ? find.query : ''}
+          currentMatch={find.current}
+          editable={editable}
+          onSeek={audio.seek}
+          onSave={saveSegment}
+          onRevert={revertSegment}
+        />
       ) : loading || running ? (
         <div className="transcript-wait muted">
           <Icon name="spinner" /> {running ? 'The first words appear as soon as a window is done.' : 'Loading…'}

@@ -1,7 +1,7 @@
 // A job's transcript: the stored one once it exists, the live segments before that.
 
 import { useCallback, useEffect, useState } from 'react'
-import type { TranscriptView } from '../../bindings'
+import type { SegmentRecord, TranscriptView } from '../../bindings'
 import { api } from '../../lib/api'
 import { useQueueItem } from './jobsStore'
 
@@ -10,6 +10,8 @@ export interface LoadedTranscript {
   loading: boolean
   error: unknown
   reload: () => void
+  /** Puts a segment as the store now has it (after an edit) in place of its old self. */
+  replaceSegment: (segment: SegmentRecord) => void
 }
 
 export function useTranscript(jobId: number): LoadedTranscript {
@@ -23,6 +25,18 @@ export function useTranscript(jobId: number): LoadedTranscript {
   })
   const [tick, setTick] = useState(0)
   const reload = useCallback(() => setTick((t) => t + 1), [])
+  const replaceSegment = useCallback(
+    (segment: SegmentRecord) =>
+      setState((s) =>
+        s.view
+          ? {
+              ...s,
+              view: { ...s.view, segments: s.view.segments.map((x) => (x.idx === segment.idx ? segment : x)) },
+            }
+          : s,
+      ),
+    [],
+  )
 
   useEffect(() => {
     let live = true
@@ -37,5 +51,11 @@ export function useTranscript(jobId: number): LoadedTranscript {
     // Reloads when the job finishes: the stored transcript is complete then.
   }, [jobId, status, tick])
 
-  return { view: state.for === jobId ? state.view : null, loading: state.loading, error: state.error, reload }
+  return {
+    view: state.for === jobId ? state.view : null,
+    loading: state.loading,
+    error: state.error,
+    reload,
+    replaceSegment,
+  }
 }

@@ -1,0 +1,42 @@
+// What History shows for an open job: a transcript, a speech job or a batch, by its kind.
+
+import type { JobKind } from '../../bindings'
+import { ErrorNote } from '../../components/ErrorNote'
+import { Icon } from '../../components/Icon'
+import { TranscriptView } from '../transcribe/TranscriptView'
+import { BatchJobView } from './BatchJobView'
+import { SpeechJobView } from './SpeechJobView'
+import { useJobDetail } from './useJobDetail'
+
+interface Props {
+  jobId: number
+  focusSegment?: number | null
+  focusNonce?: number
+  onClose?: () => void
+}
+
+/** `kind` when the list already knows it, so a transcript opens without a detour. */
+export function JobDetailPane({ kind, ...props }: Props & { kind: JobKind | null }) {
+  if (kind === 'transcribe') return <TranscriptView {...props} />
+  return <SpeechOrBatch {...props} />
+}
+
+function SpeechOrBatch({ jobId, focusSegment, focusNonce, onClose }: Props) {
+  const { detail, error, loading, reload } = useJobDetail(jobId)
+  if (detail?.kind === 'transcript') {
+    return <TranscriptView jobId={jobId} focusSegment={focusSegment} focusNonce={focusNonce} onClose={onClose} />
+  }
+  if (detail?.kind === 'speech') return <SpeechJobView detail={detail} onClose={onClose} />
+  if (detail?.kind === 'batch') return <BatchJobView detail={detail} onClose={onClose} />
+  return (
+    <section className="transcript job-view" aria-label={`Job ${jobId}`}>
+      {error != null ? (
+        <ErrorNote error={error} title="Could not load this job" onRetry={reload} />
+      ) : loading ? (
+        <div className="transcript-wait muted">
+          <Icon name="spinner" /> Loading…
+        </div>
+      ) : null}
+    </section>
+  )
+}
