@@ -5,8 +5,8 @@ import { EmptyState } from '../../components/EmptyState'
 import { ErrorNote } from '../../components/ErrorNote'
 import { Icon } from '../../components/Icon'
 import { ProgressBar } from '../../components/ProgressBar'
-import { describeError, jobFailureText } from '../../lib/errors'
-import { basename, formatDuration, formatEta, plural } from '../../lib/format'
+import { describeError, jobError, jobFailureText } from '../../lib/errors'
+import { basename, dirname, formatDuration, formatEta, plural } from '../../lib/format'
 import { navigate } from '../../lib/nav'
 import { shortcutLabel } from '../../lib/platform'
 import { useAction } from '../../lib/shortcuts'
@@ -66,7 +66,14 @@ async function pickLinesFile(): Promise<void> {
 async function pickFolder(): Promise<void> {
   let picked: string | string[] | null
   try {
-    picked = await open({ multiple: false, directory: true, title: 'Choose an empty folder for the WAV files' })
+    // Starts beside the script the lines came from, not in the app's working directory.
+    const { source } = batchStore.get()
+    picked = await open({
+      multiple: false,
+      directory: true,
+      title: 'Choose an empty folder for the WAV files',
+      ...(source ? { defaultPath: dirname(source) } : {}),
+    })
   } catch (e) {
     toast({ kind: 'error', title: 'Could not open the folder picker.', detail: String(e) })
     return
@@ -121,6 +128,8 @@ function Run() {
   if (s.starting || s.status === 'queued') label = 'Getting the voice ready…'
   else if (running) label = `${doneCount} of ${plural(total, 'line')} done`
   else if (s.status === 'done') label = `Done · ${plural(doneCount, 'file')} in ${s.outputDir ?? 'the folder'}`
+  // A failure's reason is in the note below: said once.
+  else if (s.status === 'failed') label = `Failed · ${doneCount ? `${plural(doneCount, 'file')} kept` : 'no files were made'}`
   else
     label = `${jobFailureText(s.status ?? '', s.error)} ${doneCount ? `${plural(doneCount, 'file')} kept.` : 'No files were made.'}`
   return (
@@ -159,7 +168,7 @@ function Run() {
           )}
         </div>
       </div>
-      {s.status === 'failed' && s.error && <ErrorNote error={{ kind: 'model', message: s.error }} compact />}
+      {s.status === 'failed' && s.error && <ErrorNote error={jobError(s.error)} compact />}
       <LineList />
     </section>
   )

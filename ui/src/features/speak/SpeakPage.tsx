@@ -7,7 +7,7 @@ import { EmptyState } from '../../components/EmptyState'
 import { ErrorNote } from '../../components/ErrorNote'
 import { Icon } from '../../components/Icon'
 import { ProgressBar } from '../../components/ProgressBar'
-import { describeError, jobFailureText } from '../../lib/errors'
+import { describeError, jobError, jobFailureText } from '../../lib/errors'
 import { formatDuration, formatEta, plural } from '../../lib/format'
 import { navigate } from '../../lib/nav'
 import { shortcutLabel } from '../../lib/platform'
@@ -100,6 +100,8 @@ function Progress() {
       ? `Sentence ${Math.min(s.sentencesDone + 1, s.sentencesTotal)} of ${s.sentencesTotal}`
       : 'Reading the text…'
   else if (s.status === 'done') label = `Done · ${plural(s.sentencesTotal, 'sentence')}`
+  // A failure's reason is in the note below: said once.
+  else if (s.status === 'failed') label = 'Failed'
   else label = jobFailureText(s.status ?? '', s.error)
   const tone = s.status === 'failed' ? 'danger' : s.status === 'done' ? 'success' : running ? 'accent' : 'muted'
   return (
@@ -111,7 +113,7 @@ function Progress() {
         {running && s.sentencesDone > 0 && <span>{s.cancelling ? 'Cancelling…' : formatEta(s.etaSeconds)}</span>}
         {s.silent && <span>This window cannot play audio; save the WAV to hear it.</span>}
       </div>
-      {s.status === 'failed' && s.error && <ErrorNote error={{ kind: 'model', message: s.error }} compact />}
+      {s.status === 'failed' && s.error && <ErrorNote error={jobError(s.error)} compact />}
     </section>
   )
 }
@@ -191,7 +193,7 @@ export function SpeakPage() {
             <span className={`muted small tabular${tooLong ? ' text-danger' : ''}`}>
               {tooLong
                 ? `${text.length.toLocaleString()} characters: at most ${MAX_CHARS.toLocaleString()}. Use Batch export for long scripts.`
-                : `${text.length.toLocaleString()} characters`}
+                : plural(text.length, 'character')}
             </span>
           </label>
           {s.submitError != null && (
