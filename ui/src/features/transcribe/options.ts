@@ -1,5 +1,6 @@
 // What a new transcription uses: model, language, task. Remembered between sessions.
 
+import { useEffect } from 'react'
 import type { ModelInfo, Task } from '../../bindings'
 import { createStore, useStore } from '../../lib/store'
 import { installedTranscribers, modelsStore } from '../models/modelsStore'
@@ -86,18 +87,33 @@ export function resolveChoices(models: ModelInfo[], defaultModel: string | null,
   }
 }
 
+/**
+ * A remembered Translate the chosen model cannot do is forgotten, so it does not come back
+ * (and fail) with the next launch or an "Open with" file.
+ */
+function forgetImpossibleTask(choices: Choices, resolved: Resolved): void {
+  if (choices.task === 'translate' && resolved.model && resolved.task !== 'translate') {
+    setChoices({ task: 'transcribe' })
+  }
+}
+
 /** The choices as they apply now, from the stores (for code outside components). */
 export function currentChoices(): Resolved {
-  return resolveChoices(
+  const choices = choicesStore.get()
+  const resolved = resolveChoices(
     modelsStore.get().models,
     settingsStore.get().settings?.default_transcribe_model ?? null,
-    choicesStore.get(),
+    choices,
   )
+  forgetImpossibleTask(choices, resolved)
+  return resolved
 }
 
 export function useChoices(): Resolved {
   const models = useStore(modelsStore, (s) => s.models)
   const defaultModel = useStore(settingsStore, (s) => s.settings?.default_transcribe_model ?? null)
   const choices = useStore(choicesStore)
-  return resolveChoices(models, defaultModel, choices)
+  const resolved = resolveChoices(models, defaultModel, choices)
+  useEffect(() => forgetImpossibleTask(choices, resolved), [choices, resolved.model, resolved.task])
+  return resolved
 }
