@@ -7,6 +7,7 @@ import { EmptyState } from '../../components/EmptyState'
 import { ErrorNote } from '../../components/ErrorNote'
 import { Icon } from '../../components/Icon'
 import { ProgressBar } from '../../components/ProgressBar'
+import { SpeedField } from '../../components/SpeedField'
 import { describeError, jobError, jobFailureText } from '../../lib/errors'
 import { formatDuration, formatEta, plural } from '../../lib/format'
 import { navigate } from '../../lib/nav'
@@ -57,35 +58,6 @@ async function saveWav(): Promise<void> {
     const { title, detail } = describeError(e)
     toast({ kind: 'error', title: `Could not save the WAV: ${title}`, detail })
   }
-}
-
-function SpeedControl({ value, voiceSpeed, disabled }: { value: number; voiceSpeed: number; disabled: boolean }) {
-  return (
-    <div className="field speed-field">
-      <label className="field-label" htmlFor="speak-speed">
-        Speed
-      </label>
-      <div className="speed-control">
-        <input
-          id="speak-speed"
-          type="range"
-          min={0.5}
-          max={2}
-          step={0.05}
-          value={value}
-          disabled={disabled}
-          onChange={(e) => {
-            const v = Number(e.target.value)
-            setSpeed(Math.abs(v - voiceSpeed) < 1e-6 ? null : v)
-          }}
-          aria-valuetext={`${value.toFixed(2)}×`}
-        />
-        <output htmlFor="speak-speed" className="tabular speed-value">
-          {value.toFixed(2)}×
-        </output>
-      </div>
-    </div>
-  )
 }
 
 function Progress() {
@@ -153,7 +125,13 @@ export function SpeakPage() {
         <h1 className="page-title">Speak</h1>
         <div className="options" role="group" aria-label="Speech options">
           <VoicePicker value={voice} onChange={setSpeakVoice} disabled={running} />
-          <SpeedControl value={speed} voiceSpeed={voice?.settings.speed ?? 1} disabled={running || !voice} />
+          <SpeedField
+            id="speak-speed"
+            value={speed}
+            voiceSpeed={voice?.settings.speed ?? 1}
+            disabled={running || !voice}
+            onChange={setSpeed}
+          />
         </div>
       </header>
       {loadError != null && (
