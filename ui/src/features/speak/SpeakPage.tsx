@@ -1,20 +1,21 @@
 // Speak: type text, choose a voice (preview it), set the speed, Generate: sentences play
-// as they are made; then play again or save the WAV.
+// as they are made; then play it from anywhere on its waveform, or save the WAV.
 
 import { save } from '@tauri-apps/plugin-dialog'
-import { useEffect } from 'react'
+import { useEffect, useMemo, useState } from 'react'
 import { EmptyState } from '../../components/EmptyState'
 import { ErrorNote } from '../../components/ErrorNote'
 import { Icon } from '../../components/Icon'
 import { ProgressBar } from '../../components/ProgressBar'
 import { SpeedField } from '../../components/SpeedField'
 import { describeError, jobError, jobFailureText } from '../../lib/errors'
-import { formatDuration, formatEta, plural } from '../../lib/format'
+import { formatDuration, formatEta, formatTimestamp, plural } from '../../lib/format'
 import { navigate } from '../../lib/nav'
 import { shortcutLabel } from '../../lib/platform'
 import { useAction } from '../../lib/shortcuts'
 import { toast } from '../../lib/toast'
 import { useModels } from '../models/modelsStore'
+import { Waveform } from '../transcribe/Waveform'
 import { VoicePicker } from '../voices/VoicePicker'
 import { loadVoices, pickVoice, useVoices } from '../voices/voicesStore'
 import {
@@ -22,12 +23,15 @@ import {
   clearSubmitError,
   generate,
   isRunning,
-  playAgain,
+  playbackPosition,
+  playFrom,
   saveSpeech,
   setSpeakVoice,
   setSpeed,
   setText,
   speakStore,
+  speechClip,
+  speechPeaks,
   stopPlayback,
   suggestedName,
   useSpeak,
@@ -87,6 +91,52 @@ function Progress() {
       </div>
       {s.status === 'failed' && s.error && <ErrorNote error={jobError(s.error)} compact />}
     </section>
+  )
+}
+
+/** The finished speech: play/stop, its waveform to see and seek in, and the time. */
+function SpeechPlayer() {
+  const { playing } = useSpeak()
+  const clip = useMemo(() => speechClip(), [])
+  const peaks = useMemo(() => speechPeaks(), [])
+  const duration = clip ? clip.samples.length / clip.sampleRate : 0
+  const [time, setTime] = useState(0)
+  useEffect(() => {
+    if (!playing) return
+    let frame = 0
+    const tick = () => {
+      const at = playbackPosition()
+      if (at != null) setTime(Math.min(at, duration))
+      frame = requestAnimationFrame(tick)
+    }
+    frame = requestAnimationFrame(tick)
+    return () => cancelAnimationFrame(frame)
+  }, [playing, duration])
+  const seek = (seconds: number) => {
+    setTime(seconds)
+    if (playing) playFrom(seconds)
+  }
+  const toggle = () => {
+    if (playing) return stopPlayback()
+    // From where the scrubber is; from the start once it reached the end.
+    playFrom(time < duration - 0.05 ? time : 0)
+  }
+  return (
+    <div className="player speak-player" aria-label="Speech player" role="group">
+      <button
+        type="button"
+        className="btn btn-icon btn-round"
+        aria-label={playing ? 'Stop' : 'Play'}
+        data-tooltip={playing ? 'Stop (Esc)' : 'Play'}
+        onClick={toggle}
+      >
+        <Icon name={playing ? 'stop' : 'play'} />
+      </button>
+      <Waveform peaks={peaks} duration={duration} time={time} onSeek={seek} />
+      <span className="player-time tabular">
+        {formatTimestamp(time)} / {formatTimestamp(duration)}
+      </span>
+    </div>
   )
 }
 
@@ -203,11 +253,6 @@ export function SpeakPage() {
                 <Icon name="speak" /> Generate
               </button>
             )}
-            {s.job && !running && s.audioSeconds > 0 && (
-              <button type="button" className="btn" onClick={s.playing ? stopPlayback : playAgain}>
-                <Icon name={s.playing ? 'stop' : 'play'} size={11} /> {s.playing ? 'Stop' : 'Play'}
-              </button>
-            )}
             {running && s.playing && (
               <button type="button" className="btn btn-ghost" onClick={stopPlayback}>
                 Mute
@@ -224,6 +269,7 @@ export function SpeakPage() {
             </button>
           </div>
           <Progress />
+          {s.job && !running && s.audioSeconds > 0 && <SpeechPlayer key={s.job.id} />}
           {s.savedPath && (
             <p className="muted small" data-testid="saved-path">
               Saved to {s.savedPath}
