@@ -15,8 +15,8 @@ import { importModel, isInstalled, loadModels, useModels } from './modelsStore'
 
 /** What an import can be: a Whisper model's folder, or a Piper voice's `.onnx` (its `.onnx.json` beside it). */
 const IMPORT_KINDS = [
-  { id: 'folder', label: 'Whisper model folder…', hint: 'Hugging Face or CTranslate2 layout' },
-  { id: 'onnx', label: 'Piper voice (.onnx file)…', hint: 'with its .onnx.json beside it' },
+  { id: 'folder', label: 'Whisper model folder…', hint: 'HF or CTranslate2' },
+  { id: 'onnx', label: 'Piper voice (.onnx file)…', hint: '+ .onnx.json' },
 ] as const
 
 async function importFrom(kind: string) {
