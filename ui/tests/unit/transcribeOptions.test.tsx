@@ -4,6 +4,7 @@ import { open } from '@tauri-apps/plugin-dialog'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { commands, job, model, ok, settings } from './bindingsMock'
 import { resetApp } from './helpers'
+import type { ModelInfo } from '../../src/bindings'
 import { loadModels } from '../../src/features/models/modelsStore'
 import { loadSettings } from '../../src/features/settings/settingsStore'
 import { choicesStore, currentChoices, setChoices } from '../../src/features/transcribe/options'
@@ -86,6 +87,29 @@ describe('transcription options', () => {
     setChoices({ modelId: 'whisper-base.en', task: 'translate' })
     expect(currentChoices().options?.task).toBe('transcribe')
     expect(choicesStore.get().task).toBe('transcribe')
+  })
+
+  it('offers an import the languages of the catalog model it is', async () => {
+    const tiny = model({
+      id: 'local/tiny',
+      name: 'tiny',
+      status: 'installed',
+      languages: [],
+      source: { kind: 'local', imported_from: '/home/ada/models/whisper-tiny' },
+      catalog_id: 'whisper-tiny',
+    } as Partial<ModelInfo>)
+    commands.listModels.mockResolvedValue(
+      ok([model({ id: 'whisper-tiny', name: 'Whisper tiny', languages: ['en', 'de', 'fr'] }), tiny]),
+    )
+    commands.getSettings.mockResolvedValue(ok(settings({ default_transcribe_model: 'local/tiny' })))
+    await Promise.all([loadModels(), loadSettings()])
+    render(<TranscribePage />)
+    expect(
+      within(screen.getByRole('combobox', { name: 'Language' }))
+        .getAllByRole('option')
+        .map((o) => o.textContent),
+    ).toEqual(['Detect automatically', 'English', 'French', 'German'])
+    expect(screen.getByRole('radio', { name: 'Translate' })).toBeEnabled()
   })
 
   it('sends no language when detecting it', async () => {

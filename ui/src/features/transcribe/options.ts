@@ -3,6 +3,7 @@
 import { useEffect } from 'react'
 import type { ModelInfo, Task } from '../../bindings'
 import { createStore, useStore } from '../../lib/store'
+import { catalogMatch } from '../models/arrange'
 import { installedTranscribers, modelsStore } from '../models/modelsStore'
 import { settingsStore } from '../settings/settingsStore'
 import type { QueueOptions } from './jobsStore'
@@ -51,8 +52,15 @@ export function setChoices(patch: Partial<Choices>): void {
   })
 }
 
-export function isEnglishOnly(model: ModelInfo | null): boolean {
-  return !!model && model.languages.length === 1 && model.languages[0] === 'en'
+/** A model's languages; an import that lists none has those of the catalog model it is. */
+export function languagesOf(model: ModelInfo, models: ModelInfo[]): string[] {
+  if (model.languages.length) return model.languages
+  const match = catalogMatch(model)
+  return (match && models.find((m) => m.id === match)?.languages) || []
+}
+
+export function isEnglishOnly(languages: string[]): boolean {
+  return languages.length === 1 && languages[0] === 'en'
 }
 
 export interface Resolved {
@@ -72,8 +80,8 @@ export function resolveChoices(models: ModelInfo[], defaultModel: string | null,
     installed.find((m) => m.id === defaultModel) ??
     installed[0] ??
     null
-  const englishOnly = isEnglishOnly(model)
-  const languages = model?.languages ?? []
+  const languages = model ? languagesOf(model, models) : []
+  const englishOnly = isEnglishOnly(languages)
   const language = englishOnly ? 'en' : languages.includes(choices.language) ? choices.language : 'auto'
   const task: Task = englishOnly ? 'transcribe' : choices.task
   return {
