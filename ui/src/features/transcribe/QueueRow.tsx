@@ -5,11 +5,11 @@ import { ProgressBar } from '../../components/ProgressBar'
 import { toast } from '../../lib/toast'
 import { describeError, jobFailureText } from '../../lib/errors'
 import { basename, dirname, formatDuration, formatEta, formatSpeed } from '../../lib/format'
-import { cancelJob, removeFromQueue, type QueueItem } from './jobsStore'
+import { cancelJob, removeFromQueue, retryJob, type QueueItem } from './jobsStore'
 
 const STATUS_LABEL: Record<string, string> = {
   queued: 'Queued',
-  running: 'Transcribing',
+  running: 'Running',
   done: 'Done',
   failed: 'Failed',
   cancelled: 'Cancelled',
@@ -18,6 +18,28 @@ const STATUS_LABEL: Record<string, string> = {
 
 export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge badge-${status}`}>{STATUS_LABEL[status] ?? status}</span>
+}
+
+/**
+ * What an active job is doing, in words, and its bar's value (null: indeterminate). The
+ * runtime runs a few jobs at once; the others wait queued for a slot.
+ */
+export function activeStage(item: QueueItem): { text: string; value: number | null } {
+  if (item.job.status === 'queued') return { text: 'Queued · waiting for a free slot', value: 0 }
+  if (item.windowsTotal) {
+    const pct = `${Math.round(item.progress * 100)}%`
+    return { text: `Transcribing · ${pct} · ${formatEta(item.etaSeconds)}`, value: item.progress }
+  }
+  switch (item.stage) {
+    case 'loading_model':
+      return { text: 'Loading the model…', value: null }
+    case 'decoding':
+      return { text: 'Reading the file…', value: null }
+    case 'transcribing':
+      return { text: 'Transcribing…', value: null }
+    default:
+      return { text: 'Starting…', value: null }
+  }
 }
 
 export function QueueRow({
@@ -41,10 +63,17 @@ export function QueueRow({
       toast({ kind: 'error', title: `Could not cancel ${name}: ${title}`, detail })
     }
   }
+  const retry = async () => {
+    try {
+      await retryJob(job.id)
+    } catch (e) {
+      const { title, detail } = describeError(e)
+      toast({ kind: 'error', title: `Could not queue ${name} again: ${title}`, detail })
+    }
+  }
+  const stage = active ? activeStage(item) : null
   let detail: string
-  if (job.status === 'queued') detail = 'Waiting for its turn'
-  else if (job.status === 'running')
-    detail = item.windowsTotal ? `${Math.round(item.progress * 100)}% · ${formatEta(item.etaSeconds)}` : 'Starting…'
+  if (stage) detail = stage.text
   else if (job.status === 'done')
     detail = [formatDuration(job.metrics.audio_seconds), job.metrics.rtf != null ? formatSpeed(job.metrics.rtf) : '']
       .filter((x) => x && x !== '—')
@@ -75,7 +104,7 @@ export function QueueRow({
         </span>
         {active && (
           <ProgressBar
-            value={job.status === 'queued' ? 0 : item.windowsTotal ? item.progress : null}
+            value={stage?.value ?? null}
             label={`Progress of ${name}`}
             tone={job.status === 'queued' ? 'muted' : 'accent'}
             size="xs"
@@ -101,15 +130,30 @@ export function QueueRow({
             <Icon name={item.cancelling ? 'spinner' : 'stop'} size={12} />
           </button>
         ) : (
-          <button
-            type="button"
-            className="btn btn-icon btn-ghost btn-sm"
-            aria-label={`Remove ${name} from the list`}
+          <>
+            {(problem || job.status === 'cancelled') && (
+              <button
+                type="button"
+                className="btn btn-icon btn-ghost btn-sm"
+                aria-label={`Retry ${name}`}
+                data-tooltip="Queue it again with the same options"
+                data-tooltip-align="end"
+                onClick={retry}
+              >
+                <Icon name="redo" size={12} />
+              </button>
+            )}
+            <button
+              type="button"
+              className="btn btn-icon btn-ghost btn-sm"
+              aria-label={`Remove ${name} from the list`}
             data-tooltip="Remove from list (stays in History)"
-            onClick={() => removeFromQueue(job.id)}
-          >
-            <Icon name="close" size={12} />
-          </button>
+              data-tooltip-align="end"
+              onClick={() => removeFromQueue(job.id)}
+            >
+              <Icon name="close" size={12} />
+            </button>
+          </>
         )}
       </div>
     </li>

@@ -11,22 +11,23 @@ import { Icon } from '../../components/Icon'
 import { Menu } from '../../components/Menu'
 import { ProgressBar } from '../../components/ProgressBar'
 import { api } from '../../lib/api'
-import { jobFailureText } from '../../lib/errors'
+import { jobError } from '../../lib/errors'
 import { toast } from '../../lib/toast'
 import {
   basename,
   formatDuration,
-  formatEta,
   formatSpeed,
   formatTimestamp,
   joinPath,
   languageName,
+  plural,
 } from '../../lib/format'
 import { isTyping, shortcutLabel } from '../../lib/platform'
 import { useAction } from '../../lib/shortcuts'
 import { useStore } from '../../lib/store'
 import { settingsStore } from '../settings/settingsStore'
 import { isActive, useQueueItem } from './jobsStore'
+import { activeStage } from './QueueRow'
 import { useAudio } from './useAudio'
 import { useMediaSrc } from '../../lib/mediaSrc'
 import { useTranscript } from './useTranscript'
@@ -245,7 +246,7 @@ export function TranscriptView({
               {record?.rtf != null && (
                 <span title={`Real-time factor ${record.rtf.toFixed(3)}`}>{formatSpeed(record.rtf)}</span>
               )}
-              {rows.length > 0 && <span>{rows.length} segments</span>}
+              {rows.length > 0 && <span>{plural(rows.length, 'segment')}</span>}
             </div>
           </div>
         </div>
@@ -274,7 +275,7 @@ export function TranscriptView({
             open={exportOpen}
             onOpenChange={setExportOpen}
             items={EXPORT_FORMATS.map((f) => ({ id: f.id, label: f.label, hint: f.hint, disabled: !exportable }))}
-            onSelect={(id) => exportTranscriptAs(jobId, id as ExportFormat, title)}
+            onSelect={(id) => exportTranscriptAs(jobId, id as ExportFormat, title, sourcePath)}
             button={(p) => (
               <button
                 type="button"
@@ -292,19 +293,13 @@ export function TranscriptView({
 
       {running && item && (
         <div className="transcript-live">
-          <ProgressBar value={item.windowsTotal ? item.progress : null} label={`Transcribing ${title}`} />
-          <span className="muted">
-            {job?.status === 'queued'
-              ? 'Waiting in the queue…'
-              : item.windowsTotal
-                ? `Transcribing · ${item.windowsDone} of ${item.windowsTotal} windows · ${formatEta(item.etaSeconds)}`
-                : 'Loading the model…'}
-          </span>
+          <ProgressBar value={activeStage(item).value} label={`Transcribing ${title}`} />
+          <span className="muted">{activeStage(item).text}</span>
         </div>
       )}
       {failed && job && job.status !== 'cancelled' && (
         <ErrorNote
-          error={{ kind: 'model', message: jobFailureText(job.status, job.error) }}
+          error={jobError(job.error, job.status)}
           title={job.status === 'interrupted' ? 'Interrupted' : 'Transcription failed'}
         />
       )}
@@ -326,7 +321,7 @@ export function TranscriptView({
         </span>
         {src && <audio ref={audioRef} src={src} preload="metadata" data-testid="player-audio" />}
       </div>
-      {(audio.error || media.failed) && (useCopy || !record?.audio_path) && (
+      {(audio.error || media.failed) && (useCopy || !record?.audio_path) && !failed && (
         <p className="hint">The audio file could not be played. It may have been moved or deleted.</p>
       )}
 
