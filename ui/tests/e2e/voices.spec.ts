@@ -25,7 +25,9 @@ test('voices: rename one and change its settings', async ({ page }) => {
   await shot(page, 'voices-settings')
   await form.getByRole('button', { name: 'Save settings' }).click()
   await expect(form).toHaveCount(0)
-  await expect(renamed.getByTestId('voice-settings-summary')).toHaveText('1.50× speed · +2 st pitch · expressiveness 0.4')
+  await expect(renamed.getByTestId('voice-settings-summary')).toHaveText(
+    '1.50× speed · +2 st pitch · expressiveness 0.4',
+  )
   expect((await calls(page, 'updateVoiceSettings'))[0].args).toEqual([
     voice.id,
     { speed: 1.5, pitch: 2, noise_scale: 0.4, noise_w: null, speaker: null },

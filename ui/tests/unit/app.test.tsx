@@ -71,7 +71,9 @@ describe('app', () => {
   it('opens the sidebar’s pages top to bottom with Ctrl+1…7', async () => {
     render(<App />)
     const nav = screen.getByRole('navigation', { name: 'Main' })
-    const items = within(nav).getAllByRole('button').filter((b) => b.classList.contains('nav-item'))
+    const items = within(nav)
+      .getAllByRole('button')
+      .filter((b) => b.classList.contains('nav-item'))
     expect(items).toHaveLength(7)
     for (const [i, item] of items.entries()) {
       await userEvent.keyboard(`{Control>}${i + 1}{/Control}`)

@@ -125,7 +125,13 @@ describe('queue rows', () => {
     }
     addJobs([
       job({ id: 7 }),
-      job({ id: 8, input: '/home/ada/Audio/rede.mp3', params, status: 'failed', error: 'loading model x: out of memory' }),
+      job({
+        id: 8,
+        input: '/home/ada/Audio/rede.mp3',
+        params,
+        status: 'failed',
+        error: 'loading model x: out of memory',
+      }),
     ])
     render(<Queue selected={null} onOpen={() => {}} />)
     const failed = screen.getByRole('listitem', { name: 'rede.mp3' })

@@ -98,7 +98,11 @@ export function ModelCard({
       {imports.length > 0 && (
         <p className="model-imported" data-testid="model-imported">
           {imports.map((i) => (
-            <span key={i.id} className="truncate" title={i.source.kind === 'local' ? i.source.imported_from : undefined}>
+            <span
+              key={i.id}
+              className="truncate"
+              title={i.source.kind === 'local' ? i.source.imported_from : undefined}
+            >
               Your import <code className="model-id">{i.id}</code> is this model
               {i.source.kind === 'local' ? ` (from ${i.source.imported_from})` : ''}.
             </span>

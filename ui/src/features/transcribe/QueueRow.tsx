@@ -4,8 +4,8 @@ import { Icon } from '../../components/Icon'
 import { ProgressBar } from '../../components/ProgressBar'
 import { toast } from '../../lib/toast'
 import { describeError, jobFailureText } from '../../lib/errors'
-import { basename, dirname, formatDuration, formatEta, formatSpeed } from '../../lib/format'
-import { cancelJob, removeFromQueue, retryJob, type QueueItem } from './jobsStore'
+import { basename, dirname, formatDuration, formatSpeed } from '../../lib/format'
+import { activeStage, cancelJob, removeFromQueue, retryJob, type QueueItem } from './jobsStore'
 
 const STATUS_LABEL: Record<string, string> = {
   queued: 'Queued',
@@ -18,28 +18,6 @@ const STATUS_LABEL: Record<string, string> = {
 
 export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge badge-${status}`}>{STATUS_LABEL[status] ?? status}</span>
-}
-
-/**
- * What an active job is doing, in words, and its bar's value (null: indeterminate). The
- * runtime runs a few jobs at once; the others wait queued for a slot.
- */
-export function activeStage(item: QueueItem): { text: string; value: number | null } {
-  if (item.job.status === 'queued') return { text: 'Queued · waiting for a free slot', value: 0 }
-  if (item.windowsTotal) {
-    const pct = `${Math.round(item.progress * 100)}%`
-    return { text: `Transcribing · ${pct} · ${formatEta(item.etaSeconds)}`, value: item.progress }
-  }
-  switch (item.stage) {
-    case 'loading_model':
-      return { text: 'Loading the model…', value: null }
-    case 'decoding':
-      return { text: 'Reading the file…', value: null }
-    case 'transcribing':
-      return { text: 'Transcribing…', value: null }
-    default:
-      return { text: 'Starting…', value: null }
-  }
 }
 
 export function QueueRow({
@@ -147,7 +125,7 @@ export function QueueRow({
               type="button"
               className="btn btn-icon btn-ghost btn-sm"
               aria-label={`Remove ${name} from the list`}
-            data-tooltip="Remove from list (stays in History)"
+              data-tooltip="Remove from list (stays in History)"
               data-tooltip-align="end"
               onClick={() => removeFromQueue(job.id)}
             >

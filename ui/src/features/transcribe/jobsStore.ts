@@ -3,6 +3,7 @@
 import type { Job, JobStage, Segment, Task, TranscribeOptions } from '../../bindings'
 import { api } from '../../lib/api'
 import type { RuntimeEvent } from '../../lib/events'
+import { formatEta } from '../../lib/format'
 import { openTranscript } from '../../lib/nav'
 import { createStore, useStore } from '../../lib/store'
 
@@ -40,6 +41,28 @@ export function resetJobs(): void {
 }
 
 export const isActive = (status: string) => status === 'queued' || status === 'running'
+
+/**
+ * What an active job is doing, in words, and its bar's value (null: indeterminate). The
+ * runtime runs a few jobs at once; the others wait queued for a slot.
+ */
+export function activeStage(item: QueueItem): { text: string; value: number | null } {
+  if (item.job.status === 'queued') return { text: 'Queued · waiting for a free slot', value: 0 }
+  if (item.windowsTotal) {
+    const pct = `${Math.round(item.progress * 100)}%`
+    return { text: `Transcribing · ${pct} · ${formatEta(item.etaSeconds)}`, value: item.progress }
+  }
+  switch (item.stage) {
+    case 'loading_model':
+      return { text: 'Loading the model…', value: null }
+    case 'decoding':
+      return { text: 'Reading the file…', value: null }
+    case 'transcribing':
+      return { text: 'Transcribing…', value: null }
+    default:
+      return { text: 'Starting…', value: null }
+  }
+}
 
 function newItem(job: Job): QueueItem {
   return {

@@ -99,10 +99,8 @@ export function resolveChoices(models: ModelInfo[], defaultModel: string | null,
  * A remembered Translate the chosen model cannot do is forgotten, so it does not come back
  * (and fail) with the next launch or an "Open with" file.
  */
-function forgetImpossibleTask(choices: Choices, resolved: Resolved): void {
-  if (choices.task === 'translate' && resolved.model && resolved.task !== 'translate') {
-    setChoices({ task: 'transcribe' })
-  }
+function impossibleTask(choices: Choices, resolved: Resolved): boolean {
+  return choices.task === 'translate' && !!resolved.model && resolved.task !== 'translate'
 }
 
 /** The choices as they apply now, from the stores (for code outside components). */
@@ -113,7 +111,7 @@ export function currentChoices(): Resolved {
     settingsStore.get().settings?.default_transcribe_model ?? null,
     choices,
   )
-  forgetImpossibleTask(choices, resolved)
+  if (impossibleTask(choices, resolved)) setChoices({ task: 'transcribe' })
   return resolved
 }
 
@@ -122,6 +120,9 @@ export function useChoices(): Resolved {
   const defaultModel = useStore(settingsStore, (s) => s.settings?.default_transcribe_model ?? null)
   const choices = useStore(choicesStore)
   const resolved = resolveChoices(models, defaultModel, choices)
-  useEffect(() => forgetImpossibleTask(choices, resolved), [choices, resolved.model, resolved.task])
+  const impossible = impossibleTask(choices, resolved)
+  useEffect(() => {
+    if (impossible) setChoices({ task: 'transcribe' })
+  }, [impossible])
   return resolved
 }

@@ -22,25 +22,13 @@ import {
   deleteVoice,
   isVoiceModel,
   loadVoices,
+  originLabel,
   renameVoice,
   settingsOf,
   updateVoiceSettings,
   useVoices,
   voiceLanguage,
 } from './voicesStore'
-
-const SOURCE: Record<string, string> = { preset: 'Preset', cloned: 'Cloned', designed: 'Designed' }
-
-/**
- * The badge of a voice. The runtime records voices added on a model as `preset` too, so
- * the preset is the model's first voice (made when the model was installed); later ones
- * on the same model are the user's own.
- */
-export function originLabel(voice: VoiceInfo, voices: VoiceInfo[]): string {
-  if (voice.source !== 'preset') return SOURCE[voice.source] ?? voice.source
-  const first = Math.min(...voices.filter((v) => v.model_id === voice.model_id && v.source === 'preset').map((v) => v.id))
-  return voice.id === first ? 'Preset' : 'Yours'
-}
 
 function settingsSummary(v: VoiceInfo): string {
   const s = settingsOf(v.settings)
@@ -256,7 +244,11 @@ function AddVoiceDialog({ models, onClose }: { models: ModelInfo[]; onClose: () 
     setSaving(true)
     try {
       const voice = await addVoice(modelId, name, { ...DEFAULT_SETTINGS, speed, pitch })
-      toast({ kind: 'success', title: `Added ${voice.name}`, detail: 'Its settings hold more, such as expressiveness.' })
+      toast({
+        kind: 'success',
+        title: `Added ${voice.name}`,
+        detail: 'Its settings hold more, such as expressiveness.',
+      })
       onClose()
     } catch (err) {
       setError(err)
