@@ -14,8 +14,14 @@ pub enum Event {
     JobQueued {
         job: Job,
     },
+    /// The job got a slot: at most `max_concurrent_jobs` run at once, the rest stay queued.
     JobStarted {
         job_id: i64,
+    },
+    /// What a running job is doing now, so a shell can say so instead of guessing.
+    JobStage {
+        job_id: i64,
+        stage: JobStage,
     },
     JobProgress {
         job_id: i64,
@@ -60,6 +66,18 @@ pub enum Event {
     ModelUnloaded {
         model_id: String,
     },
+}
+
+/// A running job's steps, in order; `LoadingModel` only when its model was not loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum JobStage {
+    LoadingModel,
+    /// Reading the audio or video file.
+    Decoding,
+    /// Running the model; `JobProgress` follows as windows finish.
+    Transcribing,
 }
 
 pub trait EventSink: Send + Sync + 'static {

@@ -14,7 +14,7 @@ mod transcribe;
 mod voices;
 
 pub use error::RuntimeError;
-pub use events::{Event, EventSink, NoEvents};
+pub use events::{Event, EventSink, JobStage, NoEvents};
 pub use files::{
     expand_media_paths, is_media_file, peaks, write_atomically, ExportFormat, MAX_PEAK_BUCKETS,
     MEDIA_EXTENSIONS,

@@ -5,13 +5,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use izwi_core::models::whisper::{Task, TranscribeOptions, WindowDone};
+use izwi_core::models::whisper::{
+    is_multilingual_dir, Task, TranscribeError, TranscribeOptions, WindowDone,
+};
 use izwi_hub::Family;
 use izwi_store::{Job, JobKind, JobMetrics, NewJob, NewTranscript, SegmentRecord};
 use serde::{Deserialize, Serialize};
 
 use crate::runtime::Inner;
-use crate::{Event, Runtime, RuntimeError};
+use crate::{Event, JobStage, Runtime, RuntimeError};
 
 /// Seconds per window, at most Whisper's 30.
 const WINDOW_SECONDS: f32 = 30.0;
@@ -78,7 +80,17 @@ pub(crate) async fn run(
     request: &TranscribeRequest,
 ) -> Result<(i64, JobMetrics), RuntimeError> {
     let started = Instant::now();
+    let stage = |stage| inner.events.emit(Event::JobStage { job_id, stage });
+    let loaded = inner
+        .models
+        .loaded()
+        .iter()
+        .any(|m| m.id == request.model_id);
+    if !loaded {
+        stage(JobStage::LoadingModel);
+    }
     let model = inner.models.whisper(&request.model_id).await?;
+    stage(JobStage::Decoding);
     let path = request.path.clone();
     let samples = tokio::task::spawn_blocking(move || izwi_audio::load_for_asr(&path))
         .await
@@ -92,6 +104,15 @@ pub(crate) async fn run(
         .map(|w| w.start_sample..w.end_sample)
         .collect();
 
+    stage(JobStage::Transcribing);
+    // Known now: shells show a determinate bar from the start, not after a window.
+    inner.events.emit(Event::JobProgress {
+        job_id,
+        progress: 0.0,
+        windows_done: 0,
+        windows_total: windows.len(),
+        eta_seconds: None,
+    });
     // The callback runs inside the engine's futures: it only queues progress, which
     // this job writes to the store beside the transcription.
     let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<f64>();
@@ -172,8 +193,9 @@ pub(crate) async fn run(
 
 impl Runtime {
     /// Records a transcription job and starts it; the returned job is `queued`. A model
-    /// that is unknown, not installed or not for transcription is refused here; what
-    /// goes wrong later (an unreadable file, say) fails the job with its reason.
+    /// that is unknown, not installed, not for transcription, or English-only when asked
+    /// to translate is refused here; what goes wrong later (an unreadable file, say)
+    /// fails the job with its reason.
     pub async fn transcribe(&self, request: TranscribeRequest) -> Result<Job, RuntimeError> {
         let info = self.inner.hub.info(&request.model_id)?;
         if info.family != Family::Whisper {
@@ -183,7 +205,16 @@ impl Runtime {
                 task: "transcribe",
             });
         }
-        self.inner.hub.model_dir(&request.model_id)?;
+        let dir = self.inner.hub.model_dir(&request.model_id)?;
+        if request.task == Task::Translate
+            && !is_multilingual_dir(&dir).map_err(TranscribeError::from)?
+        {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "{} is English-only: it cannot translate to English. Transcribe with it, or \
+                 translate with a multilingual model (whisper-tiny, whisper-base, ...)",
+                info.name
+            )));
+        }
         let job = self
             .inner
             .store

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::{asset, open_recording, Events};
-use izwi_runtime::{Event, JobStatus, Runtime, RuntimeError, TranscribeRequest};
+use izwi_runtime::{Event, JobStage, JobStatus, Runtime, RuntimeError, TranscribeRequest};
 
 async fn open(dir: &Path, budget: Option<u64>) -> (Runtime, Events) {
     let mut config = common::config(dir);
@@ -109,6 +109,30 @@ async fn a_file_is_transcribed_and_remembered() {
             ..
         })
     ));
+    // The stages a shell shows, in order, after the job got its slot.
+    let stages = |events: &[Event], id: i64| -> Vec<JobStage> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::JobStage { job_id, stage } if *job_id == id => Some(*stage),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(
+        stages(&recorded, job.id),
+        [
+            JobStage::LoadingModel,
+            JobStage::Decoding,
+            JobStage::Transcribing
+        ]
+    );
+    let started_at = kinds.iter().position(|k| *k == "started").unwrap();
+    let first_stage = recorded
+        .iter()
+        .position(|e| matches!(e, Event::JobStage { .. }))
+        .unwrap();
+    assert!(started_at < first_stage);
 
     // The model stays loaded for the next job.
     let again = runtime
@@ -122,13 +146,17 @@ async fn a_file_is_transcribed_and_remembered() {
         runtime.wait_job(again.id).await.unwrap().status,
         JobStatus::Done
     );
-    let loads = events
-        .lock()
-        .unwrap()
+    let recorded = events.lock().unwrap().clone();
+    let loads = recorded
         .iter()
         .filter(|e| matches!(e, Event::ModelLoaded { .. }))
         .count();
     assert_eq!(loads, 1);
+    // Already loaded: the second job does not say it is loading the model.
+    assert_eq!(
+        stages(&recorded, again.id),
+        [JobStage::Decoding, JobStage::Transcribing]
+    );
 
     // Reopening finds everything.
     drop(runtime);
@@ -247,15 +275,16 @@ async fn bad_requests_fail_with_their_reason() {
         job.error
     );
 
+    // Translating with an English-only model is refused before a job is queued.
+    let jobs_before = runtime.jobs(&Default::default()).await.unwrap().len();
     let mut request = TranscribeRequest::new(asset("speech/jfk.wav"), &model);
     request.task = izwi_runtime::Task::Translate;
-    let job = runtime.transcribe(request).await.unwrap();
-    let job = runtime.wait_job(job.id).await.unwrap();
-    assert_eq!(job.status, JobStatus::Failed);
-    assert!(
-        job.error.as_deref().unwrap().contains("English-only"),
-        "{:?}",
-        job.error
+    let err = runtime.transcribe(request).await.unwrap_err();
+    assert!(matches!(err, RuntimeError::InvalidRequest(_)), "{err:?}");
+    assert!(err.to_string().contains("English-only"), "{err}");
+    assert_eq!(
+        runtime.jobs(&Default::default()).await.unwrap().len(),
+        jobs_before
     );
 }
 

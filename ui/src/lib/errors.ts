@@ -37,25 +37,60 @@ function isAppError(value: unknown): value is AppError {
   )
 }
 
+/** What happened and what to do, by kind; the runtime's message adds the particulars. */
 const LEADS: Record<string, string> = {
   not_found: 'It is no longer there.',
   invalid: 'That did not work.',
-  model: 'The model could not run.',
-  audio: 'The audio could not be read.',
+  model: 'The model could not run. Try again; if it fails again, check the model on the Models page.',
+  audio: 'Izwi could not read this audio. Check that the file plays in another app, or convert it to WAV or MP3.',
   network: 'Could not reach the model hub. Check the connection and try again.',
   disk: 'Could not write to the disk. Check the free space and permissions.',
   cancelled: 'Cancelled.',
-  internal: 'Something went wrong inside Izwi.',
+  interrupted: 'Izwi was closed while this was running. Queue it again to finish it.',
+  internal: 'Something went wrong inside Izwi. Try again; if it happens again, restart Izwi.',
 }
+
+/**
+ * Causes the kind alone does not tell, recognised in the message: each says what happened
+ * and what to do instead of the generic lead.
+ */
+const CAUSES: { test: RegExp; title: (message: string) => string }[] = [
+  {
+    // tauri-plugin-opener on Linux talks to the desktop over D-Bus; without a session bus
+    // (a bare X server, a container) there is no file manager to ask.
+    test: /d-?bus|org\.freedesktop|could not open the file manager/i,
+    title: (m) => {
+      const at = /file manager at (.+?): /.exec(m)?.[1]
+      return `No file manager could be opened: this session has no desktop bus (D-Bus).${at ? ` Open ${at} yourself.` : ''}`
+    },
+  },
+]
 
 /** One short sentence for a person, with the technical detail kept apart. */
 export function describeError(error: unknown): { title: string; detail: string } {
   const e = ApiError.from(error)
+  const cause = CAUSES.find((c) => c.test.test(e.message))
+  if (cause) return { title: cause.title(e.message), detail: '' }
   const lead = LEADS[e.kind] ?? LEADS.internal
   const detail = humanise(e.message)
   // Some messages already say it all in plain words (the Rust side writes them for people).
   if (!detail || detail.toLowerCase() === lead.toLowerCase()) return { title: lead, detail: '' }
   return { title: lead, detail }
+}
+
+/** What izwi-audio says when it cannot read a file (its error texts). */
+const AUDIO_FAILURE =
+  /audio file not found|cannot read audio file|unsupported or unrecognised audio format|unsupported audio codec|corrupt or truncated audio|no audio track|contains no audio samples|audio file is empty|audio is too long/i
+
+/** A job's recorded failure (a string in the store) as an error of the right kind. */
+export function jobError(message: string | null | undefined, status = 'failed'): { kind: string; message: string } {
+  const text = message ?? ''
+  if (status === 'interrupted') return { kind: 'interrupted', message: '' }
+  let kind: ErrorKind = 'model'
+  if (AUDIO_FAILURE.test(text)) kind = 'audio'
+  else if (/english-only|cannot translate/i.test(text)) kind = 'invalid'
+  else if (/no space left|disk full/i.test(text)) kind = 'disk'
+  return { kind, message: text }
 }
 
 /** The message alone, first letter capitalised, one line. */

@@ -36,10 +36,10 @@ export function formatDuration(seconds: number | null | undefined): string {
   return s > 0 ? `${m} min ${s} s` : `${m} min`
 }
 
-/** Time left, from an estimate that may not exist yet. */
+/** Time left, from an estimate that may not exist yet; never "done" while work is left. */
 export function formatEta(seconds: number | null | undefined): string {
   if (seconds == null || !Number.isFinite(seconds) || seconds < 0) return 'Estimating…'
-  if (seconds < 1) return 'Almost done'
+  if (seconds < 1) return 'Under 1 s left'
   if (seconds < 60) return `${Math.ceil(seconds)} s left`
   if (seconds < 3600) {
     const m = Math.floor(seconds / 60)
@@ -139,6 +139,7 @@ export function languageName(code: string): string {
   }
 }
 
+/** "1 segment", "2 segments": every count shown goes through here. */
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`
 }

@@ -4,15 +4,15 @@ import { createStore, useStore } from './store'
 
 export type View = 'transcribe' | 'models' | 'history' | 'settings' | 'speak' | 'batch' | 'voices'
 
-/** The pages in sidebar order; `key` is the Ctrl/⌘ digit that opens each. */
+/** The pages in sidebar order; `key` is the Ctrl/⌘ digit that opens each: 1…7 top to bottom. */
 export const VIEWS: { id: View; label: string; key: string }[] = [
   { id: 'transcribe', label: 'Transcribe', key: '1' },
   { id: 'models', label: 'Models', key: '2' },
   { id: 'history', label: 'History', key: '3' },
-  { id: 'speak', label: 'Speak', key: '5' },
-  { id: 'batch', label: 'Batch export', key: '6' },
-  { id: 'voices', label: 'Voices', key: '7' },
-  { id: 'settings', label: 'Settings', key: '4' },
+  { id: 'speak', label: 'Speak', key: '4' },
+  { id: 'batch', label: 'Batch export', key: '5' },
+  { id: 'voices', label: 'Voices', key: '6' },
+  { id: 'settings', label: 'Settings', key: '7' },
 ]
 
 /** A transcript to show, and optionally a segment to bring into view. */

@@ -2,7 +2,7 @@ import { calls, expect, recorded, shot, start, test } from './util'
 
 test('a batch of lines → per-line progress → done → open folder', async ({ page }) => {
   await start(page, { jobStepMs: 200, openFolder: '/home/user/Exports/museum' })
-  await page.keyboard.press('Control+6')
+  await page.keyboard.press('Control+5')
   await expect(page.getByRole('heading', { name: 'Batch export' })).toBeVisible()
 
   const lines = ['Welcome to the museum.', 'The exit is on your left.', 'Tickets, please.', 'Enjoy your visit!']
@@ -40,7 +40,7 @@ test('a batch of lines → per-line progress → done → open folder', async ({
 test('import the lines of a .csv file', async ({ page }) => {
   await start(page, { openFiles: ['/home/user/Documents/lines.csv'] })
   const csv = await recorded<string[]>(page, 'linesCsv')
-  await page.keyboard.press('Control+6')
+  await page.keyboard.press('Control+5')
   await page.getByRole('button', { name: /Import .txt or .csv/ }).click()
   expect((await calls(page, 'readLines'))[0].args).toEqual(['/home/user/Documents/lines.csv'])
   await expect(page.getByRole('textbox', { name: 'Lines to speak' })).toHaveValue(csv.join('\n'))

@@ -22,7 +22,7 @@ test('type text → generate (sentences play as they come) → progress → Save
   const sentences = events.filter((e) => e.payload.type === 'speech_audio')
   expect(sentences.length, 'the recorded speak job streamed its sentences').toBeGreaterThan(0)
 
-  await page.keyboard.press('Control+5')
+  await page.keyboard.press('Control+4')
   await expect(page.getByRole('heading', { name: 'Speak' })).toBeVisible()
   await expect(page.getByRole('combobox', { name: 'Voice' })).toHaveValue(String(voice.id))
   await expect(page.getByRole('button', { name: /Save WAV/ })).toBeDisabled()
@@ -60,7 +60,7 @@ test('cancel a speech while it is being made', async ({ page }) => {
   await start(page, { jobStepMs: 400 })
   const job = await recorded<Job>(page, 'speakJob')
   expect(job.kind).toBe('speak')
-  await page.keyboard.press('Control+5')
+  await page.keyboard.press('Control+4')
   await page.getByRole('textbox', { name: 'Text to speak' }).fill('One. Two. Three.')
   await page.keyboard.press('Control+Enter')
   await expect.poll(async () => (await calls(page, 'speak')).length).toBe(1)

@@ -15,7 +15,7 @@ test('open a file → queue with progress → transcript with the recorded segme
   // The queue row shows the job working, with a progress bar.
   const row = page.getByRole('listitem', { name })
   await expect(row).toBeVisible()
-  await expect(row.getByText('Transcribing')).toBeVisible()
+  await expect(row.getByText('Running')).toBeVisible()
   await expect(row.getByRole('progressbar')).toBeVisible()
   await shot(page, 'transcribe-running')
 

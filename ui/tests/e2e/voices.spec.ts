@@ -4,7 +4,7 @@ import { calls, expect, recorded, shot, start, test } from './util'
 test('voices: rename one and change its settings', async ({ page }) => {
   await start(page)
   const [voice] = await recorded<VoiceInfo[]>(page, 'voices')
-  await page.keyboard.press('Control+7')
+  await page.keyboard.press('Control+6')
   await expect(page.getByRole('heading', { name: 'Voices', exact: true })).toBeVisible()
   const card = page.getByRole('listitem', { name: voice.name, exact: true })
   await expect(card).toContainText(voice.model_id)
@@ -21,11 +21,13 @@ test('voices: rename one and change its settings', async ({ page }) => {
   const form = page.getByRole('form', { name: 'Settings of Museum guide' })
   await form.getByRole('slider', { name: 'Speed' }).fill('1.5')
   await form.getByRole('slider', { name: 'Pitch' }).fill('2')
-  await form.getByRole('textbox', { name: 'Noise scale' }).fill('0.4')
+  await form.getByRole('textbox', { name: 'Expressiveness' }).fill('0.4')
   await shot(page, 'voices-settings')
   await form.getByRole('button', { name: 'Save settings' }).click()
   await expect(form).toHaveCount(0)
-  await expect(renamed.getByTestId('voice-settings-summary')).toHaveText('1.50× speed · +2 st pitch · noise 0.4')
+  await expect(renamed.getByTestId('voice-settings-summary')).toHaveText(
+    '1.50× speed · +2 st pitch · expressiveness 0.4',
+  )
   expect((await calls(page, 'updateVoiceSettings'))[0].args).toEqual([
     voice.id,
     { speed: 1.5, pitch: 2, noise_scale: 0.4, noise_w: null, speaker: null },
@@ -33,9 +35,9 @@ test('voices: rename one and change its settings', async ({ page }) => {
 
   // Out of range: the runtime's limit, said in the form.
   await renamed.getByRole('button', { name: 'Settings of Museum guide' }).click()
-  await form.getByRole('textbox', { name: 'Noise w' }).fill('5')
+  await form.getByRole('textbox', { name: 'Rhythm variation' }).fill('5')
   await form.getByRole('button', { name: 'Save settings' }).click()
-  await expect(form.getByRole('alert')).toContainText('Noise w must be between 0 and 2.')
+  await expect(form.getByRole('alert')).toContainText('Rhythm variation must be between 0 and 2.')
   await form.getByRole('button', { name: 'Cancel' }).click()
 
   // The last voice of an installed model stays.
@@ -52,7 +54,7 @@ test('voices: download a preset voice, add a voice on it, preview it', async ({ 
   const models = await recorded<ModelInfo[]>(page, 'models')
   const preset = models.find((m) => m.family === 'piper' && m.status !== 'installed')
   expect(preset, 'the recorded catalog has a voice to download').toBeTruthy()
-  await page.keyboard.press('Control+7')
+  await page.keyboard.press('Control+6')
   const row = page.getByRole('listitem', { name: preset!.name, exact: true })
   await row.getByRole('button', { name: `Download ${preset!.name}` }).click()
   await expect(row.getByRole('progressbar')).toBeVisible()

@@ -1,4 +1,4 @@
-import { act, render, screen, within } from '@testing-library/react'
+import { act, fireEvent, render, screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { open } from '@tauri-apps/plugin-dialog'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
@@ -57,8 +57,10 @@ describe('Batch export', () => {
     await chooseFolder()
     expect(screen.getByRole('button', { name: /Exports/ })).toBeInTheDocument()
     await userEvent.selectOptions(screen.getByRole('combobox', { name: 'Voice' }), '4')
+    // A batch has its own speed, like Speak.
+    fireEvent.change(screen.getByRole('slider', { name: 'Speed' }), { target: { value: '1.25' } })
     await userEvent.click(start)
-    expect(commands.speakBatch).toHaveBeenCalledWith('4', ['One.', 'Two.', 'Three.'], '/home/ada/Exports', null)
+    expect(commands.speakBatch).toHaveBeenCalledWith('4', ['One.', 'Two.', 'Three.'], '/home/ada/Exports', 1.25)
 
     const lines = screen.getByRole('list', { name: 'Lines' })
     const line = (n: number) => within(lines).getByRole('listitem', { name: `Line ${n}` })
@@ -73,6 +75,15 @@ describe('Batch export', () => {
     expect(line(2)).toHaveAttribute('data-state', 'working')
     expect(screen.getByTestId('batch-progress')).toHaveTextContent('1 of 3 lines done')
     expect(screen.getByRole('progressbar', { name: 'Batch progress' })).toHaveAttribute('aria-valuenow', '33')
+
+    // A finished line plays on its own, while the rest are made.
+    expect(within(line(2)).queryByRole('button', { name: /Play/ })).not.toBeInTheDocument()
+    await userEvent.click(within(line(1)).getByRole('button', { name: 'Play line 1' }))
+    const audio = screen.getByTestId('line-audio') as HTMLAudioElement
+    expect(decodeURIComponent(audio.src)).toContain('/home/ada/Exports/001.wav')
+    expect(HTMLMediaElement.prototype.play).toHaveBeenCalled()
+    await userEvent.click(within(line(1)).getByRole('button', { name: 'Stop line 1' }))
+    expect(screen.queryByTestId('line-audio')).not.toBeInTheDocument()
 
     act(() => emitRuntime(lineDone(1)))
     act(() => emitRuntime(lineDone(2)))

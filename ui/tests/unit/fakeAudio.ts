@@ -5,6 +5,8 @@ export interface Scheduled {
   sampleRate: number
   first: number
   at: number
+  /** Seconds into the buffer playback starts from (a seek). */
+  offset: number
   stopped: boolean
 }
 
@@ -39,12 +41,13 @@ export function installFakeAudio(): { scheduled: Scheduled[]; finishAll: () => v
         buffer: null as FakeBuffer | null,
         onended: null as (() => void) | null,
         connect() {},
-        start(at: number) {
+        start(at: number, offset = 0) {
           const entry = {
             length: src.buffer!.length,
             sampleRate: src.buffer!.sampleRate,
             first: src.buffer!.data[0],
             at,
+            offset,
             stopped: false,
           }
           scheduled.push(entry)

@@ -41,7 +41,8 @@ describe('formatBytes', () => {
 describe('formatEta', () => {
   it('reads naturally', () => {
     expect(formatEta(null)).toBe('Estimating…')
-    expect(formatEta(0.4)).toBe('Almost done')
+    // Work is left: never "Almost done" (Speak showed it at 2 of 3 sentences).
+    expect(formatEta(0.4)).toBe('Under 1 s left')
     expect(formatEta(12.2)).toBe('13 s left')
     expect(formatEta(65)).toBe('1 min 5 s left')
     expect(formatEta(60 * 12 + 10)).toBe('12 min left')

@@ -1,5 +1,6 @@
 import { act, render, screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
+import { open } from '@tauri-apps/plugin-dialog'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { commands, emitRuntime, fail, model, ok } from './bindingsMock'
 import { resetApp } from './helpers'
@@ -142,5 +143,66 @@ describe('model cards', () => {
     await userEvent.click(within(dialog).getByRole('button', { name: 'Remove' }))
     expect(commands.removeModel).toHaveBeenCalledWith('whisper-base')
     expect(await within(card).findByText('Not installed')).toBeInTheDocument()
+  })
+
+  it('imports a Piper .onnx file or a Whisper folder, from one Import menu', async () => {
+    await setup([model()])
+    const imported = model({
+      id: 'local/joe',
+      name: 'joe',
+      family: 'piper',
+      task: 'speak',
+      status: 'installed',
+      source: { kind: 'local', imported_from: '/home/ada/voices/en_US-joe-medium.onnx' },
+    })
+    commands.importModel.mockResolvedValue(ok(imported))
+    vi.mocked(open).mockResolvedValueOnce('/home/ada/voices/en_US-joe-medium.onnx')
+    await userEvent.click(screen.getByRole('button', { name: /Import/ }))
+    await userEvent.click(screen.getByRole('menuitem', { name: /Piper voice/ }))
+    expect(open).toHaveBeenLastCalledWith(
+      expect.objectContaining({ multiple: false, filters: [{ name: 'Piper voice', extensions: ['onnx'] }] }),
+    )
+    expect(vi.mocked(open).mock.lastCall?.[0]).not.toHaveProperty('directory', true)
+    expect(commands.importModel).toHaveBeenCalledWith('/home/ada/voices/en_US-joe-medium.onnx', null)
+
+    vi.mocked(open).mockResolvedValueOnce('/home/ada/models/whisper-small')
+    await userEvent.click(screen.getByRole('button', { name: /Import/ }))
+    await userEvent.click(screen.getByRole('menuitem', { name: /Whisper model folder/ }))
+    expect(open).toHaveBeenLastCalledWith(expect.objectContaining({ directory: true }))
+  })
+
+  it('shows an import among its catalog family, and on the catalog card it is', async () => {
+    const tinyEn = model({ id: 'whisper-tiny.en', name: 'Whisper tiny (English)', size_bytes: 151_000_000 })
+    const base = model({ id: 'whisper-base', name: 'Whisper base', size_bytes: 290_000_000 })
+    const small = model({ id: 'whisper-small', name: 'Whisper small', size_bytes: 967_000_000 })
+    const voiceModel = model({ id: 'piper-en_US-joe-medium', name: 'Joe', family: 'piper', task: 'speak' })
+    const local = (name: string, size: number, patch: object = {}) =>
+      model({
+        id: `local/${name}`,
+        name,
+        status: 'installed',
+        size_bytes: size,
+        disk_bytes: size,
+        source: { kind: 'local', imported_from: `/home/ada/models/${name}` },
+        ...patch,
+      })
+    // A fine-tune the hub does not recognise, between base and small by size.
+    const custom = local('base-de', 300_000_000)
+    // The hub recognised this import as the catalog's tiny.en.
+    const tiny = local('tiny', 151_000_000, { catalog_id: 'whisper-tiny.en', languages: ['en'] })
+    await setup([tinyEn, base, small, voiceModel, custom, tiny])
+
+    const group = screen.getByRole('region', { name: 'Speech to text' })
+    expect(
+      within(group)
+        .getAllByRole('article')
+        .map((a) => a.getAttribute('aria-label')),
+    ).toEqual(['Whisper tiny (English)', 'Whisper base', 'base-de', 'Whisper small'])
+    const card = within(group).getByRole('article', { name: 'Whisper tiny (English)' })
+    expect(within(card).getByText(/Imported/)).toBeInTheDocument()
+    expect(within(card).getByTestId('model-imported')).toHaveTextContent('Your import local/tiny is this model')
+    expect(within(card).queryByRole('button', { name: /Download/ })).not.toBeInTheDocument()
+    // Removing it removes the import; the catalog entry stays.
+    expect(within(card).getByRole('button', { name: 'Remove tiny' })).toBeInTheDocument()
   })
 })

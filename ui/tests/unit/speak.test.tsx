@@ -1,4 +1,4 @@
-import { act, fireEvent, render, screen } from '@testing-library/react'
+import { act, fireEvent, render, screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { save } from '@tauri-apps/plugin-dialog'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
@@ -101,6 +101,23 @@ describe('Speak', () => {
     act(() => emitRuntime({ type: 'job_finished', job_id: 21, status: 'done', error: null }))
     expect(screen.getByTestId('speak-progress')).toHaveTextContent('Done · 2 sentences')
     expect(screen.getByTestId('speak-progress')).toHaveTextContent('0.3 s of audio')
+    // The finished speech has a waveform to see and a scrubber to seek in.
+    const player = screen.getByRole('group', { name: 'Speech player' })
+    const scrubber = within(player).getByRole('slider', { name: 'Playback position' })
+    expect(Number(scrubber.getAttribute('data-peaks'))).toBeGreaterThan(0)
+    act(() => fake.finishAll())
+    await userEvent.click(within(player).getByRole('button', { name: 'Play' }))
+    // One clip: both sentences with the pause between them, from the start.
+    const length = 4410 + Math.round(0.15 * 22050) + 2205
+    const whole = fake.scheduled.at(-1)!
+    expect(whole).toEqual(expect.objectContaining({ offset: 0, length, first: 0.25 }))
+    await userEvent.click(within(player).getByRole('button', { name: 'Stop' }))
+    expect(whole.stopped).toBe(true)
+    // Seeking while stopped moves the playhead; Play starts there.
+    scrubber.getBoundingClientRect = () => ({ left: 0, width: 200, top: 0, height: 56 }) as DOMRect
+    fireEvent.click(scrubber, { clientX: 100 })
+    await userEvent.click(within(player).getByRole('button', { name: 'Play' }))
+    expect(fake.scheduled.at(-1)!.offset).toBeCloseTo(length / 22050 / 2, 5)
     const saveButton = screen.getByRole('button', { name: /Save WAV/ })
     expect(saveButton).toBeEnabled()
     await userEvent.click(saveButton)

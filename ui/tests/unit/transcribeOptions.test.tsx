@@ -4,8 +4,10 @@ import { open } from '@tauri-apps/plugin-dialog'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { commands, job, model, ok, settings } from './bindingsMock'
 import { resetApp } from './helpers'
+import type { ModelInfo } from '../../src/bindings'
 import { loadModels } from '../../src/features/models/modelsStore'
 import { loadSettings } from '../../src/features/settings/settingsStore'
+import { choicesStore, currentChoices, setChoices } from '../../src/features/transcribe/options'
 import { TranscribePage } from '../../src/features/transcribe/TranscribePage'
 
 vi.mock('../../src/bindings', () => import('./bindingsMock'))
@@ -66,6 +68,48 @@ describe('transcription options', () => {
       initial_prompt: null,
     })
     expect(await screen.findByRole('listitem', { name: 'rede.mp3' })).toBeInTheDocument()
+  })
+
+  it('says why Translate is off, and forgets a remembered Translate the model cannot do', async () => {
+    // Remembered from an earlier launch with a multilingual model.
+    setChoices({ modelId: 'whisper-base.en', task: 'translate' })
+    await setup('whisper-base')
+    const translate = screen.getByRole('radio', { name: 'Translate' })
+    expect(translate).toBeDisabled()
+    expect(translate).toHaveAccessibleDescription(
+      'Whisper base (English) knows only English; to translate, pick a multilingual model.',
+    )
+    expect(JSON.parse(localStorage.getItem('izwi.transcribe.choices')!).task).toBe('transcribe')
+    // Choosing a multilingual model afterwards does not bring Translate back by itself.
+    await userEvent.selectOptions(screen.getByRole('combobox', { name: 'Model' }), 'whisper-base')
+    expect(screen.getByRole('radio', { name: 'Transcribe' })).toHaveAttribute('aria-checked', 'true')
+    // Files opened from outside the app (no component involved) use the same rule.
+    setChoices({ modelId: 'whisper-base.en', task: 'translate' })
+    expect(currentChoices().options?.task).toBe('transcribe')
+    expect(choicesStore.get().task).toBe('transcribe')
+  })
+
+  it('offers an import the languages of the catalog model it is', async () => {
+    const tiny = model({
+      id: 'local/tiny',
+      name: 'tiny',
+      status: 'installed',
+      languages: [],
+      source: { kind: 'local', imported_from: '/home/ada/models/whisper-tiny' },
+      catalog_id: 'whisper-tiny',
+    } as Partial<ModelInfo>)
+    commands.listModels.mockResolvedValue(
+      ok([model({ id: 'whisper-tiny', name: 'Whisper tiny', languages: ['en', 'de', 'fr'] }), tiny]),
+    )
+    commands.getSettings.mockResolvedValue(ok(settings({ default_transcribe_model: 'local/tiny' })))
+    await Promise.all([loadModels(), loadSettings()])
+    render(<TranscribePage />)
+    expect(
+      within(screen.getByRole('combobox', { name: 'Language' }))
+        .getAllByRole('option')
+        .map((o) => o.textContent),
+    ).toEqual(['Detect automatically', 'English', 'French', 'German'])
+    expect(screen.getByRole('radio', { name: 'Translate' })).toBeEnabled()
   })
 
   it('sends no language when detecting it', async () => {

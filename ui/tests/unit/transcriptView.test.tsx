@@ -121,7 +121,8 @@ describe('transcript view', () => {
     await screen.findByText('And so my fellow Americans,')
     await userEvent.click(screen.getByRole('button', { name: /Export/ }))
     await userEvent.click(screen.getByRole('menuitem', { name: /SubRip/ }))
-    expect(save).toHaveBeenCalledWith(expect.objectContaining({ defaultPath: 'jfk.srt' }))
+    // The dialog starts beside the source file, not in the working directory.
+    expect(save).toHaveBeenCalledWith(expect.objectContaining({ defaultPath: '/home/ada/Audio/jfk.srt' }))
     expect(commands.exportTranscript).toHaveBeenCalledWith(7, 'srt', '/home/ada/Documents/jfk.srt')
     const status = await screen.findByRole('status')
     expect(status).toHaveTextContent('Saved SRT')

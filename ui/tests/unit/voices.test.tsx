@@ -62,7 +62,7 @@ describe('Voices', () => {
     expect(card).toHaveTextContent(/(American English|English \(United States\)) · piper-en_US-joe-medium/)
     expect(within(card).getByText('Installed')).toBeInTheDocument()
     expect(within(card).getByTestId('voice-settings-summary')).toHaveTextContent(
-      '0.80× speed · -2 st pitch · noise 0.5',
+      '0.80× speed · -2 st pitch · expressiveness 0.5',
     )
     const amy = screen.getByRole('listitem', { name: 'Amy' })
     expect(within(amy).getByText('Not installed')).toBeInTheDocument()
@@ -106,18 +106,18 @@ describe('Voices', () => {
     await userEvent.click(screen.getByRole('button', { name: 'Settings of Joe, slowly' }))
     const form = screen.getByRole('form', { name: 'Settings of Joe, slowly' })
     expect(within(form).getByRole('slider', { name: 'Speed' })).toHaveValue('0.8')
-    expect(within(form).getByRole('textbox', { name: 'Noise scale' })).toHaveValue('0.5')
+    expect(within(form).getByRole('textbox', { name: 'Expressiveness' })).toHaveValue('0.5')
     fireEvent.change(within(form).getByRole('slider', { name: 'Speed' }), { target: { value: '1.5' } })
     fireEvent.change(within(form).getByRole('slider', { name: 'Pitch' }), { target: { value: '3' } })
     // Out of range: said where it happened, nothing sent.
-    await userEvent.type(within(form).getByRole('textbox', { name: 'Noise w' }), '7')
+    await userEvent.type(within(form).getByRole('textbox', { name: 'Rhythm variation' }), '7')
     await userEvent.click(within(form).getByRole('button', { name: 'Save settings' }))
-    expect(within(form).getByRole('alert')).toHaveTextContent('Noise w must be between 0 and 2.')
+    expect(within(form).getByRole('alert')).toHaveTextContent('Rhythm variation must be between 0 and 2.')
     expect(commands.updateVoiceSettings).not.toHaveBeenCalled()
 
-    await userEvent.clear(within(form).getByRole('textbox', { name: 'Noise w' }))
-    await userEvent.type(within(form).getByRole('textbox', { name: 'Noise w' }), '0.9')
-    await userEvent.clear(within(form).getByRole('textbox', { name: 'Noise scale' }))
+    await userEvent.clear(within(form).getByRole('textbox', { name: 'Rhythm variation' }))
+    await userEvent.type(within(form).getByRole('textbox', { name: 'Rhythm variation' }), '0.9')
+    await userEvent.clear(within(form).getByRole('textbox', { name: 'Expressiveness' }))
     await userEvent.type(within(form).getByRole('textbox', { name: 'Speaker' }), '2')
     await userEvent.click(within(form).getByRole('button', { name: 'Save settings' }))
     expect(commands.updateVoiceSettings).toHaveBeenCalledWith(2, {
@@ -129,7 +129,7 @@ describe('Voices', () => {
     })
     const card = screen.getByRole('listitem', { name: 'Joe, slowly' })
     expect(within(card).getByTestId('voice-settings-summary')).toHaveTextContent(
-      '1.50× speed · +3 st pitch · noise w 0.9 · speaker 2',
+      '1.50× speed · +3 st pitch · rhythm variation 0.9 · speaker 2',
     )
     expect(screen.queryByRole('form')).not.toBeInTheDocument()
   })
@@ -198,15 +198,34 @@ describe('Voices', () => {
     const add = within(dialog).getByRole('button', { name: 'Add voice' })
     expect(add).toBeDisabled()
     await userEvent.type(within(dialog).getByRole('textbox'), 'Narrator')
+    // Speed and pitch are chosen while adding, not only afterwards in the settings.
+    fireEvent.change(within(dialog).getByRole('slider', { name: 'Speed' }), { target: { value: '0.8' } })
+    fireEvent.change(within(dialog).getByRole('slider', { name: 'Pitch' }), { target: { value: '-2' } })
     await userEvent.click(add)
     expect(commands.addVoice).toHaveBeenCalledWith('piper-en_US-joe-medium', 'Narrator', {
-      speed: 1,
+      speed: 0.8,
       noise_scale: null,
       noise_w: null,
-      pitch: 0,
+      pitch: -2,
       speaker: null,
     })
-    expect(await screen.findByRole('listitem', { name: 'Narrator' })).toBeInTheDocument()
+    const card = await screen.findByRole('listitem', { name: 'Narrator' })
     expect(screen.queryByRole('dialog')).not.toBeInTheDocument()
+    // The runtime records it as `preset` like the model's own voice: the badge tells them apart.
+    expect(within(card).getByText('Yours')).toBeInTheDocument()
+    expect(within(screen.getByRole('listitem', { name: joe.name })).getByText('Preset')).toBeInTheDocument()
+  })
+
+  it('says what the technical settings do, with their technical names as hints', async () => {
+    await setup([joe], [piper({ status: 'installed' })])
+    await userEvent.click(screen.getByRole('button', { name: `Settings of ${joe.name}` }))
+    const form = screen.getByRole('form', { name: `Settings of ${joe.name}` })
+    expect(within(form).queryByText(/^Noise/)).not.toBeInTheDocument()
+    expect(within(form).getByRole('textbox', { name: 'Expressiveness' })).toHaveAccessibleDescription(
+      '0 (flat) to 2 (lively) · noise scale',
+    )
+    expect(within(form).getByRole('textbox', { name: 'Rhythm variation' })).toHaveAccessibleDescription(
+      '0 (even) to 2 (varied) · noise w',
+    )
   })
 })

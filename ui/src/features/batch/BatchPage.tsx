@@ -1,12 +1,15 @@
 // Batch export: many lines → one WAV each in a folder (with manifest.csv), line by line.
 
 import { open } from '@tauri-apps/plugin-dialog'
+import { useCallback, useEffect, useRef, useState } from 'react'
 import { EmptyState } from '../../components/EmptyState'
 import { ErrorNote } from '../../components/ErrorNote'
 import { Icon } from '../../components/Icon'
 import { ProgressBar } from '../../components/ProgressBar'
-import { describeError, jobFailureText } from '../../lib/errors'
-import { basename, formatDuration, formatEta, plural } from '../../lib/format'
+import { SpeedField } from '../../components/SpeedField'
+import { describeError, jobError, jobFailureText } from '../../lib/errors'
+import { basename, dirname, formatDuration, formatEta, plural } from '../../lib/format'
+import { useMediaSrc } from '../../lib/mediaSrc'
 import { navigate } from '../../lib/nav'
 import { shortcutLabel } from '../../lib/platform'
 import { useAction } from '../../lib/shortcuts'
@@ -22,6 +25,7 @@ import {
   linesOf,
   newBatch,
   setBatchText,
+  setBatchSpeed,
   setBatchVoice,
   setOutputDir,
   showBatchFolder,
@@ -66,7 +70,14 @@ async function pickLinesFile(): Promise<void> {
 async function pickFolder(): Promise<void> {
   let picked: string | string[] | null
   try {
-    picked = await open({ multiple: false, directory: true, title: 'Choose an empty folder for the WAV files' })
+    // Starts beside the script the lines came from, not in the app's working directory.
+    const { source } = batchStore.get()
+    picked = await open({
+      multiple: false,
+      directory: true,
+      title: 'Choose an empty folder for the WAV files',
+      ...(source ? { defaultPath: dirname(source) } : {}),
+    })
   } catch (e) {
     toast({ kind: 'error', title: 'Could not open the folder picker.', detail: String(e) })
     return
@@ -75,39 +86,73 @@ async function pickFolder(): Promise<void> {
   if (dir) setOutputDir(dir)
 }
 
+/** Plays one finished line's WAV; `file` null plays nothing. */
+function useLinePlayer(file: string | null, onEnd: () => void) {
+  const media = useMediaSrc(file)
+  const audioRef = useRef<HTMLAudioElement>(null)
+  useEffect(() => {
+    const el = audioRef.current
+    if (media.src && el) el.play().catch(onEnd)
+  }, [media.src, onEnd])
+  useEffect(() => {
+    if (media.failed) onEnd()
+  }, [media.failed, onEnd])
+  return media.src ? (
+    <audio ref={audioRef} src={media.src} onEnded={onEnd} onError={onEnd} data-testid="line-audio" />
+  ) : null
+}
+
 function LineList() {
   const s = useBatch()
   const running = isRunning(s)
   const firstOpen = s.lines.findIndex((_, i) => !s.done[i])
+  const [playing, setPlaying] = useState<number | null>(null)
+  const stop = useCallback(() => setPlaying(null), [])
+  const audio = useLinePlayer(playing != null ? (s.done[playing]?.file ?? null) : null, stop)
   return (
-    <ol className="batch-lines" aria-label="Lines">
-      {s.lines.map((line, i) => {
-        const done = s.done[i]
-        const working = running && i === firstOpen
-        const state = done ? 'done' : working ? 'working' : running ? 'waiting' : 'skipped'
-        return (
-          <li key={i} className={`batch-line batch-line-${state}`} aria-label={`Line ${i + 1}`} data-state={state}>
-            <span className="batch-line-icon" aria-hidden="true">
-              <Icon
-                name={done ? 'check' : working ? 'spinner' : state === 'skipped' ? 'close' : 'dot'}
-                size={done || working ? 13 : 11}
-              />
-            </span>
-            <span className="batch-line-num tabular">{i + 1}</span>
-            <span className="batch-line-text">{line}</span>
-            <span className="batch-line-status tabular muted small">
-              {done
-                ? `${basename(done.file)} · ${formatDuration(done.seconds)}`
-                : working
-                  ? 'Speaking…'
-                  : state === 'waiting'
-                    ? 'Waiting'
-                    : 'Not made'}
-            </span>
-          </li>
-        )
-      })}
-    </ol>
+    <>
+      {audio}
+      <ol className="batch-lines" aria-label="Lines">
+        {s.lines.map((line, i) => {
+          const done = s.done[i]
+          const working = running && i === firstOpen
+          const state = done ? 'done' : working ? 'working' : running ? 'waiting' : 'skipped'
+          return (
+            <li key={i} className={`batch-line batch-line-${state}`} aria-label={`Line ${i + 1}`} data-state={state}>
+              <span className="batch-line-icon" aria-hidden="true">
+                <Icon
+                  name={done ? 'check' : working ? 'spinner' : state === 'skipped' ? 'close' : 'dot'}
+                  size={done || working ? 13 : 11}
+                />
+              </span>
+              <span className="batch-line-num tabular">{i + 1}</span>
+              <span className="batch-line-text">{line}</span>
+              {done ? (
+                <button
+                  type="button"
+                  className="btn btn-icon btn-ghost btn-sm batch-line-play"
+                  aria-label={playing === i ? `Stop line ${i + 1}` : `Play line ${i + 1}`}
+                  onClick={() => setPlaying(playing === i ? null : i)}
+                >
+                  <Icon name={playing === i ? 'stop' : 'play'} size={11} />
+                </button>
+              ) : (
+                <span className="batch-line-play" />
+              )}
+              <span className="batch-line-status tabular muted small">
+                {done
+                  ? `${basename(done.file)} · ${formatDuration(done.seconds)}`
+                  : working
+                    ? 'Speaking…'
+                    : state === 'waiting'
+                      ? 'Waiting'
+                      : 'Not made'}
+              </span>
+            </li>
+          )
+        })}
+      </ol>
+    </>
   )
 }
 
@@ -121,6 +166,9 @@ function Run() {
   if (s.starting || s.status === 'queued') label = 'Getting the voice ready…'
   else if (running) label = `${doneCount} of ${plural(total, 'line')} done`
   else if (s.status === 'done') label = `Done · ${plural(doneCount, 'file')} in ${s.outputDir ?? 'the folder'}`
+  // A failure's reason is in the note below: said once.
+  else if (s.status === 'failed')
+    label = `Failed · ${doneCount ? `${plural(doneCount, 'file')} kept` : 'no files were made'}`
   else
     label = `${jobFailureText(s.status ?? '', s.error)} ${doneCount ? `${plural(doneCount, 'file')} kept.` : 'No files were made.'}`
   return (
@@ -159,7 +207,7 @@ function Run() {
           )}
         </div>
       </div>
-      {s.status === 'failed' && s.error && <ErrorNote error={{ kind: 'model', message: s.error }} compact />}
+      {s.status === 'failed' && s.error && <ErrorNote error={jobError(s.error)} compact />}
       <LineList />
     </section>
   )
@@ -207,6 +255,13 @@ export function BatchPage() {
         <h1 className="page-title">Batch export</h1>
         <div className="options" role="group" aria-label="Batch options">
           <VoicePicker value={voice} onChange={setBatchVoice} disabled={running} />
+          <SpeedField
+            id="batch-speed"
+            value={s.speed ?? voice?.settings.speed ?? 1}
+            voiceSpeed={voice?.settings.speed ?? 1}
+            disabled={running || !voice}
+            onChange={setBatchSpeed}
+          />
           <div className="field">
             <span className="field-label">Output folder</span>
             <button

@@ -20,6 +20,8 @@ export interface BatchState {
   /** Where the lines came from, when imported. */
   source: string | null
   voiceId: number | null
+  /** Overrides the voice's own speed; null uses it. */
+  speed: number | null
   outputDir: string | null
   job: Job | null
   status: JobStatus | null
@@ -40,6 +42,7 @@ const fresh = (): BatchState => ({
   text: '',
   source: null,
   voiceId: rememberedVoice(VOICE_KEY),
+  speed: null,
   outputDir: null,
   job: null,
   status: null,
@@ -76,9 +79,13 @@ export function setBatchText(text: string): void {
   batchStore.set((s) => ({ ...s, text }))
 }
 
+export function setBatchSpeed(speed: number | null): void {
+  batchStore.set((s) => ({ ...s, speed }))
+}
+
 export function setBatchVoice(voiceId: number): void {
   rememberVoice(VOICE_KEY, voiceId)
-  batchStore.set((s) => ({ ...s, voiceId }))
+  batchStore.set((s) => ({ ...s, voiceId, speed: null }))
 }
 
 export function setOutputDir(outputDir: string | null): void {
@@ -113,7 +120,7 @@ export async function startBatch(voiceId: number, lines: string[], outputDir: st
     error: null,
   }))
   try {
-    const job = await api.speakBatch(String(voiceId), lines, outputDir, null)
+    const job = await api.speakBatch(String(voiceId), lines, outputDir, batchStore.get().speed)
     batchStore.set((s) => ({ ...s, job, status: s.status ?? job.status, starting: false }))
     early.take(job.id).forEach(apply)
     return job

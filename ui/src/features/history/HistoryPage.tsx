@@ -93,7 +93,7 @@ function JobRow({ job, selected, onDeleted }: { job: Job; selected: boolean; onD
           <Menu
             label={`Export ${name}`}
             items={EXPORT_FORMATS.map((f) => ({ id: f.id, label: f.label, hint: f.hint }))}
-            onSelect={(fmt) => exportTranscriptAs(job.id, fmt as ExportFormat, name)}
+            onSelect={(fmt) => exportTranscriptAs(job.id, fmt as ExportFormat, name, job.input)}
             button={(p) => (
               <button
                 type="button"

@@ -11,38 +11,45 @@ import { cancelDownload, dismissModelError, downloadModel, removeModel, type Dow
 
 export function ModelCard({
   model,
+  imports = [],
   download,
   error,
   removing,
-  isDefault,
+  defaultModel,
   onMakeDefault,
 }: {
   model: ModelInfo
+  /** Imports that are this catalog model: the card shows it installed through them. */
+  imports?: ModelInfo[]
   download?: DownloadState
   error?: { action: 'download' | 'remove'; error: unknown }
   removing?: boolean
-  isDefault?: boolean
-  onMakeDefault?: () => void
+  defaultModel?: string | null
+  onMakeDefault?: (id: string) => void
 }) {
-  const installed = model.status === 'installed'
-  const local = model.source.kind === 'local'
+  // A catalog model not downloaded but imported is used (and removed) as its import.
+  const via = model.status !== 'installed' ? (imports[0] ?? null) : null
+  const target = via ?? model
+  const installed = target.status === 'installed'
+  const local = target.source.kind === 'local'
+  const isDefault = defaultModel != null && (defaultModel === model.id || imports.some((i) => i.id === defaultModel))
   const pct = download && download.total > 0 ? download.downloaded / download.total : null
 
   const remove = async () => {
     const ok = await confirm({
-      title: `Remove ${model.name}?`,
+      title: `Remove ${target.name}?`,
       body: local
-        ? `Izwi forgets this imported model. The files in ${model.source.kind === 'local' ? model.source.imported_from : 'its folder'} stay where they are.`
+        ? `Izwi forgets this imported model. The files in ${target.source.kind === 'local' ? target.source.imported_from : 'its folder'} stay where they are.`
         : `This frees ${formatBytes(model.disk_bytes || model.size_bytes)}. You can download it again later; transcripts made with it stay.`,
       confirmLabel: 'Remove',
       danger: true,
     })
     if (!ok) return
-    const freed = await removeModel(model.id)
+    const freed = await removeModel(target.id)
     if (freed != null)
       toast({
         kind: 'success',
-        title: `Removed ${model.name}`,
+        title: `Removed ${target.name}`,
         detail: freed > 0 ? `${formatBytes(freed)} freed` : undefined,
       })
   }
@@ -64,7 +71,7 @@ export function ModelCard({
         <div className="model-status">
           {installed ? (
             <span className="badge badge-done">
-              <Icon name="check" size={11} /> Installed
+              <Icon name="check" size={11} /> {via ? 'Imported' : 'Installed'}
             </span>
           ) : download ? (
             <span className="badge badge-running">Downloading</span>
@@ -88,6 +95,20 @@ export function ModelCard({
       >
         {model.source.kind === 'catalog' ? model.source.repo : `Imported from ${model.source.imported_from}`}
       </p>
+      {imports.length > 0 && (
+        <p className="model-imported" data-testid="model-imported">
+          {imports.map((i) => (
+            <span
+              key={i.id}
+              className="truncate"
+              title={i.source.kind === 'local' ? i.source.imported_from : undefined}
+            >
+              Your import <code className="model-id">{i.id}</code> is this model
+              {i.source.kind === 'local' ? ` (from ${i.source.imported_from})` : ''}.
+            </span>
+          ))}
+        </p>
+      )}
 
       {download && (
         <div className="model-progress">
@@ -126,7 +147,7 @@ export function ModelCard({
         ) : installed ? (
           <>
             {model.task === 'transcribe' && !isDefault && onMakeDefault && (
-              <button type="button" className="btn btn-ghost btn-sm" onClick={onMakeDefault}>
+              <button type="button" className="btn btn-ghost btn-sm" onClick={() => onMakeDefault(target.id)}>
                 Make default
               </button>
             )}
@@ -135,7 +156,7 @@ export function ModelCard({
               className="btn btn-ghost btn-sm btn-danger-text"
               disabled={removing}
               onClick={remove}
-              aria-label={`Remove ${model.name}`}
+              aria-label={`Remove ${target.name}`}
             >
               <Icon name={removing ? 'spinner' : 'trash'} size={13} /> Remove
             </button>

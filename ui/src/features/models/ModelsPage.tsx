@@ -1,31 +1,52 @@
 // Models: the catalog and imported models, what is installed and how much disk it takes.
 
 import { open } from '@tauri-apps/plugin-dialog'
+import { useState } from 'react'
 import { ErrorNote } from '../../components/ErrorNote'
 import { Icon } from '../../components/Icon'
+import { Menu } from '../../components/Menu'
 import { toast } from '../../lib/toast'
 import { describeError } from '../../lib/errors'
-import { formatBytes, plural } from '../../lib/format'
+import { basename, formatBytes, plural } from '../../lib/format'
 import { changeDefaultModel, useSettings } from '../settings/settingsStore'
+import { arrangeModels, catalogMatch } from './arrange'
 import { ModelCard } from './ModelCard'
 import { importModel, isInstalled, loadModels, useModels } from './modelsStore'
 
-async function importFolder() {
-  let dir: string | string[] | null
+/** What an import can be: a Whisper model's folder, or a Piper voice's `.onnx` (its `.onnx.json` beside it). */
+const IMPORT_KINDS = [
+  { id: 'folder', label: 'Whisper model folder…', hint: 'HF or CTranslate2' },
+  { id: 'onnx', label: 'Piper voice (.onnx file)…', hint: '+ .onnx.json' },
+] as const
+
+async function importFrom(kind: string) {
+  let picked: string | string[] | null
   try {
-    dir = await open({ directory: true, multiple: false, title: 'Choose a model folder' })
+    picked =
+      kind === 'onnx'
+        ? await open({
+            multiple: false,
+            title: 'Choose a Piper voice',
+            filters: [{ name: 'Piper voice', extensions: ['onnx'] }],
+          })
+        : await open({ directory: true, multiple: false, title: 'Choose a Whisper model folder' })
   } catch (e) {
-    toast({ kind: 'error', title: 'Could not open the folder picker.', detail: String(e) })
+    toast({ kind: 'error', title: 'Could not open the file picker.', detail: String(e) })
     return
   }
-  const path = Array.isArray(dir) ? dir[0] : dir
+  const path = Array.isArray(picked) ? picked[0] : picked
   if (!path) return
   try {
     const model = await importModel(path)
-    toast({ kind: 'success', title: `Imported ${model.name}`, detail: path })
+    const match = catalogMatch(model)
+    toast({
+      kind: 'success',
+      title: `Imported ${model.name}`,
+      detail: match ? `It is ${match} of the catalog; its card shows it as installed.` : path,
+    })
   } catch (e) {
     const { title, detail } = describeError(e)
-    toast({ kind: 'error', title: `Could not import that folder: ${title}`, detail })
+    toast({ kind: 'error', title: `Could not import ${basename(path)}: ${title}`, detail })
   }
 }
 
@@ -34,9 +55,11 @@ export function ModelsPage() {
   const { settings } = useSettings()
   const installed = models.filter(isInstalled)
   const diskUsed = installed.reduce((sum, m) => sum + (m.disk_bytes || 0), 0)
-  const groups: { title: string; items: typeof models }[] = [
-    { title: 'Speech to text', items: models.filter((m) => m.task === 'transcribe') },
-    { title: 'Text to speech', items: models.filter((m) => m.task === 'speak') },
+  const [importOpen, setImportOpen] = useState(false)
+  const entries = arrangeModels(models)
+  const groups = [
+    { title: 'Speech to text', items: entries.filter((e) => e.model.task === 'transcribe') },
+    { title: 'Text to speech', items: entries.filter((e) => e.model.task === 'speak') },
   ].filter((g) => g.items.length)
 
   const makeDefault = async (id: string) => {
@@ -57,15 +80,24 @@ export function ModelsPage() {
           {loaded ? `${plural(installed.length, 'model')} installed · ${formatBytes(diskUsed)} on disk` : 'Loading…'}
         </p>
         <div className="page-actions">
-          <button
-            type="button"
-            className="btn btn-sm"
-            onClick={importFolder}
-            disabled={importing}
-            data-tooltip="Use a Whisper model you already have (CTranslate2 or Hugging Face layout)"
-          >
-            <Icon name={importing ? 'spinner' : 'folder'} /> Import folder
-          </button>
+          <Menu
+            label="Import"
+            open={importOpen}
+            onOpenChange={setImportOpen}
+            items={IMPORT_KINDS.map((k) => ({ id: k.id, label: k.label, hint: k.hint }))}
+            onSelect={(id) => void importFrom(id)}
+            button={(p) => (
+              <button
+                type="button"
+                className="btn btn-sm"
+                disabled={importing}
+                data-tooltip="Use a model you already have: a Whisper folder or a Piper .onnx"
+                {...p}
+              >
+                <Icon name={importing ? 'spinner' : 'folder'} /> Import…
+              </button>
+            )}
+          />
         </div>
       </header>
       {loadError != null && (
@@ -76,22 +108,23 @@ export function ModelsPage() {
           <section key={g.title} className="model-group" aria-label={g.title}>
             <h2 className="section-label">{g.title}</h2>
             <div className="model-grid">
-              {g.items.map((m) => (
+              {g.items.map(({ model: m, imports }) => (
                 <ModelCard
                   key={m.id}
                   model={m}
+                  imports={imports}
                   download={downloads[m.id]}
                   error={errors[m.id]}
-                  removing={!!removing[m.id]}
-                  isDefault={settings?.default_transcribe_model === m.id}
-                  onMakeDefault={() => makeDefault(m.id)}
+                  removing={!!removing[m.id] || imports.some((i) => removing[i.id])}
+                  defaultModel={settings?.default_transcribe_model ?? null}
+                  onMakeDefault={makeDefault}
                 />
               ))}
             </div>
           </section>
         ))}
         {loaded && !loadError && models.length === 0 && (
-          <p className="muted">The catalog is empty. Import a model folder to start.</p>
+          <p className="muted">The catalog is empty. Import a model to start.</p>
         )}
       </div>
     </div>

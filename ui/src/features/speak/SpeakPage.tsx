@@ -1,20 +1,22 @@
 // Speak: type text, choose a voice (preview it), set the speed, Generate: sentences play
-// as they are made; then play again or save the WAV.
+// as they are made; then play it from anywhere on its waveform, or save the WAV.
 
 import { save } from '@tauri-apps/plugin-dialog'
-import { useEffect } from 'react'
+import { useEffect, useMemo, useState } from 'react'
 import { EmptyState } from '../../components/EmptyState'
 import { ErrorNote } from '../../components/ErrorNote'
 import { Icon } from '../../components/Icon'
 import { ProgressBar } from '../../components/ProgressBar'
-import { describeError, jobFailureText } from '../../lib/errors'
-import { formatDuration, formatEta, plural } from '../../lib/format'
+import { SpeedField } from '../../components/SpeedField'
+import { describeError, jobError, jobFailureText } from '../../lib/errors'
+import { formatDuration, formatEta, formatTimestamp, plural } from '../../lib/format'
 import { navigate } from '../../lib/nav'
 import { shortcutLabel } from '../../lib/platform'
 import { useAction } from '../../lib/shortcuts'
 import { toast } from '../../lib/toast'
 import { useModels } from '../models/modelsStore'
 import { useSettings } from '../settings/settingsStore'
+import { Waveform } from '../transcribe/Waveform'
 import { VoicePicker } from '../voices/VoicePicker'
 import { loadVoices, pickVoice, useVoices } from '../voices/voicesStore'
 import {
@@ -22,12 +24,15 @@ import {
   clearSubmitError,
   generate,
   isRunning,
-  playAgain,
+  playbackPosition,
+  playFrom,
   saveSpeech,
   setSpeakVoice,
   setSpeed,
   setText,
   speakStore,
+  speechClip,
+  speechPeaks,
   stopPlayback,
   suggestedName,
   useSpeak,
@@ -57,35 +62,6 @@ async function saveWav(): Promise<void> {
   }
 }
 
-function SpeedControl({ value, voiceSpeed, disabled }: { value: number; voiceSpeed: number; disabled: boolean }) {
-  return (
-    <div className="field speed-field">
-      <label className="field-label" htmlFor="speak-speed">
-        Speed
-      </label>
-      <div className="speed-control">
-        <input
-          id="speak-speed"
-          type="range"
-          min={0.5}
-          max={2}
-          step={0.05}
-          value={value}
-          disabled={disabled}
-          onChange={(e) => {
-            const v = Number(e.target.value)
-            setSpeed(Math.abs(v - voiceSpeed) < 1e-6 ? null : v)
-          }}
-          aria-valuetext={`${value.toFixed(2)}×`}
-        />
-        <output htmlFor="speak-speed" className="tabular speed-value">
-          {value.toFixed(2)}×
-        </output>
-      </div>
-    </div>
-  )
-}
-
 function Progress() {
   const s = useSpeak()
   if (!s.job && !s.starting) return null
@@ -98,6 +74,8 @@ function Progress() {
       ? `Sentence ${Math.min(s.sentencesDone + 1, s.sentencesTotal)} of ${s.sentencesTotal}`
       : 'Reading the text…'
   else if (s.status === 'done') label = `Done · ${plural(s.sentencesTotal, 'sentence')}`
+  // A failure's reason is in the note below: said once.
+  else if (s.status === 'failed') label = 'Failed'
   else label = jobFailureText(s.status ?? '', s.error)
   const tone = s.status === 'failed' ? 'danger' : s.status === 'done' ? 'success' : running ? 'accent' : 'muted'
   return (
@@ -109,8 +87,54 @@ function Progress() {
         {running && s.sentencesDone > 0 && <span>{s.cancelling ? 'Cancelling…' : formatEta(s.etaSeconds)}</span>}
         {s.silent && <span>This window cannot play audio; save the WAV to hear it.</span>}
       </div>
-      {s.status === 'failed' && s.error && <ErrorNote error={{ kind: 'model', message: s.error }} compact />}
+      {s.status === 'failed' && s.error && <ErrorNote error={jobError(s.error)} compact />}
     </section>
+  )
+}
+
+/** The finished speech: play/stop, its waveform to see and seek in, and the time. */
+function SpeechPlayer() {
+  const { playing } = useSpeak()
+  const clip = useMemo(() => speechClip(), [])
+  const peaks = useMemo(() => speechPeaks(), [])
+  const duration = clip ? clip.samples.length / clip.sampleRate : 0
+  const [time, setTime] = useState(0)
+  useEffect(() => {
+    if (!playing) return
+    let frame = 0
+    const tick = () => {
+      const at = playbackPosition()
+      if (at != null) setTime(Math.min(at, duration))
+      frame = requestAnimationFrame(tick)
+    }
+    frame = requestAnimationFrame(tick)
+    return () => cancelAnimationFrame(frame)
+  }, [playing, duration])
+  const seek = (seconds: number) => {
+    setTime(seconds)
+    if (playing) playFrom(seconds)
+  }
+  const toggle = () => {
+    if (playing) return stopPlayback()
+    // From where the scrubber is; from the start once it reached the end.
+    playFrom(time < duration - 0.05 ? time : 0)
+  }
+  return (
+    <div className="player speak-player" aria-label="Speech player" role="group">
+      <button
+        type="button"
+        className="btn btn-icon btn-round"
+        aria-label={playing ? 'Stop' : 'Play'}
+        data-tooltip={playing ? 'Stop (Esc)' : 'Play'}
+        onClick={toggle}
+      >
+        <Icon name={playing ? 'stop' : 'play'} />
+      </button>
+      <Waveform peaks={peaks} duration={duration} time={time} onSeek={seek} />
+      <span className="player-time tabular">
+        {formatTimestamp(time)} / {formatTimestamp(duration)}
+      </span>
+    </div>
   )
 }
 
@@ -151,7 +175,13 @@ export function SpeakPage() {
         <h1 className="page-title">Speak</h1>
         <div className="options" role="group" aria-label="Speech options">
           <VoicePicker value={voice} onChange={setSpeakVoice} disabled={running} />
-          <SpeedControl value={speed} voiceSpeed={voice?.settings.speed ?? 1} disabled={running || !voice} />
+          <SpeedField
+            id="speak-speed"
+            value={speed}
+            voiceSpeed={voice?.settings.speed ?? 1}
+            disabled={running || !voice}
+            onChange={setSpeed}
+          />
         </div>
       </header>
       {loadError != null && (
@@ -191,7 +221,7 @@ export function SpeakPage() {
             <span className={`muted small tabular${tooLong ? ' text-danger' : ''}`}>
               {tooLong
                 ? `${text.length.toLocaleString()} characters: at most ${maxChars.toLocaleString()}. Use Batch export for long scripts.`
-                : `${text.length.toLocaleString()} characters`}
+                : plural(text.length, 'character')}
             </span>
           </label>
           {s.submitError != null && (
@@ -223,11 +253,6 @@ export function SpeakPage() {
                 <Icon name="speak" /> Generate
               </button>
             )}
-            {s.job && !running && s.audioSeconds > 0 && (
-              <button type="button" className="btn" onClick={s.playing ? stopPlayback : playAgain}>
-                <Icon name={s.playing ? 'stop' : 'play'} size={11} /> {s.playing ? 'Stop' : 'Play'}
-              </button>
-            )}
             {running && s.playing && (
               <button type="button" className="btn btn-ghost" onClick={stopPlayback}>
                 Mute
@@ -244,6 +269,7 @@ export function SpeakPage() {
             </button>
           </div>
           <Progress />
+          {s.job && !running && s.audioSeconds > 0 && <SpeechPlayer key={s.job.id} />}
           {s.savedPath && (
             <p className="muted small" data-testid="saved-path">
               Saved to {s.savedPath}

@@ -24,6 +24,8 @@ export class PcmPlayer {
   private nextIndex = 0
   private held = new Map<number, { samples: ArrayLike<number>; sampleRate: number }>()
   private sources = new Set<AudioBufferSourceNode>()
+  /** The context time at which second 0 of the clip `playFrom` plays; null otherwise. */
+  private clipStart: number | null = null
   private onIdle: (() => void) | null
 
   /** `onIdle` runs when the last scheduled chunk has finished playing. */
@@ -56,8 +58,39 @@ export class PcmPlayer {
     return this.push(0, samples, sampleRate)
   }
 
+  /** Plays a whole clip from `offset` seconds (a seek), stopping whatever played. */
+  playFrom(samples: ArrayLike<number>, sampleRate: number, offset: number): boolean {
+    this.stop()
+    const ctx = this.context()
+    if (!ctx || samples.length === 0) return false
+    if (ctx.state === 'suspended') void ctx.resume().catch(() => {})
+    const buffer = ctx.createBuffer(1, samples.length, sampleRate)
+    buffer.copyToChannel(Float32Array.from(samples), 0)
+    const from = Math.max(0, Math.min(offset, buffer.duration))
+    const source = ctx.createBufferSource()
+    source.buffer = buffer
+    source.connect(ctx.destination)
+    const start = ctx.currentTime + 0.05
+    source.start(start, from)
+    this.clipStart = start - from
+    this.sources.add(source)
+    source.onended = () => {
+      this.sources.delete(source)
+      this.clipStart = null
+      if (this.sources.size === 0) this.onIdle?.()
+    }
+    return true
+  }
+
+  /** Seconds into the clip `playFrom` is playing; null when it is not playing one. */
+  position(): number | null {
+    if (this.clipStart == null || !this.ctx || !this.playing) return null
+    return Math.max(0, this.ctx.currentTime - this.clipStart)
+  }
+
   /** Stops playback and forgets every chunk; the next push starts at index 0 again. */
   stop(): void {
+    this.clipStart = null
     for (const s of this.sources) {
       s.onended = null
       try {

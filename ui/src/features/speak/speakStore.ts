@@ -1,6 +1,6 @@
 // The Speak screen's job: text → a speak job whose sentences arrive as `speech_audio`
-// events and play as they come (Web Audio, in order), its progress, cancel, and saving
-// the finished WAV.
+// events and play as they come (Web Audio, in order), its progress, cancel, playing the
+// finished speech from any point, and saving the WAV.
 
 import type { Job, JobStatus } from '../../bindings'
 import { api } from '../../lib/api'
@@ -8,7 +8,7 @@ import { EarlyEvents } from '../../lib/earlyEvents'
 import type { RuntimeEvent } from '../../lib/events'
 import { createStore, useStore } from '../../lib/store'
 import { rememberedVoice, rememberVoice } from '../voices/voicesStore'
-import { PcmPlayer } from './pcmPlayer'
+import { PcmPlayer, SENTENCE_GAP_SECONDS } from './pcmPlayer'
 
 export interface SpeakState {
   text: string
@@ -135,14 +135,51 @@ export async function cancelSpeech(): Promise<void> {
 }
 
 /** Plays what was made again, from the start. */
-export function playAgain(): void {
-  const p = getPlayer()
-  p.stop()
-  let any = false
-  chunks.forEach((c, i) => {
-    if (c) any = p.push(i, c.samples, c.sampleRate) || any
+/** The whole speech as one clip: the sentences with the pause the saved WAV has between them. */
+export function speechClip(): { samples: Float32Array; sampleRate: number } | null {
+  const parts = chunks.filter(Boolean)
+  if (!parts.length) return null
+  const sampleRate = parts[0].sampleRate
+  const gap = Math.round(SENTENCE_GAP_SECONDS * sampleRate)
+  const samples = new Float32Array(parts.reduce((n, c) => n + c.samples.length, 0) + gap * (parts.length - 1))
+  let at = 0
+  parts.forEach((c, i) => {
+    if (i > 0) at += gap
+    samples.set(c.samples, at)
+    at += c.samples.length
   })
-  speakStore.set((s) => ({ ...s, playing: any }))
+  return { samples, sampleRate }
+}
+
+/** Loudness per slice of the speech (0…1, `buckets` of them) for its waveform. */
+export function speechPeaks(buckets = 800): number[] {
+  const clip = speechClip()
+  if (!clip) return []
+  const { samples } = clip
+  const size = Math.max(1, Math.ceil(samples.length / buckets))
+  const peaks: number[] = []
+  for (let i = 0; i < samples.length; i += size) {
+    let peak = 0
+    for (let j = i; j < Math.min(samples.length, i + size); j++) peak = Math.max(peak, Math.abs(samples[j]))
+    peaks.push(Math.min(1, peak))
+  }
+  return peaks
+}
+
+/** Plays the finished speech from `seconds` (the scrubber's seek; 0 plays it again). */
+export function playFrom(seconds: number): void {
+  const clip = speechClip()
+  const playing = !!clip && getPlayer().playFrom(clip.samples, clip.sampleRate, seconds)
+  speakStore.set((s) => ({ ...s, playing }))
+}
+
+export function playAgain(): void {
+  playFrom(0)
+}
+
+/** Where playback of the finished speech is, in seconds; null when it is not playing. */
+export function playbackPosition(): number | null {
+  return player?.position() ?? null
 }
 
 export function stopPlayback(): void {

@@ -4,12 +4,12 @@ import { Icon } from '../../components/Icon'
 import { ProgressBar } from '../../components/ProgressBar'
 import { toast } from '../../lib/toast'
 import { describeError, jobFailureText } from '../../lib/errors'
-import { basename, dirname, formatDuration, formatEta, formatSpeed } from '../../lib/format'
-import { cancelJob, removeFromQueue, type QueueItem } from './jobsStore'
+import { basename, dirname, formatDuration, formatSpeed } from '../../lib/format'
+import { activeStage, cancelJob, removeFromQueue, retryJob, type QueueItem } from './jobsStore'
 
 const STATUS_LABEL: Record<string, string> = {
   queued: 'Queued',
-  running: 'Transcribing',
+  running: 'Running',
   done: 'Done',
   failed: 'Failed',
   cancelled: 'Cancelled',
@@ -41,10 +41,17 @@ export function QueueRow({
       toast({ kind: 'error', title: `Could not cancel ${name}: ${title}`, detail })
     }
   }
+  const retry = async () => {
+    try {
+      await retryJob(job.id)
+    } catch (e) {
+      const { title, detail } = describeError(e)
+      toast({ kind: 'error', title: `Could not queue ${name} again: ${title}`, detail })
+    }
+  }
+  const stage = active ? activeStage(item) : null
   let detail: string
-  if (job.status === 'queued') detail = 'Waiting for its turn'
-  else if (job.status === 'running')
-    detail = item.windowsTotal ? `${Math.round(item.progress * 100)}% · ${formatEta(item.etaSeconds)}` : 'Starting…'
+  if (stage) detail = stage.text
   else if (job.status === 'done')
     detail = [formatDuration(job.metrics.audio_seconds), job.metrics.rtf != null ? formatSpeed(job.metrics.rtf) : '']
       .filter((x) => x && x !== '—')
@@ -75,7 +82,7 @@ export function QueueRow({
         </span>
         {active && (
           <ProgressBar
-            value={job.status === 'queued' ? 0 : item.windowsTotal ? item.progress : null}
+            value={stage?.value ?? null}
             label={`Progress of ${name}`}
             tone={job.status === 'queued' ? 'muted' : 'accent'}
             size="xs"
@@ -101,15 +108,30 @@ export function QueueRow({
             <Icon name={item.cancelling ? 'spinner' : 'stop'} size={12} />
           </button>
         ) : (
-          <button
-            type="button"
-            className="btn btn-icon btn-ghost btn-sm"
-            aria-label={`Remove ${name} from the list`}
-            data-tooltip="Remove from list (stays in History)"
-            onClick={() => removeFromQueue(job.id)}
-          >
-            <Icon name="close" size={12} />
-          </button>
+          <>
+            {(problem || job.status === 'cancelled') && (
+              <button
+                type="button"
+                className="btn btn-icon btn-ghost btn-sm"
+                aria-label={`Retry ${name}`}
+                data-tooltip="Queue it again with the same options"
+                data-tooltip-align="end"
+                onClick={retry}
+              >
+                <Icon name="redo" size={12} />
+              </button>
+            )}
+            <button
+              type="button"
+              className="btn btn-icon btn-ghost btn-sm"
+              aria-label={`Remove ${name} from the list`}
+              data-tooltip="Remove from list (stays in History)"
+              data-tooltip-align="end"
+              onClick={() => removeFromQueue(job.id)}
+            >
+              <Icon name="close" size={12} />
+            </button>
+          </>
         )}
       </div>
     </li>

@@ -90,7 +90,7 @@ function Options() {
           ))}
         </select>
       </label>
-      <div className="field">
+      <div className="field field-task">
         <span className="field-label" id="task-label">
           Task
         </span>
@@ -103,15 +103,19 @@ function Options() {
               aria-checked={c.task === t}
               className={c.task === t ? 'segmented-on' : ''}
               disabled={!c.model || (c.englishOnly && t === 'translate')}
-              data-tooltip={
-                t === 'translate' ? (c.englishOnly ? 'Needs a multilingual model' : 'Into English') : undefined
-              }
+              aria-describedby={t === 'translate' && c.englishOnly ? 'translate-why' : undefined}
+              data-tooltip={t === 'translate' && !c.englishOnly ? 'Into English' : undefined}
               onClick={() => setChoices({ task: t })}
             >
               {t === 'transcribe' ? 'Transcribe' : 'Translate'}
             </button>
           ))}
         </div>
+        {c.englishOnly && c.model && (
+          <span id="translate-why" className="field-note">
+            {c.model.name} knows only English; to translate, pick a multilingual model.
+          </span>
+        )}
       </div>
     </div>
   )

@@ -4,7 +4,7 @@ import type { ExportFormat } from '../../bindings'
 import { Icon } from '../../components/Icon'
 import { Menu } from '../../components/Menu'
 import { copyText } from '../../lib/clipboard'
-import { formatDuration, formatSpeed, languageName } from '../../lib/format'
+import { formatDuration, formatSpeed, languageName, plural } from '../../lib/format'
 import { shortcutLabel } from '../../lib/platform'
 import { toast } from '../../lib/toast'
 import { EXPORT_FORMATS, exportTranscriptAs } from './exportTranscript'
@@ -74,7 +74,7 @@ export function TranscriptHeader({
             {duration > 0 && <span>{formatDuration(duration)}</span>}
             {modelId && <span>{modelId}</span>}
             {rtf != null && <span title={`Real-time factor ${rtf.toFixed(3)}`}>{formatSpeed(rtf)}</span>}
-            {count > 0 && <span>{count === 1 ? '1 segment' : `${count} segments`}</span>}
+            {count > 0 && <span>{plural(count, 'segment')}</span>}
             {edited > 0 && <span>{edited === 1 ? '1 corrected' : `${edited} corrected`}</span>}
           </div>
         </div>
@@ -104,7 +104,7 @@ export function TranscriptHeader({
           open={exportOpen}
           onOpenChange={onExportOpenChange}
           items={EXPORT_FORMATS.map((f) => ({ id: f.id, label: f.label, hint: f.hint, disabled: !exportable }))}
-          onSelect={(id) => exportTranscriptAs(jobId, id as ExportFormat, title)}
+          onSelect={(id) => exportTranscriptAs(jobId, id as ExportFormat, title, sourcePath)}
           button={(p) => (
             <button
               type="button"

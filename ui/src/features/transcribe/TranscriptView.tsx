@@ -6,15 +6,15 @@ import { ErrorNote } from '../../components/ErrorNote'
 import { Icon } from '../../components/Icon'
 import { ProgressBar } from '../../components/ProgressBar'
 import { api } from '../../lib/api'
-import { describeError, jobFailureText } from '../../lib/errors'
-import { basename, formatEta, joinPath } from '../../lib/format'
+import { describeError, jobError } from '../../lib/errors'
+import { basename, joinPath } from '../../lib/format'
 import { useMediaSrc } from '../../lib/mediaSrc'
 import { useAction } from '../../lib/shortcuts'
 import { useStore } from '../../lib/store'
 import { toast } from '../../lib/toast'
 import { settingsStore } from '../settings/settingsStore'
 import { FindBar } from './FindBar'
-import { isActive, useQueueItem } from './jobsStore'
+import { activeStage, isActive, useQueueItem } from './jobsStore'
 import { Player } from './Player'
 import { SegmentList } from './SegmentList'
 import type { Row } from './SegmentRow'
@@ -191,25 +191,19 @@ export function TranscriptView({
 
       {running && item && (
         <div className="transcript-live">
-          <ProgressBar value={item.windowsTotal ? item.progress : null} label={`Transcribing ${title}`} />
-          <span className="muted">
-            {job?.status === 'queued'
-              ? 'Waiting in the queue…'
-              : item.windowsTotal
-                ? `Transcribing · ${item.windowsDone} of ${item.windowsTotal} windows · ${formatEta(item.etaSeconds)}`
-                : 'Loading the model…'}
-          </span>
+          <ProgressBar value={activeStage(item).value} label={`Transcribing ${title}`} />
+          <span className="muted">{activeStage(item).text}</span>
         </div>
       )}
       {failed && job && job.status !== 'cancelled' && (
         <ErrorNote
-          error={{ kind: 'model', message: jobFailureText(job.status, job.error) }}
+          error={jobError(job.error, job.status)}
           title={job.status === 'interrupted' ? 'Interrupted' : 'Transcription failed'}
         />
       )}
 
       <Player audio={audio} audioRef={audioRef} src={src} peaks={peaks} />
-      {(audio.error || media.failed) && (useCopy || !record?.audio_path) && (
+      {(audio.error || media.failed) && (useCopy || !record?.audio_path) && !failed && (
         <p className="hint">The audio file could not be played. It may have been moved or deleted.</p>
       )}
 

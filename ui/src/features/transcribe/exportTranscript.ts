@@ -4,7 +4,7 @@ import { save } from '@tauri-apps/plugin-dialog'
 import type { ExportFormat } from '../../bindings'
 import { api } from '../../lib/api'
 import { describeError } from '../../lib/errors'
-import { stem } from '../../lib/format'
+import { dirname, joinPath, stem } from '../../lib/format'
 import { toast } from '../../lib/toast'
 
 export const EXPORT_FORMATS: { id: ExportFormat; label: string; hint: string }[] = [
@@ -14,13 +14,25 @@ export const EXPORT_FORMATS: { id: ExportFormat; label: string; hint: string }[]
   { id: 'json', label: 'JSON with timings', hint: '.json' },
 ]
 
+/** Where the save dialog starts: beside the source file ("/rec/talk.mp3" → "/rec/talk.srt"), else just a name. */
+export function exportDefaultPath(format: ExportFormat, title: string, sourcePath?: string | null): string {
+  const name = `${stem(sourcePath || title) || 'transcript'}.${format}`
+  const dir = sourcePath ? dirname(sourcePath) : ''
+  return dir ? joinPath(dir, name) : name
+}
+
 /** Asks where to save, writes the file through the Rust side, says where it went. */
-export async function exportTranscriptAs(jobId: number, format: ExportFormat, title: string): Promise<string | null> {
+export async function exportTranscriptAs(
+  jobId: number,
+  format: ExportFormat,
+  title: string,
+  sourcePath?: string | null,
+): Promise<string | null> {
   let path: string | null
   try {
     path = await save({
       title: `Export ${format.toUpperCase()}`,
-      defaultPath: `${stem(title) || 'transcript'}.${format}`,
+      defaultPath: exportDefaultPath(format, title, sourcePath),
       filters: [{ name: format.toUpperCase(), extensions: [format] }],
     })
   } catch (e) {

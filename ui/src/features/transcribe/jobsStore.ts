@@ -1,13 +1,16 @@
 // The transcription queue of this session: jobs, their live progress and segments.
 
-import type { Job, Segment, Task, TranscribeOptions } from '../../bindings'
+import type { Job, JobStage, Segment, Task, TranscribeOptions } from '../../bindings'
 import { api } from '../../lib/api'
 import type { RuntimeEvent } from '../../lib/events'
+import { formatEta } from '../../lib/format'
 import { openTranscript } from '../../lib/nav'
 import { createStore, useStore } from '../../lib/store'
 
 export interface QueueItem {
   job: Job
+  /** What a running job is doing, as the runtime reports it; null before it says. */
+  stage: JobStage | null
   progress: number
   etaSeconds: number | null
   windowsDone: number
@@ -39,9 +42,32 @@ export function resetJobs(): void {
 
 export const isActive = (status: string) => status === 'queued' || status === 'running'
 
+/**
+ * What an active job is doing, in words, and its bar's value (null: indeterminate). The
+ * runtime runs a few jobs at once; the others wait queued for a slot.
+ */
+export function activeStage(item: QueueItem): { text: string; value: number | null } {
+  if (item.job.status === 'queued') return { text: 'Queued · waiting for a free slot', value: 0 }
+  if (item.windowsTotal) {
+    const pct = `${Math.round(item.progress * 100)}%`
+    return { text: `Transcribing · ${pct} · ${formatEta(item.etaSeconds)}`, value: item.progress }
+  }
+  switch (item.stage) {
+    case 'loading_model':
+      return { text: 'Loading the model…', value: null }
+    case 'decoding':
+      return { text: 'Reading the file…', value: null }
+    case 'transcribing':
+      return { text: 'Transcribing…', value: null }
+    default:
+      return { text: 'Starting…', value: null }
+  }
+}
+
 function newItem(job: Job): QueueItem {
   return {
     job,
+    stage: null,
     progress: job.progress ?? 0,
     etaSeconds: null,
     windowsDone: 0,
@@ -105,6 +131,9 @@ export function handleJobEvent(e: RuntimeEvent): void {
         ...it,
         job: { ...it.job, status: 'running', started_at: it.job.started_at ?? Date.now() },
       }))
+      break
+    case 'job_stage':
+      update(e.job_id, (it) => ({ ...it, stage: e.stage }))
       break
     case 'job_progress':
       update(e.job_id, (it) => ({
@@ -199,6 +228,34 @@ export async function cancelJob(id: number): Promise<void> {
     update(id, (it) => ({ ...it, cancelling: false }))
     throw e
   }
+}
+
+/** The options a job was queued with, read back from its recorded request. */
+export function optionsOf(job: Job): TranscribeOptions {
+  const p = (job.params ?? {}) as Partial<Record<keyof TranscribeOptions, unknown>>
+  return {
+    model_id: typeof p.model_id === 'string' ? p.model_id : job.model_id,
+    language: typeof p.language === 'string' ? p.language : null,
+    task: p.task === 'translate' ? 'translate' : 'transcribe',
+    timestamps: typeof p.timestamps === 'boolean' ? p.timestamps : true,
+    beam_size: typeof p.beam_size === 'number' ? p.beam_size : 5,
+    initial_prompt: typeof p.initial_prompt === 'string' ? p.initial_prompt : null,
+  }
+}
+
+/** Queues the same file again with the same options; the new row takes the old one's place. */
+export async function retryJob(id: number): Promise<void> {
+  const item = jobsStore.get().items[id]
+  if (!item) return
+  const [again] = await api.transcribeFiles([item.job.input], optionsOf(item.job))
+  if (!again) return
+  jobsStore.set((s) => {
+    const items = { ...s.items }
+    delete items[id]
+    if (!items[again.id]) items[again.id] = newItem(again)
+    const order = s.order.filter((x) => x !== again.id).map((x) => (x === id ? again.id : x))
+    return { ...s, items, order }
+  })
 }
 
 /** Takes finished jobs off the list (they stay in History). */

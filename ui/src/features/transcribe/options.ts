@@ -1,7 +1,9 @@
 // What a new transcription uses: model, language, task. Remembered between sessions.
 
+import { useEffect } from 'react'
 import type { ModelInfo, Task } from '../../bindings'
 import { createStore, useStore } from '../../lib/store'
+import { catalogMatch } from '../models/arrange'
 import { installedTranscribers, modelsStore } from '../models/modelsStore'
 import { settingsStore } from '../settings/settingsStore'
 import type { QueueOptions } from './jobsStore'
@@ -50,8 +52,15 @@ export function setChoices(patch: Partial<Choices>): void {
   })
 }
 
-export function isEnglishOnly(model: ModelInfo | null): boolean {
-  return !!model && model.languages.length === 1 && model.languages[0] === 'en'
+/** A model's languages; an import that lists none has those of the catalog model it is. */
+export function languagesOf(model: ModelInfo, models: ModelInfo[]): string[] {
+  if (model.languages.length) return model.languages
+  const match = catalogMatch(model)
+  return (match && models.find((m) => m.id === match)?.languages) || []
+}
+
+export function isEnglishOnly(languages: string[]): boolean {
+  return languages.length === 1 && languages[0] === 'en'
 }
 
 export interface Resolved {
@@ -71,8 +80,8 @@ export function resolveChoices(models: ModelInfo[], defaultModel: string | null,
     installed.find((m) => m.id === defaultModel) ??
     installed[0] ??
     null
-  const englishOnly = isEnglishOnly(model)
-  const languages = model?.languages ?? []
+  const languages = model ? languagesOf(model, models) : []
+  const englishOnly = isEnglishOnly(languages)
   const language = englishOnly ? 'en' : languages.includes(choices.language) ? choices.language : 'auto'
   const task: Task = englishOnly ? 'transcribe' : choices.task
   return {
@@ -86,18 +95,34 @@ export function resolveChoices(models: ModelInfo[], defaultModel: string | null,
   }
 }
 
+/**
+ * A remembered Translate the chosen model cannot do is forgotten, so it does not come back
+ * (and fail) with the next launch or an "Open with" file.
+ */
+function impossibleTask(choices: Choices, resolved: Resolved): boolean {
+  return choices.task === 'translate' && !!resolved.model && resolved.task !== 'translate'
+}
+
 /** The choices as they apply now, from the stores (for code outside components). */
 export function currentChoices(): Resolved {
-  return resolveChoices(
+  const choices = choicesStore.get()
+  const resolved = resolveChoices(
     modelsStore.get().models,
     settingsStore.get().settings?.default_transcribe_model ?? null,
-    choicesStore.get(),
+    choices,
   )
+  if (impossibleTask(choices, resolved)) setChoices({ task: 'transcribe' })
+  return resolved
 }
 
 export function useChoices(): Resolved {
   const models = useStore(modelsStore, (s) => s.models)
   const defaultModel = useStore(settingsStore, (s) => s.settings?.default_transcribe_model ?? null)
   const choices = useStore(choicesStore)
-  return resolveChoices(models, defaultModel, choices)
+  const resolved = resolveChoices(models, defaultModel, choices)
+  const impossible = impossibleTask(choices, resolved)
+  useEffect(() => {
+    if (impossible) setChoices({ task: 'transcribe' })
+  }, [impossible])
+  return resolved
 }

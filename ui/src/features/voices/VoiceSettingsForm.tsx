@@ -1,5 +1,5 @@
-// How a voice speaks: speed, noise scale, noise w, pitch, speaker. Empty noise fields
-// use the voice model's own values.
+// How a voice speaks: speed, pitch, expressiveness (Piper's noise scale), rhythm variation
+// (noise w), speaker. Empty fields use the voice model's own values.
 
 import { useState, type FormEvent } from 'react'
 import type { VoiceSettings } from '../../bindings'
@@ -46,8 +46,8 @@ export function VoiceSettingsForm({
       next = {
         speed,
         pitch,
-        noise_scale: parseOptional(noiseScale, 0, 2, 'Noise scale'),
-        noise_w: parseOptional(noiseW, 0, 2, 'Noise w'),
+        noise_scale: parseOptional(noiseScale, 0, 2, 'Expressiveness'),
+        noise_w: parseOptional(noiseW, 0, 2, 'Rhythm variation'),
         speaker: spk,
       }
     } catch (err) {
@@ -68,69 +68,35 @@ export function VoiceSettingsForm({
   return (
     <form className="voice-settings" aria-label={`Settings of ${name}`} onSubmit={submit}>
       <div className="voice-settings-grid">
+        <SpeedPitchFields speed={speed} pitch={pitch} onSpeed={setSpeed} onPitch={setPitch} />
         <label className="field">
-          <span className="field-label">Speed</span>
-          <span className="range-row">
-            <input
-              type="range"
-              min={0.25}
-              max={4}
-              step={0.05}
-              value={speed}
-              onChange={(e) => setSpeed(Number(e.target.value))}
-              aria-label="Speed"
-              aria-valuetext={`${speed.toFixed(2)}×`}
-            />
-            <output className="tabular">{speed.toFixed(2)}×</output>
-          </span>
-        </label>
-        <label className="field">
-          <span className="field-label">Pitch</span>
-          <span className="range-row">
-            <input
-              type="range"
-              min={-12}
-              max={12}
-              step={0.5}
-              value={pitch}
-              onChange={(e) => setPitch(Number(e.target.value))}
-              aria-label="Pitch"
-              aria-valuetext={`${pitch} semitones`}
-            />
-            <output className="tabular">
-              {pitch > 0 ? '+' : ''}
-              {pitch} st
-            </output>
-          </span>
-        </label>
-        <label className="field">
-          <span className="field-label">Noise scale</span>
+          <span className="field-label">Expressiveness</span>
           <input
             className="input"
             inputMode="decimal"
             value={noiseScale}
             onChange={(e) => setNoiseScale(e.target.value)}
             placeholder="Model default"
-            aria-label="Noise scale"
+            aria-label="Expressiveness"
             aria-describedby="noise-scale-hint"
           />
           <span id="noise-scale-hint" className="muted small">
-            Expressiveness, 0 to 2
+            0 (flat) to 2 (lively) · <span title="Piper's name for it">noise scale</span>
           </span>
         </label>
         <label className="field">
-          <span className="field-label">Noise w</span>
+          <span className="field-label">Rhythm variation</span>
           <input
             className="input"
             inputMode="decimal"
             value={noiseW}
             onChange={(e) => setNoiseW(e.target.value)}
             placeholder="Model default"
-            aria-label="Noise w"
+            aria-label="Rhythm variation"
             aria-describedby="noise-w-hint"
           />
           <span id="noise-w-hint" className="muted small">
-            Rhythm variation, 0 to 2
+            0 (even) to 2 (varied) · <span title="Piper's name for it">noise w</span>
           </span>
         </label>
         <label className="field">
@@ -145,7 +111,7 @@ export function VoiceSettingsForm({
             aria-describedby="speaker-hint"
           />
           <span id="speaker-hint" className="muted small">
-            For voices with several speakers
+            Which one, for voice models with several speakers
           </span>
         </label>
       </div>
@@ -172,5 +138,58 @@ export function VoiceSettingsForm({
         </button>
       </div>
     </form>
+  )
+}
+
+/** Speed and pitch sliders: in a voice's settings and when adding a voice. */
+export function SpeedPitchFields({
+  speed,
+  pitch,
+  onSpeed,
+  onPitch,
+}: {
+  speed: number
+  pitch: number
+  onSpeed: (speed: number) => void
+  onPitch: (pitch: number) => void
+}) {
+  return (
+    <>
+      <label className="field">
+        <span className="field-label">Speed</span>
+        <span className="range-row">
+          <input
+            type="range"
+            min={0.25}
+            max={4}
+            step={0.05}
+            value={speed}
+            onChange={(e) => onSpeed(Number(e.target.value))}
+            aria-label="Speed"
+            aria-valuetext={`${speed.toFixed(2)}×`}
+          />
+          <output className="tabular">{speed.toFixed(2)}×</output>
+        </span>
+      </label>
+      <label className="field">
+        <span className="field-label">Pitch</span>
+        <span className="range-row">
+          <input
+            type="range"
+            min={-12}
+            max={12}
+            step={0.5}
+            value={pitch}
+            onChange={(e) => onPitch(Number(e.target.value))}
+            aria-label="Pitch"
+            aria-valuetext={`${pitch} semitones`}
+          />
+          <output className="tabular">
+            {pitch > 0 ? '+' : ''}
+            {pitch} st
+          </output>
+        </span>
+      </label>
+    </>
   )
 }

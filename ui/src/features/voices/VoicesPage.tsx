@@ -15,12 +15,14 @@ import { navigate } from '../../lib/nav'
 import { toast } from '../../lib/toast'
 import { cancelDownload, downloadModel, dismissModelError, isInstalled, useModels } from '../models/modelsStore'
 import { PreviewButton } from './VoicePicker'
-import { VoiceSettingsForm } from './VoiceSettingsForm'
+import { SpeedPitchFields, VoiceSettingsForm } from './VoiceSettingsForm'
 import {
   addVoice,
+  DEFAULT_SETTINGS,
   deleteVoice,
   isVoiceModel,
   loadVoices,
+  originLabel,
   renameVoice,
   settingsOf,
   updateVoiceSettings,
@@ -28,14 +30,12 @@ import {
   voiceLanguage,
 } from './voicesStore'
 
-const SOURCE: Record<string, string> = { preset: 'Preset', cloned: 'Cloned', designed: 'Designed' }
-
 function settingsSummary(v: VoiceInfo): string {
   const s = settingsOf(v.settings)
   const parts = [`${s.speed.toFixed(2)}× speed`]
   if (s.pitch) parts.push(`${s.pitch > 0 ? '+' : ''}${s.pitch} st pitch`)
-  if (s.noise_scale != null) parts.push(`noise ${s.noise_scale}`)
-  if (s.noise_w != null) parts.push(`noise w ${s.noise_w}`)
+  if (s.noise_scale != null) parts.push(`expressiveness ${s.noise_scale}`)
+  if (s.noise_w != null) parts.push(`rhythm variation ${s.noise_w}`)
   if (s.speaker != null) parts.push(`speaker ${s.speaker}`)
   return parts.join(' · ')
 }
@@ -84,7 +84,7 @@ function RenameForm({ voice, onDone }: { voice: VoiceInfo; onDone: () => void })
   )
 }
 
-function VoiceCard({ voice }: { voice: VoiceInfo }) {
+function VoiceCard({ voice, origin }: { voice: VoiceInfo; origin: string }) {
   const [mode, setMode] = useState<'view' | 'rename' | 'settings'>('view')
   const [deleting, setDeleting] = useState(false)
   const remove = async () => {
@@ -120,7 +120,7 @@ function VoiceCard({ voice }: { voice: VoiceInfo }) {
           </div>
         )}
         <div className="voice-badges">
-          <span className="badge badge-muted">{SOURCE[voice.source] ?? voice.source}</span>
+          <span className="badge badge-muted">{origin}</span>
           {voice.installed ? (
             <span className="badge badge-done">
               <Icon name="check" size={11} /> Installed
@@ -235,14 +235,20 @@ function DownloadRow({ model }: { model: ModelInfo }) {
 function AddVoiceDialog({ models, onClose }: { models: ModelInfo[]; onClose: () => void }) {
   const [modelId, setModelId] = useState(models[0]?.id ?? '')
   const [name, setName] = useState('')
+  const [speed, setSpeed] = useState(1)
+  const [pitch, setPitch] = useState(0)
   const [error, setError] = useState<unknown>(null)
   const [saving, setSaving] = useState(false)
   const submit = async (e?: FormEvent) => {
     e?.preventDefault()
     setSaving(true)
     try {
-      const voice = await addVoice(modelId, name)
-      toast({ kind: 'success', title: `Added ${voice.name}`, detail: 'Open its settings to change how it speaks.' })
+      const voice = await addVoice(modelId, name, { ...DEFAULT_SETTINGS, speed, pitch })
+      toast({
+        kind: 'success',
+        title: `Added ${voice.name}`,
+        detail: 'Its settings hold more, such as expressiveness.',
+      })
       onClose()
     } catch (err) {
       setError(err)
@@ -294,6 +300,7 @@ function AddVoiceDialog({ models, onClose }: { models: ModelInfo[]; onClose: () 
             data-autofocus
           />
         </label>
+        <SpeedPitchFields speed={speed} pitch={pitch} onSpeed={setSpeed} onPitch={setPitch} />
         {error != null && <ErrorNote error={error} title="Could not add the voice" compact />}
       </form>
     </Dialog>
@@ -344,7 +351,7 @@ export function VoicesPage() {
           ) : (
             <ul className="voice-list" aria-label="Voices">
               {voices.map((v) => (
-                <VoiceCard key={v.id} voice={v} />
+                <VoiceCard key={v.id} voice={v} origin={originLabel(v, voices)} />
               ))}
             </ul>
           )}

@@ -164,3 +164,18 @@ export function pickVoice(voices: VoiceInfo[], chosen: number | null): VoiceInfo
   const usable = usableVoices(voices)
   return usable.find((v) => v.id === chosen) ?? usable[0] ?? null
 }
+
+const SOURCE: Record<string, string> = { preset: 'Preset', cloned: 'Cloned', designed: 'Designed' }
+
+/**
+ * The badge of a voice. The runtime records voices added on a model as `preset` too, so
+ * the preset is the model's first voice (made when the model was installed); later ones
+ * on the same model are the user's own.
+ */
+export function originLabel(voice: VoiceInfo, voices: VoiceInfo[]): string {
+  if (voice.source !== 'preset') return SOURCE[voice.source] ?? voice.source
+  const first = Math.min(
+    ...voices.filter((v) => v.model_id === voice.model_id && v.source === 'preset').map((v) => v.id),
+  )
+  return voice.id === first ? 'Preset' : 'Yours'
+}

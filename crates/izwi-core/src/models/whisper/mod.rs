@@ -13,5 +13,5 @@ pub use config::WhisperConfig;
 pub use executor::WhisperExecutor;
 pub use logits::LogitRules;
 pub use model::{CrossKv, Whisper};
-pub use tokens::{SpecialTokens, TokenizerError, WhisperTokenizer};
+pub use tokens::{is_multilingual_dir, SpecialTokens, TokenizerError, WhisperTokenizer};
 pub use transcribe::{Task, TranscribeError, TranscribeOptions, Transcriber, WindowDone};

@@ -96,6 +96,22 @@ pub struct WhisperTokenizer {
     pub special: SpecialTokens,
 }
 
+/// Whether the model in `dir` knows many languages, from its config alone (cheap:
+/// callers check a request before loading the model). OpenAI's rule: the multilingual
+/// vocabulary is one token larger. English-only tokenizers list the language tokens
+/// too, so only the model's size tells.
+pub fn is_multilingual_dir(dir: &Path) -> Result<bool, TokenizerError> {
+    let config_path = dir.join("config.json");
+    let config: ModelConfig = std::fs::read_to_string(&config_path)
+        .map_err(|e| e.to_string())
+        .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
+        .map_err(|message| TokenizerError::Config {
+            path: config_path.display().to_string(),
+            message,
+        })?;
+    Ok(config.vocab_size >= 51865)
+}
+
 impl WhisperTokenizer {
     /// Loads `tokenizer.json`, `config.json` and, when present, `generation_config.json`
     /// of a model folder.
@@ -113,23 +129,13 @@ impl WhisperTokenizer {
             })?,
             Err(_) => GenerationConfig::default(),
         };
-        // OpenAI's rule: the multilingual vocabulary is one token larger. English-only
-        // tokenizers list the language tokens too, so only the model's size tells.
-        let config_path = dir.join("config.json");
-        let config: ModelConfig = std::fs::read_to_string(&config_path)
-            .map_err(|e| e.to_string())
-            .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
-            .map_err(|message| TokenizerError::Config {
-                path: config_path.display().to_string(),
-                message,
-            })?;
         let special = SpecialTokens {
             suppress: generation.suppress_tokens,
             begin_suppress: generation.begin_suppress_tokens,
             ..SpecialTokens::find(
                 |token| tokenizer.token_to_id(token),
                 |id| tokenizer.id_to_token(id),
-                config.vocab_size >= 51865,
+                is_multilingual_dir(dir)?,
             )?
         };
         Ok(Self { tokenizer, special })
