@@ -33,7 +33,10 @@ async fn details_grant_exactly_the_recordings_a_job_made() {
     let dir = tempfile::tempdir().unwrap();
     let (state, allowed) = state(dir.path()).await;
 
-    let job = state.speak("joe".into(), "Hello.".into(), None).await.unwrap();
+    let job = state
+        .speak("joe".into(), "Hello.".into(), None)
+        .await
+        .unwrap();
     let job = state.runtime.wait_job(job.id).await.unwrap();
     assert_eq!(job.status, JobStatus::Done, "{:?}", job.error);
     let JobDetail::Speech(speech) = state.get_job_detail(job.id).await.unwrap() else {

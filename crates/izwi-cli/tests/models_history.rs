@@ -3,15 +3,13 @@
 //! transcribe with the default model, find the job and its transcript again, search,
 //! remove without ever touching the user's own files.
 
-#[path = "../../izwi-hub/tests/support/mod.rs"]
-mod support;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use izwi_hub::{CatalogEntry, Family};
-use support::{bytes, HubServer, ServedFile};
+use izwi_test_support::asset;
+use izwi_test_support::hub::{self as support, bytes, HubServer, ServedFile};
 
 struct Izwi {
     data: tempfile::TempDir,
@@ -73,18 +71,6 @@ impl Izwi {
         assert!(!out.status.success(), "izwi {args:?} succeeded");
         String::from_utf8_lossy(&out.stderr).into_owned()
     }
-}
-
-fn asset(rel: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../.assets")
-        .join(rel);
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/fetch-assets.sh first",
-        path.display()
-    );
-    path
 }
 
 fn jfk() -> String {

@@ -5,21 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use izwi_core::word_errors::{word_errors, words};
+use izwi_test_support::asset;
 use serde_json::Value;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn asset(path: &str) -> PathBuf {
-    let path = root().join(".assets").join(path);
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/fetch-assets.sh first",
-        path.display()
-    );
-    path
-}
 
 fn izwi(args: &[&std::ffi::OsStr]) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_izwi"))

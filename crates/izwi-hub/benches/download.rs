@@ -4,15 +4,12 @@
 //!
 //! `cargo bench -p izwi-hub --bench download` (set IZWI_BENCH_MB for the file size).
 
-#[path = "../tests/support/mod.rs"]
-mod support;
-
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 use futures::StreamExt;
 use izwi_hub::{CancellationToken, Family, Hub, HubConfig};
-use support::{bytes, HubServer, ServedFile, COMMIT};
+use izwi_test_support::hub::{self as support, bytes, HubServer, ServedFile, COMMIT};
 use tokio::io::AsyncWriteExt;
 
 fn main() {

@@ -3,8 +3,6 @@
 //! that ignore Range or send too much, and cancellation never leaving a model that
 //! looks installed.
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -14,7 +12,7 @@ use izwi_hub::{
     CancellationToken, CatalogEntry, DownloadProgress, Family, Hub, HubConfig, HubError,
     ModelStatus,
 };
-use support::{bytes, HubServer, ServedFile, COMMIT, ENDLESS};
+use izwi_test_support::hub::{self as support, bytes, HubServer, ServedFile, COMMIT, ENDLESS};
 
 const MODEL: &str = "whisper-tiny.en";
 const REPO: &str = "openai/whisper-tiny.en";

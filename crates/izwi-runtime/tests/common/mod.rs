@@ -8,18 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use izwi_runtime::{Event, Runtime, RuntimeConfig};
 
-/// A file or folder under .assets/, which scripts/fetch-assets.sh fills.
-pub fn asset(rel: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../.assets")
-        .join(rel);
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/fetch-assets.sh first",
-        path.display()
-    );
-    path
-}
+pub use izwi_test_support::asset;
 
 pub type Events = Arc<Mutex<Vec<Event>>>;
 

@@ -1,8 +1,6 @@
 //! A small Hugging Face hub on 127.0.0.1: ranged file downloads (`resolve`) with the
 //! commit and etag headers, serving generated files, with faults a test can switch
 //! on; and catalog entries pinned to those files.
-// Shared by the download tests, the CLI's tests and the download bench; each uses part.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
