@@ -132,7 +132,7 @@ async fn two_stores_opening_a_new_dir_at_once_both_succeed() {
         .fetch_one(a.pool())
         .await
         .unwrap();
-    assert_eq!(migrations, 1);
+    assert_eq!(migrations, migrations_shipped());
     a.close().await;
     b.close().await;
 }
@@ -245,14 +245,24 @@ async fn segments_of_the_first_schema_migrate_unedited_and_can_be_edited() {
             (1, "can do for you, Mr Kenedy", None),
         ]
     );
-    assert_eq!(store.search_transcripts("kenedy", 10).await.unwrap().len(), 1);
+    assert_eq!(
+        store.search_transcripts("kenedy", 10).await.unwrap().len(),
+        1
+    );
 
     let edited = store
         .edit_segment(1, 1, "can do for you, Mr Kennedy")
         .await
         .unwrap();
-    assert_eq!(edited.original.as_deref(), Some("can do for you, Mr Kenedy"));
-    assert!(store.search_transcripts("kenedy", 10).await.unwrap().is_empty());
+    assert_eq!(
+        edited.original.as_deref(),
+        Some("can do for you, Mr Kenedy")
+    );
+    assert!(store
+        .search_transcripts("kenedy", 10)
+        .await
+        .unwrap()
+        .is_empty());
     let hits = store.search_transcripts("kennedy", 10).await.unwrap();
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].snippet, "can do for you, Mr [Kennedy]");
@@ -261,7 +271,10 @@ async fn segments_of_the_first_schema_migrate_unedited_and_can_be_edited() {
     // The edit and the index survive reopening.
     let store = Store::open(temp.path()).await.unwrap();
     assert_eq!(store.segments(1).await.unwrap()[1], edited);
-    assert_eq!(store.search_transcripts("kennedy", 10).await.unwrap().len(), 1);
+    assert_eq!(
+        store.search_transcripts("kennedy", 10).await.unwrap().len(),
+        1
+    );
     let check = "INSERT INTO segments_fts (segments_fts) VALUES ('integrity-check')";
     sqlx::query(check).execute(store.pool()).await.unwrap();
     assert_eq!(store.integrity_check().await.unwrap(), Vec::<String>::new());

@@ -374,14 +374,14 @@ async fn edits_keep_the_original_and_search_follows_them() {
         Some("The café on Main Street closes early.")
     );
     assert_eq!(store.segments(weather).await.unwrap()[2], edited);
-    // Search sees the edit only.
-    assert!(store.search_transcripts("main", 10).await.unwrap().is_empty());
-    let hits = store.search_transcripts("maine", 10).await.unwrap();
-    assert_eq!(
-        (hits.len(), hits[0].segment_idx),
-        (1, Some(2)),
-        "{hits:?}"
-    );
+    // Search sees the edit only ("main" is a whole word here; only the last is a prefix).
+    assert!(store
+        .search_transcripts("main street", 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let hits = store.search_transcripts("maine street", 10).await.unwrap();
+    assert_eq!((hits.len(), hits[0].segment_idx), (1, Some(2)), "{hits:?}");
 
     // A second edit keeps the first original, not the first edit.
     let again = store
@@ -396,15 +396,33 @@ async fn edits_keep_the_original_and_search_follows_them() {
         .unwrap();
     assert_eq!(back.original, None);
 
-    store.edit_segment(weather, 0, "Good evening.").await.unwrap();
-    assert!(store.search_transcripts("forecast", 10).await.unwrap().is_empty());
+    store
+        .edit_segment(weather, 0, "Good evening.")
+        .await
+        .unwrap();
+    assert!(store
+        .search_transcripts("forecast", 10)
+        .await
+        .unwrap()
+        .is_empty());
     let reverted = store.revert_segment(weather, 0).await.unwrap();
     assert_eq!(
         (reverted.text.as_str(), reverted.original.as_deref()),
         ("Good morning, here is the forecast.", None)
     );
-    assert!(store.search_transcripts("evening", 10).await.unwrap().is_empty());
-    assert_eq!(store.search_transcripts("forecast", 10).await.unwrap().len(), 1);
+    assert!(store
+        .search_transcripts("evening", 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        store
+            .search_transcripts("forecast", 10)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
     // Reverting an unedited segment changes nothing.
     assert_eq!(store.revert_segment(weather, 0).await.unwrap(), reverted);
 
@@ -417,7 +435,11 @@ async fn edits_keep_the_original_and_search_follows_them() {
 async fn editing_what_does_not_exist_names_it() {
     let (_temp, store, weather, _) = searchable().await;
     assert_eq!(
-        store.edit_segment(999, 0, "x").await.unwrap_err().to_string(),
+        store
+            .edit_segment(999, 0, "x")
+            .await
+            .unwrap_err()
+            .to_string(),
         "transcript 999 does not exist"
     );
     assert_eq!(
