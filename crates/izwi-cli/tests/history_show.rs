@@ -60,7 +60,14 @@ fn show_prints_a_speak_job_and_a_batch() {
     let wav = izwi.path("hello.wav");
     let text = "Hello from Izwi. It runs on your own machine.";
     izwi.ok(&[
-        "speak", "--voice", "joe low", "--speed", "1.25", "--text", text, "--output",
+        "speak",
+        "--voice",
+        "joe low",
+        "--speed",
+        "1.25",
+        "--text",
+        text,
+        "--output",
         wav.to_str().unwrap(),
     ]);
     let speak_job = izwi.last_job();

@@ -154,7 +154,9 @@ impl Runtime {
                     (None, None) => (None, job.input.clone()),
                 };
                 let audio_path = job.output.clone();
-                let audio_exists = audio_path.as_deref().is_some_and(|p| Path::new(p).is_file());
+                let audio_exists = audio_path
+                    .as_deref()
+                    .is_some_and(|p| Path::new(p).is_file());
                 Ok(JobDetail::Speech(SpeechDetail {
                     text,
                     text_complete: text_complete && text_file.is_none(),
@@ -178,9 +180,7 @@ impl Runtime {
                 Ok(JobDetail::Batch(BatchDetail {
                     job,
                     voice,
-                    manifest_path: manifest
-                        .is_file()
-                        .then(|| manifest.display().to_string()),
+                    manifest_path: manifest.is_file().then(|| manifest.display().to_string()),
                     output_dir: output_dir.display().to_string(),
                     lines,
                 }))
@@ -190,7 +190,11 @@ impl Runtime {
 
     /// Resolves the voice a job named against the library as it is now, read only
     /// (unlike choosing a voice to speak with, nothing is added to the library).
-    async fn voice_used(&self, job: &Job, params: &SpeechParams) -> Result<VoiceUsed, RuntimeError> {
+    async fn voice_used(
+        &self,
+        job: &Job,
+        params: &SpeechParams,
+    ) -> Result<VoiceUsed, RuntimeError> {
         let spec = params.voice.trim();
         let library = self.inner.store.list_voices().await?;
         let row = match spec.parse::<i64>() {
@@ -225,7 +229,6 @@ impl Runtime {
         Ok(self.inner.store.list_jobs(filter).await?)
     }
 
-
     /// Deletes a job with its transcript, cancelling it first if it runs.
     pub async fn delete_job(&self, job_id: i64) -> Result<(), RuntimeError> {
         if self.inner.jobs.cancel(job_id) {
@@ -233,7 +236,6 @@ impl Runtime {
         }
         Ok(self.inner.store.delete_job(job_id).await?)
     }
-
 
     pub async fn transcripts(
         &self,
@@ -272,8 +274,7 @@ impl Runtime {
         let text = text.trim();
         if text.is_empty() {
             return Err(RuntimeError::InvalidRequest(
-                "a segment cannot be empty: type its words, or revert it to what was heard"
-                    .into(),
+                "a segment cannot be empty: type its words, or revert it to what was heard".into(),
             ));
         }
         Ok(self

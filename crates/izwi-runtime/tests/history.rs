@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use common::{asset, open_recording};
 use izwi_runtime::{
-    BatchLineStatus, ExportFormat, JobDetail, JobStatus, Runtime, SpeakBatchRequest,
-    SpeakRequest, VoiceSettings, MANIFEST_NAME,
+    BatchLineStatus, ExportFormat, JobDetail, JobStatus, Runtime, SpeakBatchRequest, SpeakRequest,
+    VoiceSettings, MANIFEST_NAME,
 };
 use izwi_store::{JobKind, JobMetrics, NewJob, NewTranscript, SegmentRecord, Store};
 
@@ -117,11 +117,20 @@ async fn corrections_are_kept_beside_the_original_and_exports_and_search_use_the
         Some("ask what you can do for your contry.")
     );
 
-    let txt = runtime.export_transcript(id, ExportFormat::Txt).await.unwrap();
-    assert!(txt.contains("for your country.") && !txt.contains("contry"), "{txt}");
+    let txt = runtime
+        .export_transcript(id, ExportFormat::Txt)
+        .await
+        .unwrap();
+    assert!(
+        txt.contains("for your country.") && !txt.contains("contry"),
+        "{txt}"
+    );
     for format in [ExportFormat::Srt, ExportFormat::Vtt, ExportFormat::Json] {
         let text = runtime.export_transcript(id, format).await.unwrap();
-        assert!(text.contains("your country.") && !text.contains("contry"), "{text}");
+        assert!(
+            text.contains("your country.") && !text.contains("contry"),
+            "{text}"
+        );
     }
     let hits = runtime.search("country", 10).await.unwrap();
     assert!(hits.iter().any(|h| h.segment_idx == Some(2)), "{hits:?}");
@@ -141,7 +150,10 @@ async fn corrections_are_kept_beside_the_original_and_exports_and_search_use_the
         (reverted.text.as_str(), reverted.original),
         ("ask what you can do for your contry.", None)
     );
-    let txt = runtime.export_transcript(id, ExportFormat::Txt).await.unwrap();
+    let txt = runtime
+        .export_transcript(id, ExportFormat::Txt)
+        .await
+        .unwrap();
     assert!(txt.contains("contry"), "{txt}");
 }
 
@@ -308,5 +320,10 @@ async fn a_batch_shows_each_line_with_its_file_and_status() {
     )
     .unwrap();
     let refused = runtime.job_detail(job.id).await.unwrap_err();
-    assert!(refused.to_string().contains("is not line,file,seconds,text"), "{refused}");
+    assert!(
+        refused
+            .to_string()
+            .contains("is not line,file,seconds,text"),
+        "{refused}"
+    );
 }
