@@ -14,10 +14,6 @@ async fn state(dir: &Path) -> (AppState, Arc<Mutex<Vec<String>>>) {
     config.hf_cache_dir = Some(dir.join("hf"));
     config.hub_endpoint = Some("http://127.0.0.1:9".into());
     let runtime = Runtime::open(config, Arc::new(NoEvents)).await.unwrap();
-    let joe = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../.assets/voices/en_US-joe-medium/en_US-joe-medium.onnx");
-    assert!(joe.is_file(), "run scripts/fetch-assets.sh first");
-    runtime.import_model(&joe, Some("joe")).unwrap();
     let allowed: Arc<Mutex<Vec<String>>> = Arc::default();
     let seen = allowed.clone();
     let state = AppState::new(

@@ -52,6 +52,38 @@ export type AppError = {
 	message: string,
 };
 
+/**  A batch: its voice, folder, and every line with its file. */
+export type BatchDetail = {
+	job: Job,
+	voice: VoiceUsed,
+	/**  The folder that gets the WAVs and the manifest, absolute. */
+	output_dir: string,
+	/**  The manifest, when the batch has written one. */
+	manifest_path: string | null,
+	/**  In order, each line once. */
+	lines: BatchLine[],
+};
+
+/**  One line of a batch. */
+export type BatchLine = {
+	/**  From 1, as in the manifest. */
+	line: number,
+	/**  `None` for a line not made whose text the job did not keep. */
+	text: string | null,
+	/**  Its WAV, absolute, once made. */
+	file: string | null,
+	seconds: number | null,
+	status: BatchLineStatus,
+};
+
+export type BatchLineStatus = 
+/**  Its WAV is in the folder. */
+"made" | 
+/**  The manifest lists it but its WAV is gone. */
+"missing" | 
+/**  Not made (yet): the batch is still running, or stopped before it. */
+"not_made";
+
 /**  One report on a model download. */
 export type DownloadProgress = {
 	model_id: string,
@@ -133,6 +165,15 @@ export type Job = {
 	started_at: number | null,
 	finished_at: number | null,
 };
+
+/**  A job with what it made, in the shape of its kind. */
+export type JobDetail = {
+	kind: "transcript",
+} & TranscriptDetail | {
+	kind: "speech",
+} & SpeechDetail | {
+	kind: "batch",
+} & BatchDetail;
 
 /**  Which jobs [`Store::list_jobs`] returns; `None` fields match everything. */
 export type JobFilter = {
@@ -235,7 +276,9 @@ export type SegmentRecord = {
 	idx: number,
 	start: number,
 	end: number,
+	/**  The text shown, exported and searched: the user's edit if there is one. */
 	text: string,
+	/**  What the model heard, when the user has edited `text`; `None` while unedited. */
 	original?: string | null,
 };
 
@@ -264,6 +307,22 @@ export type SpeechClip = {
 	samples: number[],
 };
 
+/**  A speak job: what it said, in which voice, and its recording. */
+export type SpeechDetail = {
+	job: Job,
+	/**  What was said: the whole text, or its start when the job kept only that. */
+	text: string,
+	/**  Whether `text` is all of it. */
+	text_complete: boolean,
+	/**  The text file that was read out, when it came from one. */
+	text_file: string | null,
+	voice: VoiceUsed,
+	/**  The WAV, absolute; `None` until the job has made it. */
+	audio_path: string | null,
+	/**  Whether the WAV is still there. */
+	audio_exists: boolean,
+};
+
 export type Task = "transcribe" | 
 /**  Into English. */
 "translate";
@@ -283,6 +342,14 @@ export type TranscribeOptions = {
 	beam_size: number,
 	/**  Text that primes names and spelling. */
 	initial_prompt: string | null,
+};
+
+/**  A transcription job and its transcript (none while queued, or when it failed). */
+export type TranscriptDetail = {
+	job: Job,
+	transcript: TranscriptRecord | null,
+	/**  In time order. */
+	segments: SegmentRecord[],
 };
 
 /**  A transcript as stored. Times are unix milliseconds, `duration` is in seconds. */
@@ -344,6 +411,23 @@ export type VoiceSource =
 /**  Made from a description. */
 "designed";
 
+/**  The voice a speech job asked for and the settings it speaks with. */
+export type VoiceUsed = {
+	/**  As the request named it: a library voice's id or name, a model id, or a path. */
+	requested: string,
+	/**  The library voice that names, as it is now; `None` when it names none. */
+	name: string | null,
+	/**  The voice model (or `.onnx` path) that spoke. */
+	model_id: string | null,
+	/**
+	 *  The library voice's settings as they are now (a model's defaults when the job
+	 *  named no library voice), with the job's own speed.
+	 */
+	settings: VoiceSettings,
+	/**  The speed the job asked for over the voice's own. */
+	speed: number | null,
+};
+
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {
     try {
@@ -379,11 +463,3 @@ function makeEvent<TListen, TEmit = TListen>(name: string, serialize?: (payload:
     return Object.assign(fn, base);
 }
 
-
-export type JobDetail = ({ kind: "transcript" } & TranscriptDetail) | ({ kind: "speech" } & SpeechDetail) | ({ kind: "batch" } & BatchDetail);
-export type TranscriptDetail = { job: Job, transcript: TranscriptRecord | null, segments: SegmentRecord[] };
-export type SpeechDetail = { job: Job, text: string, text_complete: boolean, text_file: string | null, voice: VoiceUsed, audio_path: string | null, audio_exists: boolean };
-export type BatchDetail = { job: Job, voice: VoiceUsed, output_dir: string, manifest_path: string | null, lines: BatchLine[] };
-export type BatchLine = { line: number, text: string | null, file: string | null, seconds: number | null, status: BatchLineStatus };
-export type BatchLineStatus = "made" | "missing" | "not_made";
-export type VoiceUsed = { requested: string, name: string | null, model_id: string | null, settings: VoiceSettings, speed: number | null };

@@ -115,7 +115,7 @@ pub fn run(data_dir: Option<PathBuf>, args: HistoryArgs) -> Result<()> {
 
 fn heading(job: &izwi_runtime::Job, what: &str) -> String {
     let mut out = format!(
-        "Job {} · {what} · {} · {} UTC\n",
+        "Job {} · {what} · {} · {}\n",
         job.id,
         job.status,
         local_time(job.created_at)

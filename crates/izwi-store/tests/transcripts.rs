@@ -374,13 +374,13 @@ async fn edits_keep_the_original_and_search_follows_them() {
         Some("The café on Main Street closes early.")
     );
     assert_eq!(store.segments(weather).await.unwrap()[2], edited);
-    // Search sees the edit only.
+    // Search sees the edit only ("main" is a whole word here; only the last is a prefix).
     assert!(store
-        .search_transcripts("main", 10)
+        .search_transcripts("main street", 10)
         .await
         .unwrap()
         .is_empty());
-    let hits = store.search_transcripts("maine", 10).await.unwrap();
+    let hits = store.search_transcripts("maine street", 10).await.unwrap();
     assert_eq!((hits.len(), hits[0].segment_idx), (1, Some(2)), "{hits:?}");
 
     // A second edit keeps the first original, not the first edit.
