@@ -114,7 +114,12 @@ pub fn run(data_dir: Option<PathBuf>, args: HistoryArgs) -> Result<()> {
 }
 
 fn heading(job: &izwi_runtime::Job, what: &str) -> String {
-    let mut out = format!("Job {} · {what} · {} · {} UTC\n", job.id, job.status, utc(job.created_at));
+    let mut out = format!(
+        "Job {} · {what} · {} · {}\n",
+        job.id,
+        job.status,
+        local_time(job.created_at)
+    );
     if let Some(error) = &job.error {
         out.push_str(&format!("Error:    {error}\n"));
     }
@@ -172,16 +177,25 @@ fn batch_text(batch: &BatchDetail) -> String {
     if let Some(manifest) = &batch.manifest_path {
         out.push_str(&format!("Manifest: {manifest}\n"));
     }
-    out.push_str(&format!("\n{:>5}  {:<12} {:>7}  TEXT\n", "LINE", "FILE", "LENGTH"));
+    out.push_str(&format!(
+        "\n{:>5}  {:<12} {:>7}  TEXT\n",
+        "LINE", "FILE", "LENGTH"
+    ));
     for line in &batch.lines {
         let file = match (&line.file, line.status) {
             (Some(file), BatchLineStatus::Made) => file_name(file),
             (Some(file), _) => format!("{} (missing)", file_name(file)),
             (None, _) => "not made".into(),
         };
-        let seconds = line.seconds.map(|s| format!("{s:.2}s")).unwrap_or("-".into());
+        let seconds = line
+            .seconds
+            .map(|s| format!("{s:.2}s"))
+            .unwrap_or("-".into());
         let text = line.text.as_deref().unwrap_or("");
-        out.push_str(&format!("{:>5}  {file:<12} {seconds:>7}  {text}\n", line.line));
+        out.push_str(&format!(
+            "{:>5}  {file:<12} {seconds:>7}  {text}\n",
+            line.line
+        ));
     }
     out
 }
