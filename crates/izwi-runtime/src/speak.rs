@@ -685,51 +685,6 @@ fn parse_csv(text: &str) -> Result<Vec<csv::StringRecord>, String> {
     Ok(rows)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn csv_fields_round_trip() {
-        let rows: Vec<Vec<String>> =
-            parse_csv("text,id\n\"Hello, \"\"you\"\"\",1\r\nplain,2\n\"two\nlines\",3")
-                .unwrap()
-                .iter()
-                .map(|row| row.iter().map(str::to_owned).collect())
-                .collect();
-        assert_eq!(rows[1], ["Hello, \"you\"", "1"]);
-        assert_eq!(rows[2], ["plain", "2"]);
-        assert_eq!(rows[3], ["two\nlines", "3"]);
-        assert!(parse_csv("a,b\n\"open")
-            .unwrap_err()
-            .contains("not closed (line 2)"));
-        let mut manifest = csv::Writer::from_writer(Vec::new());
-        manifest.write_record(["Hello, \"you\"", "plain"]).unwrap();
-        let written = String::from_utf8(manifest.into_inner().unwrap()).unwrap();
-        assert_eq!(written, "\"Hello, \"\"you\"\"\",plain\n");
-    }
-
-    #[test]
-    fn lines_from_txt_and_csv() {
-        let dir = tempfile::tempdir().unwrap();
-        let txt = dir.path().join("script.txt");
-        std::fs::write(&txt, "One.\n\n  Two.  \n").unwrap();
-        assert_eq!(read_lines(&txt).unwrap(), ["One.", "Two."]);
-        let csv = dir.path().join("script.csv");
-        std::fs::write(&csv, "id,Text\n1,\"Hi, there.\"\n2,\n3,Bye.\n").unwrap();
-        assert_eq!(read_lines(&csv).unwrap(), ["Hi, there.", "Bye."]);
-        let headless = dir.path().join("plain.csv");
-        std::fs::write(&headless, "First,x\nSecond,y\n").unwrap();
-        assert_eq!(read_lines(&headless).unwrap(), ["First", "Second"]);
-        let empty = dir.path().join("empty.txt");
-        std::fs::write(&empty, "\n \n").unwrap();
-        assert!(read_lines(&empty)
-            .unwrap_err()
-            .to_string()
-            .contains("no lines"));
-    }
-}
-
 /// Refuses, before a job exists, what would only fail it: a voice model not
 /// installed, settings out of range, espeak-ng missing.
 fn check_voice_ready(choice: &VoiceChoice, speed: Option<f32>) -> Result<(), RuntimeError> {
@@ -957,5 +912,50 @@ impl Runtime {
             .events
             .emit(Event::JobQueued { job: job.clone() });
         Ok(job)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_fields_round_trip() {
+        let rows: Vec<Vec<String>> =
+            parse_csv("text,id\n\"Hello, \"\"you\"\"\",1\r\nplain,2\n\"two\nlines\",3")
+                .unwrap()
+                .iter()
+                .map(|row| row.iter().map(str::to_owned).collect())
+                .collect();
+        assert_eq!(rows[1], ["Hello, \"you\"", "1"]);
+        assert_eq!(rows[2], ["plain", "2"]);
+        assert_eq!(rows[3], ["two\nlines", "3"]);
+        assert!(parse_csv("a,b\n\"open")
+            .unwrap_err()
+            .contains("not closed (line 2)"));
+        let mut manifest = csv::Writer::from_writer(Vec::new());
+        manifest.write_record(["Hello, \"you\"", "plain"]).unwrap();
+        let written = String::from_utf8(manifest.into_inner().unwrap()).unwrap();
+        assert_eq!(written, "\"Hello, \"\"you\"\"\",plain\n");
+    }
+
+    #[test]
+    fn lines_from_txt_and_csv() {
+        let dir = tempfile::tempdir().unwrap();
+        let txt = dir.path().join("script.txt");
+        std::fs::write(&txt, "One.\n\n  Two.  \n").unwrap();
+        assert_eq!(read_lines(&txt).unwrap(), ["One.", "Two."]);
+        let csv = dir.path().join("script.csv");
+        std::fs::write(&csv, "id,Text\n1,\"Hi, there.\"\n2,\n3,Bye.\n").unwrap();
+        assert_eq!(read_lines(&csv).unwrap(), ["Hi, there.", "Bye."]);
+        let headless = dir.path().join("plain.csv");
+        std::fs::write(&headless, "First,x\nSecond,y\n").unwrap();
+        assert_eq!(read_lines(&headless).unwrap(), ["First", "Second"]);
+        let empty = dir.path().join("empty.txt");
+        std::fs::write(&empty, "\n \n").unwrap();
+        assert!(read_lines(&empty)
+            .unwrap_err()
+            .to_string()
+            .contains("no lines"));
     }
 }
