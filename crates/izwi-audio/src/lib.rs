@@ -11,6 +11,7 @@
 mod decode;
 mod error;
 mod limits;
+mod peaks;
 mod resample;
 mod split;
 mod wav;
@@ -21,6 +22,7 @@ pub use limits::{
     max_frames, MAX_CHANNELS, MAX_DECODED_SAMPLES, MAX_DURATION_SECONDS, MAX_SAMPLE_RATE,
     MIN_SAMPLE_RATE,
 };
+pub use peaks::{decode_peaks, peaks, PeakBlocks};
 pub use resample::{resample, StreamResampler};
 pub use split::{split_at_silence, Window};
 pub use wav::write_wav;

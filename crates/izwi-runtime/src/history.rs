@@ -21,7 +21,6 @@ impl Runtime {
         Ok(self.inner.store.list_jobs(filter).await?)
     }
 
-
     /// Deletes a job with its transcript, cancelling it first if it runs.
     pub async fn delete_job(&self, job_id: i64) -> Result<(), RuntimeError> {
         if self.inner.jobs.cancel(job_id) {
@@ -29,7 +28,6 @@ impl Runtime {
         }
         Ok(self.inner.store.delete_job(job_id).await?)
     }
-
 
     pub async fn transcripts(
         &self,

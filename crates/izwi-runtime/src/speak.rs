@@ -12,9 +12,9 @@ use izwi_core::text::{split_sentences, Espeak, Sentence};
 use izwi_store::{Job, JobKind, JobMetrics, JobStatus, NewJob, VoiceSettings};
 use serde::{Deserialize, Serialize};
 
+use crate::files;
 use crate::runtime::Inner;
 use crate::voices::{check_settings, VoiceChoice};
-use crate::files;
 use crate::{Event, Runtime, RuntimeError};
 
 /// Silence between sentences: the voice's own trailing silence is short.
