@@ -1,6 +1,5 @@
 import { act, render, screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
-import { save } from '@tauri-apps/plugin-dialog'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { commands, emitRuntime, job, ok, transcript } from './bindingsMock'
 import { resetApp } from './helpers'
@@ -111,7 +110,7 @@ describe('transcript view', () => {
 
   it('exports through the save dialog and confirms where it went', async () => {
     commands.getTranscript.mockResolvedValue(ok(transcript(7)))
-    vi.mocked(save).mockResolvedValueOnce('/home/ada/Documents/jfk.srt')
+    commands.chooseSavePath.mockResolvedValueOnce(ok('/home/ada/Documents/jfk.srt'))
     render(
       <>
         <TranscriptView jobId={7} />
@@ -121,7 +120,7 @@ describe('transcript view', () => {
     await screen.findByText('And so my fellow Americans,')
     await userEvent.click(screen.getByRole('button', { name: /Export/ }))
     await userEvent.click(screen.getByRole('menuitem', { name: /SubRip/ }))
-    expect(save).toHaveBeenCalledWith(expect.objectContaining({ defaultPath: 'jfk.srt' }))
+    expect(commands.chooseSavePath).toHaveBeenCalledWith(expect.any(String), 'jfk.srt', null)
     expect(commands.exportTranscript).toHaveBeenCalledWith(7, 'srt', '/home/ada/Documents/jfk.srt')
     const status = await screen.findByRole('status')
     expect(status).toHaveTextContent('Saved SRT')

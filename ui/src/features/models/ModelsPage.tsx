@@ -1,24 +1,17 @@
 // Models: the catalog and imported models, what is installed and how much disk it takes.
 
-import { open } from '@tauri-apps/plugin-dialog'
 import { ErrorNote } from '../../components/ErrorNote'
 import { Icon } from '../../components/Icon'
 import { toast } from '../../lib/toast'
 import { describeError } from '../../lib/errors'
+import { choose } from '../../lib/choose'
 import { formatBytes, plural } from '../../lib/format'
 import { changeDefaultModel, useSettings } from '../settings/settingsStore'
 import { ModelCard } from './ModelCard'
 import { importModel, isInstalled, loadModels, useModels } from './modelsStore'
 
 async function importFolder() {
-  let dir: string | string[] | null
-  try {
-    dir = await open({ directory: true, multiple: false, title: 'Choose a model folder' })
-  } catch (e) {
-    toast({ kind: 'error', title: 'Could not open the folder picker.', detail: String(e) })
-    return
-  }
-  const path = Array.isArray(dir) ? dir[0] : dir
+  const [path] = await choose('model_folder')
   if (!path) return
   try {
     const model = await importModel(path)

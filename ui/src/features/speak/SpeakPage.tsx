@@ -1,7 +1,6 @@
 // Speak: type text, choose a voice (preview it), set the speed, Generate: sentences play
 // as they are made; then play again or save the WAV.
 
-import { save } from '@tauri-apps/plugin-dialog'
 import { useEffect } from 'react'
 import { EmptyState } from '../../components/EmptyState'
 import { ErrorNote } from '../../components/ErrorNote'
@@ -10,6 +9,7 @@ import { ProgressBar } from '../../components/ProgressBar'
 import { describeError, jobFailureText } from '../../lib/errors'
 import { formatDuration, formatEta, plural } from '../../lib/format'
 import { navigate } from '../../lib/nav'
+import { chooseSavePath } from '../../lib/choose'
 import { shortcutLabel } from '../../lib/platform'
 import { useAction } from '../../lib/shortcuts'
 import { toast } from '../../lib/toast'
@@ -38,17 +38,7 @@ export const MAX_CHARS = 20_000
 async function saveWav(): Promise<void> {
   const s = speakStore.get()
   if (!s.job || s.status !== 'done') return
-  let path: string | null
-  try {
-    path = await save({
-      title: 'Save the speech as WAV',
-      defaultPath: suggestedName(s.text),
-      filters: [{ name: 'WAV audio', extensions: ['wav'] }],
-    })
-  } catch (e) {
-    toast({ kind: 'error', title: 'Could not open the save dialog.', detail: String(e) })
-    return
-  }
+  const path = await chooseSavePath('Save the speech as WAV', suggestedName(s.text))
   if (!path) return
   try {
     const saved = await saveSpeech(path)

@@ -1,10 +1,10 @@
 // Exporting a transcript: the save dialog, then the Rust side writes the file.
 
-import { save } from '@tauri-apps/plugin-dialog'
 import type { ExportFormat } from '../../bindings'
 import { api } from '../../lib/api'
 import { describeError } from '../../lib/errors'
 import { stem } from '../../lib/format'
+import { chooseSavePath } from '../../lib/choose'
 import { toast } from '../../lib/toast'
 
 export const EXPORT_FORMATS: { id: ExportFormat; label: string; hint: string }[] = [
@@ -16,17 +16,7 @@ export const EXPORT_FORMATS: { id: ExportFormat; label: string; hint: string }[]
 
 /** Asks where to save, writes the file through the Rust side, says where it went. */
 export async function exportTranscriptAs(jobId: number, format: ExportFormat, title: string): Promise<string | null> {
-  let path: string | null
-  try {
-    path = await save({
-      title: `Export ${format.toUpperCase()}`,
-      defaultPath: `${stem(title) || 'transcript'}.${format}`,
-      filters: [{ name: format.toUpperCase(), extensions: [format] }],
-    })
-  } catch (e) {
-    toast({ kind: 'error', title: 'Could not open the save dialog.', detail: String(e) })
-    return null
-  }
+  const path = await chooseSavePath(`Export ${format.toUpperCase()}`, `${stem(title) || 'transcript'}.${format}`)
   if (!path) return null
   try {
     const written = await api.exportTranscript(jobId, format, path)

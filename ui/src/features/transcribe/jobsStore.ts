@@ -1,6 +1,6 @@
 // The transcription queue of this session: jobs, their live progress and segments.
 
-import type { Job, Segment, Task, TranscribeOptions } from '../../bindings'
+import type { Job, QueuedFiles, Segment, Task, TranscribeOptions } from '../../bindings'
 import { api } from '../../lib/api'
 import type { RuntimeEvent } from '../../lib/events'
 import { openTranscript } from '../../lib/nav'
@@ -169,14 +169,14 @@ export async function submitFiles(
   paths: string[],
   options: QueueOptions,
   opts: { openWhenDone?: boolean } = {},
-): Promise<Job[] | null> {
-  if (!paths.length) return []
+): Promise<QueuedFiles | null> {
+  if (!paths.length) return { jobs: [], skipped: [], left_out: 0 }
   jobsStore.set((s) => ({ ...s, submitting: true, submitError: null }))
   try {
-    const jobs = await api.transcribeFiles(paths, transcribeOptions(options))
-    addJobs(jobs, opts)
+    const queued = await api.transcribeFiles(paths, transcribeOptions(options))
+    addJobs(queued.jobs, opts)
     jobsStore.set((s) => ({ ...s, submitting: false }))
-    return jobs
+    return queued
   } catch (submitError) {
     jobsStore.set((s) => ({ ...s, submitting: false, submitError }))
     return null
