@@ -16,7 +16,6 @@ function tauriStandIns(): Plugin {
     '@tauri-apps/api/core': src('mocks/tauri-core.ts'),
     '@tauri-apps/api/event': src('mocks/tauri-event.ts'),
     '@tauri-apps/api/webview': src('mocks/tauri-webview.ts'),
-    '@tauri-apps/plugin-dialog': src('mocks/plugin-dialog.ts'),
   }
   const bindings = src('bindings')
   const mockBindings = src('mocks/bindings.ts')

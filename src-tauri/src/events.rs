@@ -1,5 +1,6 @@
-//! Runtime events to the webview: every `izwi_runtime::Event` is emitted as the typed
-//! tauri-specta event `RuntimeEvent` (`events.runtimeEvent.listen(e => e.payload)`).
+//! Events to the webview: every `izwi_runtime::Event` is emitted as the typed
+//! tauri-specta event `RuntimeEvent` (`events.runtimeEvent.listen(e => e.payload)`), and
+//! the files a second launch was opened with as `FilesOpened`.
 
 use izwi_runtime::{Event, EventSink};
 use serde::{Deserialize, Serialize};
@@ -10,6 +11,12 @@ use tauri_specta::Event as _;
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
 #[serde(transparent)]
 pub struct RuntimeEvent(pub Event);
+
+/// Files a second launch of Izwi was opened with (it hands them over and exits), to be
+/// queued as the files of the first launch are.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
+#[serde(transparent)]
+pub struct FilesOpened(pub Vec<String>);
 
 /// Forwards the runtime's events to every webview of the app.
 pub struct WebviewEvents<R: Runtime> {

@@ -3,6 +3,7 @@
 //! typed `RuntimeEvent`; the TypeScript bindings in `ui/src/bindings.ts` are generated
 //! from these types by tauri-specta (`cargo test -p izwi-desktop --test bindings`).
 
+pub mod chosen;
 pub mod commands;
 pub mod error;
 pub mod events;
@@ -11,10 +12,10 @@ pub mod state;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tauri::{Manager, RunEvent, WebviewWindowBuilder};
-use tauri_specta::{collect_commands, collect_events};
+use tauri::{AppHandle, DragDropEvent, Manager, RunEvent, WebviewWindowBuilder};
+use tauri_specta::{collect_commands, collect_events, Event as _};
 
-use crate::events::{RuntimeEvent, WebviewEvents};
+use crate::events::{FilesOpened, RuntimeEvent, WebviewEvents};
 use crate::state::{AllowAsset, AppState};
 
 /// The first line of the generated bindings.
@@ -24,9 +25,11 @@ pub const BINDINGS_HEADER: &str =
 
 /// Every command and event the UI sees, with their types.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
-    use commands::{history, models, settings, speak, transcribe, voices};
+    use commands::{choose, history, models, settings, speak, transcribe, voices};
     tauri_specta::Builder::<tauri::Wry>::new()
         .commands(collect_commands![
+            choose::choose_paths,
+            choose::choose_save_path,
             models::list_models,
             models::download_model,
             models::cancel_download,
@@ -59,7 +62,14 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             voices::delete_voice,
             voices::preview_voice,
         ])
-        .events(collect_events![RuntimeEvent])
+        .events(collect_events![RuntimeEvent, FilesOpened])
+        // Limits the UI shows and its test doubles obey, from the code that enforces them.
+        .constant("VOICE_LIMITS", izwi_runtime::VOICE_LIMITS)
+        .constant(
+            "VOICE_NAME_MAX_CHARS",
+            commands::voices::VOICE_NAME_MAX_CHARS,
+        )
+        .constant("MAX_MEDIA_FILES", izwi_runtime::MAX_MEDIA_FILES)
         // Ids, sizes and times stay far below 2^53.
         .dangerously_cast_bigints_to_number()
         // The runtime sends finite floats only: `number`, not `number | null`.
@@ -90,20 +100,100 @@ fn data_dir(app: &tauri::App) -> tauri::Result<PathBuf> {
     }
 }
 
+/// Paths dropped onto a window count as chosen. Tauri calls this before the webview's
+/// drop handler can call a command with them (the event reaches the page first, but
+/// its commands are handled after this returns, on the same thread).
+fn register_drop(app: &AppHandle, event: &DragDropEvent) {
+    if let DragDropEvent::Drop { paths, .. } = event {
+        if let Some(state) = app.try_state::<AppState>() {
+            for path in paths {
+                state.chosen.allow_read(path);
+            }
+        }
+    }
+}
+
+/// A second launch ("Open with" while Izwi runs) hands its files to this one: they
+/// count as chosen, the page queues them, and the window comes to the front.
+fn second_launch(app: &AppHandle, args: Vec<String>, cwd: String) {
+    let files = state::files_from_args(args.into_iter().skip(1), Path::new(&cwd));
+    if let Some(window) = app.get_webview_window("main") {
+        let _ = window.unminimize();
+        let _ = window.show();
+        let _ = window.set_focus();
+    }
+    let Some(state) = app.try_state::<AppState>() else {
+        return;
+    };
+    if files.is_empty() {
+        return;
+    }
+    for file in &files {
+        state.chosen.allow_read(file);
+    }
+    let files = files.iter().map(|p| p.display().to_string()).collect();
+    if let Err(e) = FilesOpened(files).emit(app) {
+        tracing::warn!(error = %e, "could not hand the opened files to the window");
+    }
+}
+
+/// What the start-up failure dialog says: what failed (the app's own error, without
+/// Tauri's wrapping of it), and what to do.
+pub fn startup_failure_message(error: &tauri::Error) -> String {
+    let what = match error {
+        tauri::Error::Setup(inner) => inner.to_string(),
+        other => other.to_string(),
+    };
+    format!(
+        "{what}\n\nIf another Izwi is running, close it (or use that one) and start Izwi \
+         again. Otherwise check that Izwi's data folder (~/.local/share/izwi, or the folder \
+         IZWI_DATA_DIR names) can be written and the disk has free space."
+    )
+}
+
+/// Says why Izwi could not start in a native dialog (and on stderr), then exits with
+/// status 1.
+fn fail_to_start(error: &tauri::Error) -> ! {
+    let message = startup_failure_message(error);
+    eprintln!("Izwi could not start: {message}");
+    rfd::MessageDialog::new()
+        .set_level(rfd::MessageLevel::Error)
+        .set_title("Izwi could not start")
+        .set_description(&message)
+        .set_buttons(rfd::MessageButtons::Ok)
+        .show();
+    std::process::exit(1);
+}
+
 pub fn run() {
-    izwi_core::allocator::tune_for_inference();
+    izwi_runtime::tune_for_inference();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .init();
     let builder = specta_builder();
-    let opened_files = state::files_from_args(std::env::args().skip(1));
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let opened_files = state::files_from_args(std::env::args().skip(1), &cwd);
 
     let app = tauri::Builder::default()
+        // First: a second launch must reach this one before anything else starts.
+        .plugin(tauri_plugin_single_instance::init(|app, args, cwd| {
+            second_launch(app, args, cwd)
+        }))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_window_state::Builder::default().build())
         .invoke_handler(builder.invoke_handler())
+        .on_window_event(|window, event| {
+            if let tauri::WindowEvent::DragDrop(drop) = event {
+                register_drop(window.app_handle(), drop);
+            }
+        })
+        .on_webview_event(|webview, event| {
+            if let tauri::WebviewEvent::DragDrop(drop) = event {
+                register_drop(webview.app_handle(), drop);
+            }
+        })
         .setup(move |app| {
             builder.mount_events(app);
             let data_dir = data_dir(app)?;
@@ -133,7 +223,7 @@ pub fn run() {
             Ok(())
         })
         .build(tauri::generate_context!())
-        .expect("Izwi could not start");
+        .unwrap_or_else(|e| fail_to_start(&e));
 
     app.run(|app, event| {
         if let RunEvent::Exit = event {
@@ -143,4 +233,23 @@ pub fn run() {
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_start_up_failure_says_what_failed_and_what_to_do() {
+        let held = izwi_runtime::RuntimeError::InvalidRequest(
+            "another Izwi is using the data folder /home/ada/.local/share/izwi".into(),
+        );
+        let error = tauri::Error::Setup((Box::new(held) as Box<dyn std::error::Error>).into());
+        let message = startup_failure_message(&error);
+        assert!(
+            message.starts_with("another Izwi is using the data folder /home/ada"),
+            "{message}"
+        );
+        assert!(message.contains("close it"), "{message}");
+    }
 }

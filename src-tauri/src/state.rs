@@ -1,5 +1,6 @@
-//! What the commands share: the runtime, the downloads in flight (to cancel them), the
-//! files the app was opened with, and a way to let the webview read a file.
+//! What the commands share: the runtime, the paths the user chose, the downloads and
+//! waveforms in flight (to cancel them), the files the app was opened with, and a way
+//! to let the webview read a file.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -7,21 +8,34 @@ use std::sync::{Arc, Mutex};
 
 use izwi_runtime::{CancellationToken, EventSink, Runtime, RuntimeConfig, RuntimeError};
 
+use crate::chosen::ChosenPaths;
+
 /// Lets the webview load one file through the asset protocol (to play it).
 pub type AllowAsset = Box<dyn Fn(&Path) + Send + Sync>;
 
 pub struct AppState {
     pub runtime: Runtime,
+    /// What the user picked, dropped or opened Izwi with in this session.
+    pub chosen: ChosenPaths,
     downloads: Mutex<HashMap<String, CancellationToken>>,
+    /// The waveform being computed for each window, to stop when a newer one is asked.
+    peaks: Mutex<HashMap<String, CancellationToken>>,
     opened_files: Mutex<Option<Vec<PathBuf>>>,
     allow_asset: AllowAsset,
 }
 
 impl AppState {
+    /// The files the app was opened with count as chosen.
     pub fn new(runtime: Runtime, opened_files: Vec<PathBuf>, allow_asset: AllowAsset) -> Self {
+        let chosen = ChosenPaths::new(runtime.data_dir());
+        for file in &opened_files {
+            chosen.allow_read(file);
+        }
         Self {
             runtime,
+            chosen,
             downloads: Mutex::default(),
+            peaks: Mutex::default(),
             opened_files: Mutex::new(Some(opened_files)),
             allow_asset,
         }
@@ -68,6 +82,15 @@ impl AppState {
         }
     }
 
+    /// A token for a new waveform of `window`; the one before it is cancelled.
+    pub(crate) fn start_peaks(&self, window: &str) -> CancellationToken {
+        let token = CancellationToken::new();
+        if let Some(old) = lock(&self.peaks).insert(window.to_string(), token.clone()) {
+            old.cancel();
+        }
+        token
+    }
+
     /// The files given at launch, the first time; then none.
     pub(crate) fn take_opened_files_once(&self) -> Vec<PathBuf> {
         lock(&self.opened_files).take().unwrap_or_default()
@@ -91,16 +114,18 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The media files among the program's arguments (an OS "Open with Izwi" passes them),
-/// made absolute. Flags and paths that do not exist are skipped.
-pub fn files_from_args(args: impl IntoIterator<Item = String>) -> Vec<PathBuf> {
-    let cwd = std::env::current_dir().unwrap_or_default();
+/// The paths among a launch's arguments (an OS "Open with Izwi" passes them), made
+/// absolute against `cwd`: plain paths, and `file://` URLs (some desktop environments
+/// pass those, percent-encoded). Flags and paths that do not exist are skipped.
+pub fn files_from_args(args: impl IntoIterator<Item = String>, cwd: &Path) -> Vec<PathBuf> {
     args.into_iter()
         .filter(|a| !a.starts_with('-'))
-        .map(|a| {
-            // file:// URLs come from some desktop environments.
-            let a = a.strip_prefix("file://").map(str::to_string).unwrap_or(a);
-            cwd.join(a)
+        .filter_map(|a| {
+            if a.starts_with("file:") {
+                url::Url::parse(&a).ok()?.to_file_path().ok()
+            } else {
+                Some(cwd.join(a))
+            }
         })
         .filter(|p| p.exists())
         .collect()
@@ -115,12 +140,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("a.wav");
         std::fs::write(&file, b"x").unwrap();
-        let got = files_from_args([
-            "--flag".to_string(),
-            file.display().to_string(),
-            format!("file://{}", file.display()),
-            dir.path().join("gone.wav").display().to_string(),
-        ]);
-        assert_eq!(got, [file.clone(), file]);
+        let spaced = dir.path().join("my talk #1 é.wav");
+        std::fs::write(&spaced, b"x").unwrap();
+        let url = url::Url::from_file_path(&spaced).unwrap().to_string();
+        assert!(url.contains("my%20talk%20%231%20%C3%A9.wav"), "{url}");
+        let got = files_from_args(
+            [
+                "--flag".to_string(),
+                file.display().to_string(),
+                format!("file://{}", file.display()),
+                url,
+                "a.wav".to_string(),
+                dir.path().join("gone.wav").display().to_string(),
+            ],
+            dir.path(),
+        );
+        assert_eq!(got, [file.clone(), file.clone(), spaced, file]);
     }
 }

@@ -67,6 +67,8 @@ async fn refusals_carry_their_kind() {
 
     let none = state.transcribe_files(vec![], options()).await.unwrap_err();
     assert_eq!(none.kind, ErrorKind::Invalid);
+    // The user picked the folder these files are in.
+    state.chosen.allow_read(dir.path());
     let missing = dir.path().join("missing.wav").display().to_string();
     let missing = state
         .transcribe_files(vec![missing], options())
@@ -76,7 +78,7 @@ async fn refusals_carry_their_kind() {
 
     // A real file, but no model is installed to transcribe it with.
     let wav = dir.path().join("a.wav");
-    izwi_audio::write_wav(&wav, &[0.0; 1600], 16_000).unwrap();
+    izwi_runtime::write_wav(&wav, &[0.0; 1600], 16_000).unwrap();
     let no_model = state
         .transcribe_files(vec![dir.path().display().to_string()], options())
         .await
@@ -110,7 +112,7 @@ async fn refusals_carry_their_kind() {
     state.cancel_download("whisper-base".into()).await.unwrap();
 
     let peaks = state
-        .audio_peaks(wav.display().to_string(), 8)
+        .audio_peaks(wav.display().to_string(), 8, "main")
         .await
         .unwrap();
     assert_eq!(peaks, [0.0; 8]);
@@ -146,6 +148,9 @@ async fn speech_refusals_carry_their_kind() {
         .await
         .map(|_| ());
     assert_eq!(kind(relative), ErrorKind::Invalid);
+    state.chosen.allow_read(dir.path());
+    state.chosen.allow_write(&dir.path().join("out"));
+    state.chosen.allow_write(&dir.path().join("x.wav"));
     let blank_lines = state
         .speak_batch(
             "nobody".into(),
@@ -200,4 +205,151 @@ async fn speech_refusals_carry_their_kind() {
         kind(state.rename_voice(1, "Joe".into()).await.map(|_| ())),
         ErrorKind::NotFound
     );
+}
+
+/// A WAV of `seconds` of a quiet tone at 16 kHz.
+fn tone(path: &Path, seconds: usize) {
+    let samples: Vec<f32> = (0..16_000 * seconds)
+        .map(|i| (i as f32 * 0.05).sin() * 0.1)
+        .collect();
+    izwi_runtime::write_wav(path, &samples, 16_000).unwrap();
+}
+
+#[tokio::test]
+async fn paths_the_user_did_not_choose_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (state, allowed) = state(dir.path(), vec![]).await;
+    let d = dir.path();
+    let s = |p: &Path| p.display().to_string();
+    std::fs::create_dir_all(d.join("elsewhere")).unwrap();
+    let wav = d.join("elsewhere/a.wav");
+    tone(&wav, 1);
+    let txt = d.join("elsewhere/lines.txt");
+    std::fs::write(&txt, "One.\n").unwrap();
+    let victim = d.join("elsewhere/notes.srt");
+    std::fs::write(&victim, "mine").unwrap();
+    let onnx = d.join("elsewhere/voice.onnx");
+    std::fs::write(&onnx, b"not a model").unwrap();
+    let refused = |r: Result<(), izwi_desktop::error::AppError>, what: &str| {
+        let e = r.expect_err(what);
+        assert_eq!(e.kind, ErrorKind::Invalid, "{what}: {e:?}");
+        assert!(
+            e.message.contains("not chosen") || e.message.contains("not a full path"),
+            "{what}: {e:?}"
+        );
+    };
+
+    refused(state.read_lines(s(&txt)).await.map(|_| ()), "read_lines");
+    refused(
+        state
+            .read_lines("elsewhere/lines.txt".into())
+            .await
+            .map(|_| ()),
+        "read_lines relative",
+    );
+    refused(
+        state.audio_peaks(s(&wav), 8, "main").await.map(|_| ()),
+        "audio_peaks",
+    );
+    refused(
+        state
+            .transcribe_files(vec![s(&wav)], TranscribeOptions::default())
+            .await
+            .map(|_| ()),
+        "transcribe_files",
+    );
+    refused(
+        state.import_model(s(&onnx), None).await.map(|_| ()),
+        "import_model",
+    );
+    refused(
+        state
+            .speak(s(&onnx), "Hello.".into(), None)
+            .await
+            .map(|_| ()),
+        "speak with an .onnx path",
+    );
+    refused(
+        state
+            .speak_batch(s(&onnx), vec!["Hi.".into()], s(&d.join("elsewhere")), None)
+            .await
+            .map(|_| ()),
+        "speak_batch into a folder not chosen",
+    );
+    refused(
+        state.save_speech(1, s(&victim)).await.map(|_| ()),
+        "save_speech over a file not chosen",
+    );
+    for path in [s(&victim), "notes.srt".to_string()] {
+        refused(
+            state
+                .export_transcript(1, izwi_runtime::ExportFormat::Srt, Some(path))
+                .await
+                .map(|_| ()),
+            "export_transcript",
+        );
+    }
+    // Reading a folder does not make its files destinations.
+    state.chosen.allow_read(&d.join("elsewhere"));
+    refused(
+        state.save_speech(1, s(&victim)).await.map(|_| ()),
+        "save_speech into a folder chosen to read",
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine");
+    assert!(allowed.lock().unwrap().is_empty());
+
+    // Once chosen (picked, dropped, opened with), the same paths pass the check.
+    assert_eq!(state.read_lines(s(&txt)).await.unwrap(), ["One."]);
+    assert_eq!(
+        state.audio_peaks(s(&wav), 4, "main").await.unwrap().len(),
+        4
+    );
+    // Chosen, it reaches the importer, which finds it is no model.
+    let not_a_model = state.import_model(s(&onnx), None).await.unwrap_err();
+    assert!(
+        !not_a_model.message.contains("not chosen"),
+        "{not_a_model:?}"
+    );
+    state.chosen.allow_write(&victim);
+    assert_eq!(
+        state.save_speech(1, s(&victim)).await.unwrap_err().kind,
+        ErrorKind::NotFound
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine");
+}
+
+#[tokio::test]
+async fn files_in_the_data_folder_and_opened_files_are_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let opened = dir.path().join("opened.wav");
+    tone(&opened, 1);
+    let (state, _) = state(dir.path(), vec![opened.clone()]).await;
+    let inside = state.runtime.data_dir().join("speech.wav");
+    tone(&inside, 1);
+    for path in [&opened, &inside] {
+        let peaks = state
+            .audio_peaks(path.display().to_string(), 4, "main")
+            .await
+            .unwrap();
+        assert_eq!(peaks.len(), 4);
+    }
+}
+
+#[tokio::test]
+async fn a_newer_waveform_request_of_a_window_cancels_the_older() {
+    let dir = tempfile::tempdir().unwrap();
+    let wav = dir.path().join("long.wav");
+    tone(&wav, 120);
+    let (state, _) = state(dir.path(), vec![wav.clone()]).await;
+    let path = wav.display().to_string();
+    // The first starts (and registers) before the second is asked for.
+    let (first, second, other_window) = tokio::join!(
+        state.audio_peaks(path.clone(), 100, "main"),
+        state.audio_peaks(path.clone(), 100, "main"),
+        state.audio_peaks(path.clone(), 100, "other"),
+    );
+    let first = first.unwrap_err();
+    assert_eq!(first.kind, ErrorKind::Cancelled, "{first:?}");
+    assert_eq!(second.unwrap().len(), 100);
+    assert_eq!(other_window.unwrap().len(), 100);
 }

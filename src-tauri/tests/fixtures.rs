@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use izwi_desktop::commands::history::TranscriptView;
 use izwi_desktop::commands::settings::Settings;
+use izwi_desktop::commands::transcribe::QueuedFiles;
 use izwi_desktop::error::AppError;
 use izwi_runtime::{Event, Job, JobKind, ModelInfo, SearchHit, SpeechClip, VoiceInfo};
 use serde::de::DeserializeOwned;
@@ -39,7 +40,8 @@ fn recorded_command_results_match_the_types() {
     assert_eq!(settings.device, "cpu");
     let opened: Vec<String> = ok("takeOpenedFiles");
     assert_eq!(opened.len(), 1);
-    let jobs: Vec<Job> = ok("transcribeFiles");
+    let queued: QueuedFiles = ok("transcribeFiles");
+    let jobs = queued.jobs;
     assert_eq!(jobs.len(), 1);
     let transcript: Option<TranscriptView> = ok("getTranscript");
     let transcript = transcript.expect("a transcript");

@@ -142,6 +142,9 @@ async fn record_fixtures() {
     runtime.import_model(&tiny, Some("tiny")).unwrap();
     let joe_model = runtime.import_model(&joe_onnx, Some("joe")).unwrap().id;
     let state = AppState::new(runtime, vec![jfk.clone()], Box::new(|_| {}));
+    // The files below are in a folder the user picked; the outputs were chosen in save
+    // and folder dialogs.
+    state.chosen.allow_read(dir.path());
 
     let out = repo().join("ui/tests/fixtures/recorded");
     std::fs::create_dir_all(&out).unwrap();
@@ -187,7 +190,7 @@ async fn record_fixtures() {
         json!([paths, options]),
         &jobs,
     );
-    let job = jobs.unwrap().remove(0);
+    let job = jobs.unwrap().jobs.remove(0);
     let done = state.runtime.wait_job(job.id).await.unwrap();
     assert_eq!(
         done.status,
@@ -246,7 +249,9 @@ async fn record_fixtures() {
         json!(["country", 20]),
         &hits,
     );
-    let peaks = state.audio_peaks(jfk.display().to_string(), 400).await;
+    let peaks = state
+        .audio_peaks(jfk.display().to_string(), 400, "main")
+        .await;
     rec.command(
         "audioPeaks",
         "audio_peaks",
@@ -266,6 +271,7 @@ async fn record_fixtures() {
         .transcribe_files(paths.clone(), greedy.clone())
         .await
         .unwrap()
+        .jobs
         .remove(0);
     state.cancel_job(cancelled.id).await.unwrap();
     let broken = dir.path().join("broken.wav");
@@ -274,6 +280,7 @@ async fn record_fixtures() {
         .transcribe_files(vec![broken.display().to_string()], greedy)
         .await
         .unwrap()
+        .jobs
         .remove(0);
     let failed = state.runtime.wait_job(failed.id).await.unwrap();
     assert_eq!(failed.status, izwi_runtime::JobStatus::Failed);
@@ -361,6 +368,7 @@ async fn record_fixtures() {
         }),
     );
     let wav = dir.path().join("hello.wav");
+    state.chosen.allow_write(&wav);
     let saved = state
         .save_speech(spoken.id, wav.display().to_string())
         .await;
@@ -397,6 +405,7 @@ async fn record_fixtures() {
     assert_eq!(lines[1], "Tickets, please.");
 
     let out = dir.path().join("batch");
+    state.chosen.allow_write(&out);
     let from = events.lock().unwrap().len();
     let started = Instant::now();
     let batch = state

@@ -1,5 +1,5 @@
 // Start-up: listen to the runtime first (so no event is missed), load state, then take the
-// files Izwi was opened with and queue them.
+// files Izwi was opened with and queue them, and those of every later launch.
 
 import { toast } from './lib/toast'
 import { handleBatchEvent } from './features/batch/batchStore'
@@ -9,6 +9,7 @@ import { handleJobEvent, loadActiveJobs } from './features/transcribe/jobsStore'
 import { flushWaiting, queueFiles } from './features/transcribe/queueFiles'
 import { handleSpeakEvent } from './features/speak/speakStore'
 import { isVoiceModel, loadVoices } from './features/voices/voicesStore'
+import { events } from './bindings'
 import { api } from './lib/api'
 import { describeError } from './lib/errors'
 import { subscribeRuntime } from './lib/events'
@@ -67,4 +68,13 @@ async function run(): Promise<void> {
     toast({ kind: 'error', title: `Could not read the files Izwi was opened with: ${title}`, detail })
   }
   if (opened.length) await queueFiles(opened, { openWhenDone: true })
+
+  // Izwi runs once: a second launch ("Open with" while it runs) hands its files here.
+  try {
+    await events.filesOpened.listen((e) => {
+      void queueFiles(e.payload, { openWhenDone: e.payload.length === 1 })
+    })
+  } catch (e) {
+    console.error('could not listen for files opened later', e)
+  }
 }

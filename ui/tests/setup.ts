@@ -22,10 +22,6 @@ vi.mock('@tauri-apps/api/core', () => ({
   convertFileSrc: (path: string) => `asset://localhost/${encodeURIComponent(path)}`,
   invoke: vi.fn(),
 }))
-vi.mock('@tauri-apps/plugin-dialog', () => ({
-  open: vi.fn(async () => null),
-  save: vi.fn(async () => null),
-}))
 vi.mock('@tauri-apps/api/webview', () => ({
   getCurrentWebview: () => ({ onDragDropEvent: vi.fn(async () => () => {}) }),
 }))

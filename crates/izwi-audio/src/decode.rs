@@ -66,7 +66,7 @@ impl Audio {
 }
 
 /// Appends the per-frame mean of interleaved `samples` to `out`.
-fn downmix_into(samples: &[f32], channels: u16, out: &mut Vec<f32>) {
+pub(crate) fn downmix_into(samples: &[f32], channels: u16, out: &mut Vec<f32>) {
     let channels = usize::from(channels.max(1));
     if channels == 1 {
         out.extend_from_slice(samples);
@@ -153,10 +153,10 @@ pub fn load_for_asr(path: impl AsRef<Path>) -> Result<Vec<f32>, AudioError> {
 
 /// Receives decoded audio: interleaved samples, sample rate, channel count. The rate and
 /// channel count are the same on every call of one decode.
-type Sink<'a> = dyn FnMut(&[f32], u32, u16) -> Result<(), AudioError> + 'a;
+pub(crate) type Sink<'a> = dyn FnMut(&[f32], u32, u16) -> Result<(), AudioError> + 'a;
 
 /// Opens `path`, checks it, and decodes it into `sink`. Returns (sample rate, channels).
-fn decode_path_with(path: &Path, sink: &mut Sink) -> Result<(u32, u16), AudioError> {
+pub(crate) fn decode_path_with(path: &Path, sink: &mut Sink) -> Result<(u32, u16), AudioError> {
     let unreadable = |source| AudioError::Unreadable {
         path: path.to_path_buf(),
         source,

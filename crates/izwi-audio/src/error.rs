@@ -78,4 +78,8 @@ pub enum AudioError {
     /// error rather than a panic.
     #[error("resampling failed: {0}")]
     Resample(String),
+
+    /// The caller asked decoding to stop (see [`crate::decode_peaks`]).
+    #[error("decoding was stopped")]
+    Cancelled,
 }

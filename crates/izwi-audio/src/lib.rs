@@ -12,6 +12,7 @@ pub mod atomic;
 mod decode;
 mod error;
 mod limits;
+mod peaks;
 mod resample;
 mod split;
 mod wav;
@@ -23,6 +24,7 @@ pub use limits::{
     max_frames, MAX_CHANNELS, MAX_DECODED_SAMPLES, MAX_DURATION_SECONDS, MAX_SAMPLE_RATE,
     MIN_SAMPLE_RATE,
 };
+pub use peaks::{decode_peaks, peaks, PeakBlocks};
 pub use resample::{resample, StreamResampler};
 pub use split::{split_at_silence, Window};
 pub use wav::{write_wav, WavFile};

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use izwi_core::transcript::Transcript;
 use serde::{Deserialize, Serialize};
 
+use izwi_hub::CancellationToken;
+
 use crate::{Runtime, RuntimeError};
 
 /// Extensions (lowercase) of the audio and video files Izwi transcribes.
@@ -22,52 +24,118 @@ pub fn is_media_file(path: &Path) -> bool {
         .is_some_and(|e| MEDIA_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
 }
 
+/// The most media files one drop, pick or launch queues; the rest are left out (and
+/// counted), so a drop of a whole disk does not queue a million jobs.
+pub const MAX_MEDIA_FILES: usize = 1000;
+
+/// What [`expand_media_paths`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct MediaPaths {
+    /// The media files, sorted, each once, at most the limit asked for.
+    pub files: Vec<PathBuf>,
+    /// Paths that could not be read (a folder without permission), with why.
+    pub skipped: Vec<SkippedPath>,
+    /// Media files found beyond the limit, not in `files`.
+    pub left_out: u32,
+}
+
+/// A path left out of an expansion because it could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SkippedPath {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
 /// The media files among `paths`: files with a media extension as they are, folders
 /// searched recursively (hidden entries and symlinked folders skipped). Sorted, each
-/// once. A path that does not exist is an error; so is finding no media file at all.
-pub fn expand_media_paths<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<PathBuf>, RuntimeError> {
+/// once, the first `limit` of them. A path or folder that cannot be read is skipped and
+/// reported; when nothing was found, the first such failure is the error, else finding
+/// no media file at all is.
+pub fn expand_media_paths<P: AsRef<Path>>(
+    paths: &[P],
+    limit: usize,
+) -> Result<MediaPaths, RuntimeError> {
     let mut found = BTreeSet::new();
+    let mut failures = Vec::new();
     for path in paths {
         let path = path.as_ref();
-        let meta = std::fs::metadata(path).map_err(|source| RuntimeError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        if meta.is_dir() {
-            collect_dir(path, &mut found)?;
-        } else if is_media_file(path) {
-            found.insert(path.to_path_buf());
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => collect_dir(path, &mut found, &mut failures),
+            Ok(_) if is_media_file(path) => {
+                found.insert(path.to_path_buf());
+            }
+            Ok(_) => {}
+            Err(source) => failures.push(RuntimeError::Io {
+                path: path.to_path_buf(),
+                source,
+            }),
         }
     }
     if found.is_empty() && !paths.is_empty() {
-        return Err(RuntimeError::InvalidRequest(format!(
-            "no audio or video files ({}) among the paths given",
-            MEDIA_EXTENSIONS.join(", ")
-        )));
+        return Err(failures.into_iter().next().unwrap_or_else(|| {
+            RuntimeError::InvalidRequest(format!(
+                "no audio or video files ({}) among the paths given",
+                MEDIA_EXTENSIONS.join(", ")
+            ))
+        }));
     }
-    Ok(found.into_iter().collect())
+    let left_out = found.len().saturating_sub(limit);
+    let skipped = failures
+        .into_iter()
+        .map(|e| match e {
+            RuntimeError::Io { path, source } => SkippedPath {
+                path,
+                reason: source.to_string(),
+            },
+            other => SkippedPath {
+                path: PathBuf::new(),
+                reason: other.to_string(),
+            },
+        })
+        .collect();
+    Ok(MediaPaths {
+        files: found.into_iter().take(limit).collect(),
+        skipped,
+        left_out: u32::try_from(left_out).unwrap_or(u32::MAX),
+    })
 }
 
-fn collect_dir(dir: &Path, found: &mut BTreeSet<PathBuf>) -> Result<(), RuntimeError> {
-    let io = |source| RuntimeError::Io {
+/// Adds the media files under `dir` to `found`; a folder or entry that cannot be read
+/// goes to `failures` and the rest are still searched.
+fn collect_dir(dir: &Path, found: &mut BTreeSet<PathBuf>, failures: &mut Vec<RuntimeError>) {
+    let failed = |source| RuntimeError::Io {
         path: dir.to_path_buf(),
         source,
     };
-    for entry in std::fs::read_dir(dir).map_err(io)? {
-        let entry = entry.map_err(io)?;
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => return failures.push(failed(e)),
+    };
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                failures.push(failed(e));
+                continue;
+            }
+        };
         if entry.file_name().to_string_lossy().starts_with('.') {
             continue;
         }
         let path = entry.path();
         // file_type does not follow symlinks: a linked folder could loop back.
-        let file_type = entry.file_type().map_err(io)?;
-        if file_type.is_dir() {
-            collect_dir(&path, found)?;
-        } else if is_media_file(&path) && path.is_file() {
-            found.insert(path);
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => collect_dir(&path, found, failures),
+            Ok(_) => {
+                if is_media_file(&path) && path.is_file() {
+                    found.insert(path);
+                }
+            }
+            Err(e) => failures.push(RuntimeError::Io { path, source: e }),
         }
     }
-    Ok(())
 }
 
 /// The formats a transcript is exported in.
@@ -111,46 +179,39 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), RuntimeError> {
     })
 }
 
-/// The peak magnitude (0 to 1) of mono `samples` in each of `buckets` equal spans.
-/// Spans shorter than a sample (a short file, many buckets) reuse the nearest sample.
-pub fn peaks(samples: &[f32], buckets: usize) -> Vec<f32> {
-    let n = samples.len();
-    if n == 0 {
-        return vec![0.0; buckets];
-    }
-    (0..buckets)
-        .map(|i| {
-            let start = (i * n / buckets).min(n - 1);
-            let end = ((i + 1) * n / buckets).clamp(start + 1, n);
-            samples[start..end]
-                .iter()
-                .fold(0.0f32, |peak, s| peak.max(s.abs()))
-                .min(1.0)
-        })
-        .collect()
-}
-
 /// The most peaks [`Runtime::audio_peaks`] returns: more than any screen is wide.
 pub const MAX_PEAK_BUCKETS: usize = 100_000;
 
 impl Runtime {
     /// The waveform of a media file: the peak magnitude (0 to 1) of its mono mix in each
-    /// of `buckets` equal spans of time. Decodes on a blocking thread.
-    pub async fn audio_peaks(&self, path: &Path, buckets: usize) -> Result<Vec<f32>, RuntimeError> {
+    /// of `buckets` equal spans of time. Decodes on a blocking thread, packet by packet,
+    /// holding the peaks only; `cancel` stops it (a newer request for the same view).
+    pub async fn audio_peaks(
+        &self,
+        path: &Path,
+        buckets: usize,
+        cancel: CancellationToken,
+    ) -> Result<Vec<f32>, RuntimeError> {
         if buckets == 0 || buckets > MAX_PEAK_BUCKETS {
             return Err(RuntimeError::InvalidRequest(format!(
                 "buckets must be 1 to {MAX_PEAK_BUCKETS}, not {buckets}"
             )));
         }
         let owned = path.to_path_buf();
-        tokio::task::spawn_blocking(move || izwi_audio::decode_file(&owned))
-            .await
-            .map_err(|e| RuntimeError::InvalidRequest(format!("decoding stopped: {e}")))?
-            .map(|audio| peaks(&audio.to_mono(), buckets))
-            .map_err(|source| RuntimeError::Audio {
-                path: path.to_path_buf(),
-                source,
-            })
+        let stop = cancel.clone();
+        let peaks = tokio::task::spawn_blocking(move || {
+            izwi_audio::decode_peaks(&owned, buckets, &|| stop.is_cancelled())
+        })
+        .await
+        .map_err(|e| RuntimeError::InvalidRequest(format!("decoding stopped: {e}")))?;
+        // A request replaced while it finished still gives way: its answer is stale.
+        if cancel.is_cancelled() {
+            return Err(RuntimeError::Superseded("the waveform"));
+        }
+        peaks.map_err(|source| RuntimeError::Audio {
+            path: path.to_path_buf(),
+            source,
+        })
     }
 }
 
@@ -177,8 +238,11 @@ mod tests {
             std::fs::write(d.join(f), b"x").unwrap();
         }
         let single = d.join("b/c.flac");
-        let got = expand_media_paths(&[d.to_path_buf(), single.clone()]).unwrap();
+        let got = expand_media_paths(&[d.to_path_buf(), single.clone()], 100).unwrap();
+        assert!(got.skipped.is_empty());
+        assert_eq!(got.left_out, 0);
         let names: Vec<_> = got
+            .files
             .iter()
             .map(|p| p.strip_prefix(d).unwrap().to_string_lossy().into_owned())
             .collect();
@@ -191,14 +255,58 @@ mod tests {
         let txt = dir.path().join("notes.txt");
         std::fs::write(&txt, b"x").unwrap();
         assert!(matches!(
-            expand_media_paths(&[&txt]),
+            expand_media_paths(&[&txt], 100),
             Err(RuntimeError::InvalidRequest(_))
         ));
         assert!(matches!(
-            expand_media_paths(&[dir.path().join("gone.wav")]),
+            expand_media_paths(&[dir.path().join("gone.wav")], 100),
             Err(RuntimeError::Io { .. })
         ));
-        assert!(expand_media_paths::<PathBuf>(&[]).unwrap().is_empty());
+        assert!(expand_media_paths::<PathBuf>(&[], 100)
+            .unwrap()
+            .files
+            .is_empty());
+    }
+
+    #[test]
+    fn an_unreadable_folder_is_skipped_and_reported() {
+        // A folder nested deeper than a path can name cannot be listed, even by root
+        // (permissions would not stop root): build it bottom-up by renaming, so every
+        // single rename names a short path.
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("a.wav"), b"x").unwrap();
+        let levels = 20;
+        let short: PathBuf = std::iter::once("deep".to_string())
+            .chain((1..levels).map(|_| "d".to_string()))
+            .collect();
+        std::fs::create_dir_all(d.join(&short)).unwrap();
+        let long = "l".repeat(250);
+        for depth in (1..levels).rev() {
+            let parent: PathBuf = std::iter::once("deep".to_string())
+                .chain((1..depth).map(|_| "d".to_string()))
+                .collect();
+            std::fs::rename(d.join(&parent).join("d"), d.join(&parent).join(&long)).unwrap();
+        }
+        let got = expand_media_paths(&[d], 100).unwrap();
+        assert_eq!(got.files, [d.join("a.wav")]);
+        assert_eq!(got.skipped.len(), 1, "{:?}", got.skipped);
+        assert!(got.skipped[0].path.starts_with(d.join("deep")));
+        assert_eq!(got.left_out, 0);
+        // Alone, the unreadable folder is the error.
+        assert!(expand_media_paths(&[&got.skipped[0].path], 100).is_err());
+    }
+
+    #[test]
+    fn files_beyond_the_limit_are_left_out_and_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..7 {
+            std::fs::write(dir.path().join(format!("{i}.mp3")), b"x").unwrap();
+        }
+        let got = expand_media_paths(&[dir.path()], 5).unwrap();
+        assert_eq!(got.files.len(), 5);
+        assert_eq!(got.files[4], dir.path().join("4.mp3"));
+        assert_eq!(got.left_out, 2);
     }
 
     #[test]
@@ -215,16 +323,6 @@ mod tests {
             write_atomically(&missing, b"x"),
             Err(RuntimeError::Io { .. })
         ));
-    }
-
-    #[test]
-    fn peaks_are_per_bucket_maxima_of_magnitudes() {
-        let samples = [0.1, -0.5, 0.2, 0.3, -0.1, 0.0, 2.0, -0.25];
-        assert_eq!(peaks(&samples, 4), [0.5, 0.3, 0.1, 1.0]);
-        assert_eq!(peaks(&samples, 1), [1.0]);
-        // More buckets than samples: every bucket still shows a sample.
-        assert_eq!(peaks(&[0.5, -0.25], 4), [0.5, 0.5, 0.25, 0.25]);
-        assert_eq!(peaks(&[], 3), [0.0, 0.0, 0.0]);
     }
 
     #[test]

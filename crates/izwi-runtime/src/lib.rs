@@ -13,18 +13,20 @@ mod speak;
 mod transcribe;
 mod voices;
 
-pub use error::RuntimeError;
+pub use error::{ErrorKind, RuntimeError};
 pub use events::{Event, EventSink, JobStage, NoEvents};
 pub use files::{
-    expand_media_paths, is_media_file, peaks, write_atomically, ExportFormat, MAX_PEAK_BUCKETS,
-    MEDIA_EXTENSIONS,
+    expand_media_paths, is_media_file, write_atomically, ExportFormat, MediaPaths, SkippedPath,
+    MAX_MEDIA_FILES, MAX_PEAK_BUCKETS, MEDIA_EXTENSIONS,
 };
 pub use history::{
     BatchDetail, BatchLine, BatchLineStatus, JobDetail, SpeechDetail, TranscriptDetail, VoiceUsed,
 };
+pub use izwi_audio::{peaks, write_wav};
+pub use izwi_core::allocator::tune_for_inference;
 pub use izwi_core::models::whisper::Task;
 pub use izwi_core::transcript::{Segment, Transcript};
-pub use izwi_hub::{CancellationToken, DownloadProgress, ModelInfo, ModelStatus};
+pub use izwi_hub::{CancellationToken, DownloadProgress, ModelInfo, ModelStatus, ModelTask};
 pub use izwi_store::{
     Job, JobFilter, JobKind, JobStatus, SearchHit, SegmentRecord, TranscriptRecord, VoiceSettings,
     VoiceSource,
@@ -36,4 +38,4 @@ pub use speak::{
     MAX_SPEAK_CHARS,
 };
 pub use transcribe::TranscribeRequest;
-pub use voices::VoiceInfo;
+pub use voices::{VoiceInfo, VoiceLimits, VOICE_LIMITS};

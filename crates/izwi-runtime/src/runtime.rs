@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use izwi_core::models::shared::device::{describe_device, select_device};
-use izwi_hub::{Hub, HubConfig};
+use izwi_core::models::shared::device::{built_devices, describe_device, select_device};
+use izwi_hub::{Hub, HubConfig, ModelTask};
 use izwi_store::{Job, Store};
 
 use crate::jobs::Jobs;
@@ -110,6 +110,11 @@ impl Runtime {
         describe_device(self.inner.models.device())
     }
 
+    /// The backends this build can run models on (`cpu`, `cuda`, `metal`).
+    pub fn built_devices() -> Vec<String> {
+        built_devices().into_iter().map(String::from).collect()
+    }
+
     /// Jobs found running at open, now marked interrupted.
     pub fn interrupted_at_open(&self) -> u64 {
         self.inner.store.interrupted_at_open()
@@ -133,6 +138,28 @@ impl Runtime {
     /// Removes a setting; returns whether it was set.
     pub async fn delete_setting(&self, key: &str) -> Result<bool, RuntimeError> {
         Ok(self.inner.store.delete_setting(key).await?)
+    }
+
+    /// Sets the model transcription uses when a request names none (only a model that
+    /// transcribes); None clears it.
+    pub async fn set_default_transcribe_model(&self, id: Option<&str>) -> Result<(), RuntimeError> {
+        match id {
+            Some(id) => {
+                let model = self.model(id)?;
+                if model.task != ModelTask::Transcribe {
+                    return Err(RuntimeError::WrongModel {
+                        id: model.id,
+                        family: format!("{:?}", model.family).to_lowercase(),
+                        task: "transcribe",
+                    });
+                }
+                self.set_setting(DEFAULT_TRANSCRIBE_MODEL, &id).await
+            }
+            None => self
+                .delete_setting(DEFAULT_TRANSCRIBE_MODEL)
+                .await
+                .map(|_| ()),
+        }
     }
 
     // ---- jobs of every kind

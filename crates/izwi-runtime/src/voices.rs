@@ -212,18 +212,35 @@ fn no_voice(spec: &str) -> RuntimeError {
     ))
 }
 
-/// Speed 0.25–4 (the model is trained near 1), pitch within an octave.
+/// The ranges a voice's settings must be in: speed (the model is trained near 1), pitch
+/// in semitones (within an octave), Piper's noise scales. Shells show them as they are.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct VoiceLimits {
+    pub speed: [f32; 2],
+    pub pitch: [f32; 2],
+    pub noise: [f32; 2],
+}
+
+pub const VOICE_LIMITS: VoiceLimits = VoiceLimits {
+    speed: [0.25, 4.0],
+    pitch: [-12.0, 12.0],
+    noise: [0.0, 2.0],
+};
+
+/// Refuses settings outside [`VOICE_LIMITS`].
 pub(crate) fn check_settings(settings: &VoiceSettings) -> Result<(), RuntimeError> {
-    if !(0.25..=4.0).contains(&settings.speed) {
+    let within = |[lo, hi]: [f32; 2], v: f32| (lo..=hi).contains(&v);
+    let l = VOICE_LIMITS;
+    if !within(l.speed, settings.speed) {
         return Err(RuntimeError::InvalidRequest(format!(
-            "speed must be 0.25 to 4, not {}",
-            settings.speed
+            "speed must be {} to {}, not {}",
+            l.speed[0], l.speed[1], settings.speed
         )));
     }
-    if !(-12.0..=12.0).contains(&settings.pitch) {
+    if !within(l.pitch, settings.pitch) {
         return Err(RuntimeError::InvalidRequest(format!(
-            "pitch must be -12 to 12 semitones, not {}",
-            settings.pitch
+            "pitch must be {} to {} semitones, not {}",
+            l.pitch[0], l.pitch[1], settings.pitch
         )));
     }
     for (name, value) in [
@@ -231,9 +248,10 @@ pub(crate) fn check_settings(settings: &VoiceSettings) -> Result<(), RuntimeErro
         ("noise w", settings.noise_w),
     ] {
         if let Some(v) = value {
-            if !(0.0..=2.0).contains(&v) {
+            if !within(l.noise, v) {
                 return Err(RuntimeError::InvalidRequest(format!(
-                    "{name} must be 0 to 2, not {v}"
+                    "{name} must be {} to {}, not {v}",
+                    l.noise[0], l.noise[1]
                 )));
             }
         }

@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
-use izwi_runtime::{ExportFormat, NoEvents, Runtime, RuntimeError};
+use izwi_runtime::{CancellationToken, ExportFormat, NoEvents, Runtime, RuntimeError};
 use izwi_store::{NewTranscript, SegmentRecord, Store};
 
 async fn open(dir: &Path) -> Runtime {
@@ -33,7 +33,10 @@ async fn peaks_follow_the_loudness_of_the_audio() {
     let wav = dir.path().join("tone.wav");
     izwi_audio::write_wav(&wav, &samples, rate as u32).unwrap();
 
-    let peaks = runtime.audio_peaks(&wav, 10).await.unwrap();
+    let peaks = runtime
+        .audio_peaks(&wav, 10, CancellationToken::new())
+        .await
+        .unwrap();
     assert_eq!(peaks.len(), 10);
     assert!(peaks[..5].iter().all(|&p| p < 0.01), "{peaks:?}");
     assert!(
@@ -42,14 +45,25 @@ async fn peaks_follow_the_loudness_of_the_audio() {
     );
 
     assert!(matches!(
-        runtime.audio_peaks(&wav, 0).await,
+        runtime.audio_peaks(&wav, 0, CancellationToken::new()).await,
         Err(RuntimeError::InvalidRequest(_))
     ));
     let not_audio = dir.path().join("notes.wav");
     std::fs::write(&not_audio, b"not audio at all").unwrap();
     assert!(matches!(
-        runtime.audio_peaks(&not_audio, 10).await,
+        runtime
+            .audio_peaks(&not_audio, 10, CancellationToken::new())
+            .await,
         Err(RuntimeError::Audio { .. })
+    ));
+
+    // Cancelled (a newer request took its place): it gives way, whether or not its
+    // decoding had finished.
+    let cancelled = CancellationToken::new();
+    cancelled.cancel();
+    assert!(matches!(
+        runtime.audio_peaks(&wav, 10, cancelled).await,
+        Err(RuntimeError::Superseded(_))
     ));
 }
 

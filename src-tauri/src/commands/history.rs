@@ -1,7 +1,7 @@
 //! History: jobs and what each made (by kind), transcripts with their segments and
 //! corrections, full-text search, export.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use izwi_runtime::{
     BatchLineStatus, ExportFormat, Job, JobDetail, JobFilter, SearchHit, SegmentRecord,
@@ -37,8 +37,10 @@ impl AppState {
             return Ok(None);
         };
         let (record, segments) = self.runtime.transcript(record.id).await?;
+        // The app's own history names the file: it may be played and its waveform read.
         let source = Path::new(&record.source_path);
         if source.is_file() {
+            self.chosen.allow_read(source);
             self.allow_asset(source);
         }
         Ok(Some(TranscriptView { record, segments }))
@@ -87,8 +89,9 @@ impl AppState {
         Ok(self.runtime.search(&text, limit.clamp(1, 1000)).await?)
     }
 
-    /// A job's transcript as `format`. With a path it is written there (atomically)
-    /// and the path is returned; without, the text is.
+    /// A job's transcript as `format`. With a path (one the user chose in a save
+    /// dialog) it is written there, atomically, and the path is returned; without, the
+    /// text is.
     pub async fn export_transcript(
         &self,
         job_id: i64,
@@ -103,7 +106,9 @@ impl AppState {
         match path {
             None => Ok(self.runtime.export_transcript(record.id, format).await?),
             Some(path) => {
-                let path = PathBuf::from(path);
+                let path = self
+                    .chosen
+                    .writable(&path, "where to save the transcript")?;
                 self.runtime
                     .export_transcript_to(record.id, format, &path)
                     .await?;

@@ -1,7 +1,5 @@
 //! Models: the catalog and imports, downloads (cancellable), removal.
 
-use std::path::PathBuf;
-
 use izwi_runtime::ModelInfo;
 use tauri::State;
 
@@ -39,9 +37,10 @@ impl AppState {
         blocking(move || Ok(runtime.remove_model(&id)?)).await
     }
 
-    /// Imports a model folder (Whisper, Hugging Face or CTranslate2 layout) as `local/NAME`.
+    /// Imports a model the user chose (a Whisper, Hugging Face or CTranslate2 folder, a
+    /// Piper `.onnx`) as `local/NAME`.
     pub async fn import_model(&self, path: String, name: Option<String>) -> AppResult<ModelInfo> {
-        let path = PathBuf::from(path);
+        let path = self.chosen.readable(&path, "the model's folder or file")?;
         let name = name.filter(|n| !n.trim().is_empty());
         let runtime = self.runtime.clone();
         blocking(move || Ok(runtime.import_model(&path, name.as_deref())?)).await

@@ -1,10 +1,10 @@
 //! Settings: where data lives, the default model, the theme, the device models run on.
 
-use izwi_runtime::DEFAULT_TRANSCRIBE_MODEL;
+use izwi_runtime::{Runtime, DEFAULT_TRANSCRIBE_MODEL};
 use serde::{Deserialize, Serialize};
 use tauri::State;
 
-use crate::error::{AppError, AppResult};
+use crate::error::AppResult;
 use crate::state::AppState;
 
 /// The setting holding the UI's theme.
@@ -52,33 +52,17 @@ impl AppState {
                 .flatten()
                 .unwrap_or_default(),
             device: runtime.device(),
-            devices: izwi_core::models::shared::device::built_devices()
-                .into_iter()
-                .map(String::from)
-                .collect(),
+            devices: Runtime::built_devices(),
             speak_max_chars: izwi_runtime::MAX_SPEAK_CHARS as u32,
         })
     }
 
     /// Sets the model transcription uses when none is chosen; None clears it.
     pub async fn set_default_model(&self, id: Option<String>) -> AppResult<()> {
-        match id {
-            Some(id) => {
-                let model = self.runtime.model(&id)?;
-                if model.task != izwi_hub::ModelTask::Transcribe {
-                    return Err(AppError::invalid(format!("{id} does not transcribe")));
-                }
-                self.runtime
-                    .set_setting(DEFAULT_TRANSCRIBE_MODEL, &id)
-                    .await?;
-            }
-            None => {
-                self.runtime
-                    .delete_setting(DEFAULT_TRANSCRIBE_MODEL)
-                    .await?;
-            }
-        }
-        Ok(())
+        Ok(self
+            .runtime
+            .set_default_transcribe_model(id.as_deref())
+            .await?)
     }
 
     pub async fn set_theme(&self, theme: Theme) -> AppResult<()> {

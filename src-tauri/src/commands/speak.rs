@@ -12,26 +12,12 @@ use super::models::blocking;
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
 
-/// An absolute path the user chose in a dialog; relative ones would land in whatever
-/// folder the app happened to start in.
-fn chosen_path(path: &str, what: &str) -> AppResult<PathBuf> {
-    let path = PathBuf::from(path.trim());
-    if path.as_os_str().is_empty() {
-        return Err(AppError::invalid(format!("choose {what}")));
-    }
-    if !path.is_absolute() {
-        return Err(AppError::invalid(format!(
-            "{} is not a full path: choose {what} in the dialog",
-            path.display()
-        )));
-    }
-    Ok(path)
-}
-
 impl AppState {
-    /// Queues `text` in `voice` (a library voice's id or name, or a voice model's id).
-    /// The WAV goes to the data folder; [`AppState::save_speech`] copies it elsewhere.
+    /// Queues `text` in `voice` (a library voice's id or name, a voice model's id, or a
+    /// Piper `.onnx` the user chose). The WAV goes to the data folder;
+    /// [`AppState::save_speech`] copies it elsewhere.
     pub async fn speak(&self, voice: String, text: String, speed: Option<f32>) -> AppResult<Job> {
+        let voice = self.checked_voice(voice).await?;
         Ok(self
             .runtime
             .speak(SpeakRequest {
@@ -43,17 +29,16 @@ impl AppState {
             .await?)
     }
 
-    /// Saves a finished speak job's WAV to `path` (atomically); returns the path.
+    /// Saves a finished speak job's WAV to `path`, the file the user chose in a save
+    /// dialog (atomically); returns the path.
     pub async fn save_speech(&self, job_id: i64, path: String) -> AppResult<String> {
-        let mut path = chosen_path(&path, "where to save the WAV")?;
-        if path.extension().is_none() {
-            path.set_extension("wav");
-        }
+        let path = self.chosen.writable(&path, "where to save the WAV")?;
         self.runtime.save_speech(job_id, &path).await?;
         Ok(path.display().to_string())
     }
 
-    /// Queues a batch: one WAV per line, numbered, plus `manifest.csv`, in `output_dir`.
+    /// Queues a batch: one WAV per line, numbered, plus `manifest.csv`, in `output_dir`,
+    /// a folder the user chose for it.
     pub async fn speak_batch(
         &self,
         voice: String,
@@ -61,7 +46,10 @@ impl AppState {
         output_dir: String,
         speed: Option<f32>,
     ) -> AppResult<Job> {
-        let output_dir = chosen_path(&output_dir, "a folder for the WAV files")?;
+        let output_dir = self
+            .chosen
+            .writable(&output_dir, "a folder for the WAV files")?;
+        let voice = self.checked_voice(voice).await?;
         let lines: Vec<String> = lines
             .into_iter()
             .map(|l| l.trim().to_string())
@@ -78,11 +66,34 @@ impl AppState {
             .await?)
     }
 
-    /// The lines of a script: a .csv's `text` column (else its first), or a text
-    /// file's non-blank lines.
+    /// The lines of a script the user chose: a .csv's `text` column (else its first),
+    /// or a text file's non-blank lines.
     pub async fn read_lines(&self, path: String) -> AppResult<Vec<String>> {
-        let path = chosen_path(&path, "a .txt or .csv file")?;
+        let path = self.chosen.readable(&path, "a .txt or .csv file")?;
         blocking(move || Ok(izwi_runtime::read_lines(&path)?)).await
+    }
+
+    /// A voice given as a path must be one the user chose (the runtime would load any
+    /// `.onnx` it is given); it goes on resolved. Library voices and model ids pass as
+    /// they are.
+    pub(crate) async fn checked_voice(&self, voice: String) -> AppResult<String> {
+        let spec = voice.trim();
+        let path = Path::new(spec);
+        let looks_like_path = path.is_absolute() || spec.ends_with(".onnx") || path.exists();
+        if !looks_like_path || self.runtime.model(spec).is_ok() {
+            return Ok(voice);
+        }
+        let named = self
+            .runtime
+            .list_voices()
+            .await?
+            .iter()
+            .any(|v| v.name.eq_ignore_ascii_case(spec));
+        if named {
+            return Ok(voice);
+        }
+        let path = self.chosen.readable(spec, "the voice's .onnx file")?;
+        Ok(path.display().to_string())
     }
 
     /// What to show for a batch job: its manifest when there is one (the file manager
@@ -164,20 +175,4 @@ pub async fn read_lines(state: State<'_, AppState>, path: String) -> AppResult<V
 pub async fn show_batch_output(state: State<'_, AppState>, job_id: i64) -> AppResult<()> {
     let path = state.batch_output(job_id).await?;
     blocking(move || reveal(&path)).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dialog_paths_must_be_absolute() {
-        assert!(chosen_path("", "a folder").is_err());
-        assert!(chosen_path("out/x.wav", "a file").is_err());
-        let abs = std::env::temp_dir().join("x.wav");
-        assert_eq!(
-            chosen_path(&abs.display().to_string(), "a file").unwrap(),
-            abs
-        );
-    }
 }

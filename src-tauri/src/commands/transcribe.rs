@@ -1,9 +1,7 @@
 //! Transcription: files and folders in, one queued job per media file; cancelling;
 //! the files the app was opened with; waveform peaks for the player.
 
-use std::path::PathBuf;
-
-use izwi_runtime::{Job, Task, TranscribeRequest};
+use izwi_runtime::{Job, SkippedPath, Task, TranscribeRequest, MAX_MEDIA_FILES};
 use serde::{Deserialize, Serialize};
 use tauri::State;
 
@@ -40,28 +38,47 @@ impl Default for TranscribeOptions {
     }
 }
 
+/// What `transcribe_files` queued, and what it could not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct QueuedFiles {
+    /// One job per media file, in path order.
+    pub jobs: Vec<Job>,
+    /// Folders that could not be read, with why; the rest was queued.
+    pub skipped: Vec<SkippedPath>,
+    /// Media files beyond the most one request queues, not queued.
+    pub left_out: u32,
+}
+
 fn non_empty(s: Option<String>) -> Option<String> {
     s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
 }
 
 impl AppState {
-    /// Queues one job per media file among `paths` (folders searched recursively),
-    /// and lets the webview play each file queued.
+    /// Queues one job per media file among `paths` (files and folders the user chose;
+    /// folders searched recursively, at most [`MAX_MEDIA_FILES`] files), and lets the
+    /// webview play each file queued. Folders that cannot be read are skipped and
+    /// reported, as is the number of files beyond the limit.
     pub async fn transcribe_files(
         &self,
         paths: Vec<String>,
         options: TranscribeOptions,
-    ) -> AppResult<Vec<Job>> {
+    ) -> AppResult<QueuedFiles> {
         if paths.is_empty() {
             return Err(AppError::invalid("no files to transcribe"));
         }
-        let files = blocking(move || Ok(izwi_runtime::expand_media_paths(&paths)?)).await?;
+        let paths = paths
+            .iter()
+            .map(|p| self.chosen.readable(p, "the files to transcribe"))
+            .collect::<AppResult<Vec<_>>>()?;
+        let found =
+            blocking(move || Ok(izwi_runtime::expand_media_paths(&paths, MAX_MEDIA_FILES)?))
+                .await?;
         let model_id = match non_empty(options.model_id) {
             Some(id) => id,
             None => self.runtime.default_transcribe_model().await?,
         };
-        let mut jobs = Vec::with_capacity(files.len());
-        for path in files {
+        let mut jobs = Vec::with_capacity(found.files.len());
+        for path in found.files {
             let mut request = TranscribeRequest::new(path, model_id.clone());
             request.language = non_empty(options.language.clone());
             request.task = options.task;
@@ -73,7 +90,11 @@ impl AppState {
             // The UI plays the file while it is transcribed.
             self.allow_asset(&path);
         }
-        Ok(jobs)
+        Ok(QueuedFiles {
+            jobs,
+            skipped: found.skipped,
+            left_out: found.left_out,
+        })
     }
 
     /// Stops a queued or running job; it ends `cancelled`.
@@ -81,11 +102,20 @@ impl AppState {
         Ok(self.runtime.cancel_job(job_id).await?)
     }
 
-    /// Peak amplitude (0 to 1) per bucket of a media file, for its waveform.
-    pub async fn audio_peaks(&self, path: String, buckets: u32) -> AppResult<Vec<f32>> {
+    /// Peak amplitude (0 to 1) per bucket of a media file the user chose (or the data
+    /// folder holds), for the waveform `window` shows. A newer request of the same
+    /// window stops this one, which then ends `cancelled`.
+    pub async fn audio_peaks(
+        &self,
+        path: String,
+        buckets: u32,
+        window: &str,
+    ) -> AppResult<Vec<f32>> {
+        let token = self.start_peaks(window);
+        let path = self.chosen.readable(&path, "the file")?;
         Ok(self
             .runtime
-            .audio_peaks(&PathBuf::from(path), buckets as usize)
+            .audio_peaks(&path, buckets as usize, token)
             .await?)
     }
 
@@ -106,7 +136,7 @@ pub async fn transcribe_files(
     state: State<'_, AppState>,
     paths: Vec<String>,
     options: TranscribeOptions,
-) -> AppResult<Vec<Job>> {
+) -> AppResult<QueuedFiles> {
     state.transcribe_files(paths, options).await
 }
 
@@ -120,10 +150,11 @@ pub async fn cancel_job(state: State<'_, AppState>, job_id: i64) -> AppResult<()
 #[specta::specta]
 pub async fn audio_peaks(
     state: State<'_, AppState>,
+    window: tauri::Window,
     path: String,
     buckets: u32,
 ) -> AppResult<Vec<f32>> {
-    state.audio_peaks(path, buckets).await
+    state.audio_peaks(path, buckets, window.label()).await
 }
 
 #[tauri::command]

@@ -8,16 +8,19 @@ use tauri::State;
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
 
+/// The longest voice name, in characters.
+pub const VOICE_NAME_MAX_CHARS: usize = 80;
+
 /// Names are shown in pickers: one line, not blank, not a paragraph.
 fn voice_name(name: &str) -> AppResult<String> {
     let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
     if name.is_empty() {
         return Err(AppError::invalid("give the voice a name"));
     }
-    if name.chars().count() > 80 {
-        return Err(AppError::invalid(
-            "that name is too long: keep it under 80 characters",
-        ));
+    if name.chars().count() > VOICE_NAME_MAX_CHARS {
+        return Err(AppError::invalid(format!(
+            "that name is too long: keep it to {VOICE_NAME_MAX_CHARS} characters"
+        )));
     }
     Ok(name)
 }
@@ -69,6 +72,7 @@ impl AppState {
         text: Option<String>,
     ) -> AppResult<SpeechClip> {
         let text = text.filter(|t| !t.trim().is_empty());
+        let voice = self.checked_voice(voice).await?;
         Ok(self.runtime.preview_voice(&voice, text).await?)
     }
 

@@ -4,16 +4,18 @@ import { createStore, useStore } from './store'
 
 export type View = 'transcribe' | 'models' | 'history' | 'settings' | 'speak' | 'batch' | 'voices'
 
-/** The pages in sidebar order; `key` is the Ctrl/⌘ digit that opens each: 1…7 top to bottom. */
-export const VIEWS: { id: View; label: string; key: string }[] = [
-  { id: 'transcribe', label: 'Transcribe', key: '1' },
-  { id: 'models', label: 'Models', key: '2' },
-  { id: 'history', label: 'History', key: '3' },
-  { id: 'speak', label: 'Speak', key: '4' },
-  { id: 'batch', label: 'Batch export', key: '5' },
-  { id: 'voices', label: 'Voices', key: '6' },
-  { id: 'settings', label: 'Settings', key: '7' },
+const PAGES: { id: View; label: string }[] = [
+  { id: 'transcribe', label: 'Transcribe' },
+  { id: 'models', label: 'Models' },
+  { id: 'history', label: 'History' },
+  { id: 'speak', label: 'Speak' },
+  { id: 'batch', label: 'Batch export' },
+  { id: 'voices', label: 'Voices' },
+  { id: 'settings', label: 'Settings' },
 ]
+
+/** The pages in sidebar order; `key` is the Ctrl/⌘ digit that opens each: its place. */
+export const VIEWS: { id: View; label: string; key: string }[] = PAGES.map((p, i) => ({ ...p, key: String(i + 1) }))
 
 /** A transcript to show, and optionally a segment to bring into view. */
 export interface Focus {

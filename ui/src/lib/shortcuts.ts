@@ -3,6 +3,7 @@
 // takes over from its page's while it is open.
 
 import { useEffect, useRef } from 'react'
+import { VIEWS } from './nav'
 import { shortcutLabel } from './platform'
 
 export type Action = 'find' | 'export' | 'open' | 'openFolder' | 'generate'
@@ -39,15 +40,7 @@ export function useAction(action: Action, handler: () => void, enabled = true): 
 export const SHORTCUTS: { group: string; items: { keys: string; label: string }[] }[] = [
   {
     group: 'Navigate',
-    items: [
-      { keys: shortcutLabel('1'), label: 'Transcribe' },
-      { keys: shortcutLabel('2'), label: 'Models' },
-      { keys: shortcutLabel('3'), label: 'History' },
-      { keys: shortcutLabel('4'), label: 'Settings' },
-      { keys: shortcutLabel('5'), label: 'Speak' },
-      { keys: shortcutLabel('6'), label: 'Batch export' },
-      { keys: shortcutLabel('7'), label: 'Voices' },
-    ],
+    items: VIEWS.map((v) => ({ keys: shortcutLabel(v.key), label: v.label })),
   },
   {
     group: 'Files',

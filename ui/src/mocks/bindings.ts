@@ -4,25 +4,33 @@
 // are SYNTHESISED (no model hub is reachable in tests): progress events every 100 ms
 // until the catalog size is reached, then the model is installed.
 
-import type {
-  BatchLine,
-  commands as RealCommands,
-  events as RealEvents,
-  ExportFormat,
-  Job,
-  JobDetail,
-  ModelInfo,
-  SearchHit,
-  SegmentRecord,
-  Settings,
-  Theme,
-  TranscribeOptions,
-  TranscriptView,
-  VoiceInfo,
-  VoiceSettings,
+import type { EventCallback, UnlistenFn } from '@tauri-apps/api/event'
+import {
+  VOICE_LIMITS,
+  VOICE_NAME_MAX_CHARS,
+  type AppError,
+  type commands as RealCommands,
+  type ErrorKind,
+  type events as RealEvents,
+  type BatchLine,
+  type ExportFormat,
+  type Job,
+  type JobDetail,
+  type JobFilter,
+  type ModelInfo,
+  type Choice,
+  type QueuedFiles,
+  type SearchHit,
+  type SegmentRecord,
+  type Settings,
+  type Theme,
+  type TranscribeOptions,
+  type TranscriptView,
+  type VoiceInfo,
+  type VoiceSettings,
 } from '../bindings'
 import type { RuntimeEvent } from '../lib/events'
-import { emit, listen, RUNTIME_EVENT, type MockEvent } from './bus'
+import { emit, listen, FILES_OPENED_EVENT, RUNTIME_EVENT } from './bus'
 import { logCall, mock, sleep } from './control'
 import {
   recordedAddedVoice,
@@ -46,12 +54,14 @@ import {
   recordedTranscript,
 } from './fixtures'
 
-type AppError = { kind: string; message: string }
+// The constants the UI reads from the bindings are the real ones.
+export { MAX_MEDIA_FILES, VOICE_LIMITS, VOICE_NAME_MAX_CHARS } from '../bindings'
+
 type Result<T> = { status: 'ok'; data: T } | { status: 'error'; error: AppError }
 
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T
 const ok = <T>(data: T): Result<T> => ({ status: 'ok', data })
-const err = <T>(kind: string, message: string): Result<T> => ({ status: 'error', error: { kind, message } })
+const err = <T>(kind: ErrorKind, message: string): Result<T> => ({ status: 'error', error: { kind, message } })
 const basename = (p: string) =>
   p
     .replace(/[\\/]+$/, '')
@@ -72,11 +82,7 @@ const state = {
 }
 
 /** The job id the recordings were made with. */
-const recordedJobId: number =
-  recordedJobs[0]?.id ??
-  (recordedEvents.find((e) => e.payload.type === 'job_queued')?.payload as { job?: Job } | undefined)?.job?.id ??
-  recordedTranscript.record.job_id ??
-  1
+const recordedJobId: number = recordedJobs[0].id
 
 let nextJobId = Math.max(recordedJobId, recordedSpeakJob.id, recordedBatchJob.id, 0, ...state.jobs.map((j) => j.id)) + 1
 let nextVoiceId = Math.max(recordedAddedVoice.id, 0, ...state.voices.map((v) => v.id)) + 1
@@ -104,7 +110,7 @@ async function play(job: Job): Promise<void> {
   const recordedMeta = recordedJobList.find((j) => j.id === recordedJobId)
   for (const { delayMs, payload } of recordedEvents) {
     if (payload.type === 'job_queued') continue
-    await sleep(delayMs == null ? mock.config.jobStepMs : Math.min(Math.max(delayMs, 60), 800))
+    await sleep(Math.min(Math.max(delayMs, 60), 800))
     if (state.cancelledJobs.has(job.id) || state.deleted.has(job.id)) return
     const p = remap(payload, job)
     if (p.type === 'job_started') setJob(job.id, { status: 'running', started_at: Date.now() })
@@ -138,7 +144,7 @@ function newJob(path: string, options: TranscribeOptions): Job {
     model_id: options.model_id ?? state.settings.default_transcribe_model ?? template?.model_id ?? null,
     input: path,
     output: null,
-    params: { ...options } as unknown as Job['params'],
+    params: { ...options },
     error: null,
     progress: 0,
     metrics: { audio_seconds: null, processing_seconds: null, rtf: null, tokens: null },
@@ -310,7 +316,7 @@ function search(text: string, limit: number): SearchHit[] {
   if (!q) return []
   const recorded = recordedSearch.hits.filter((h) => {
     const marked = [...h.snippet.matchAll(/\[([^\]]*)\]/g)].map((m) => m[1].toLowerCase())
-    return (recordedSearch.query ?? '').toLowerCase() === q || marked.some((m) => m.startsWith(q) || q.startsWith(m))
+    return recordedSearch.query.toLowerCase() === q || marked.some((m) => m.startsWith(q) || q.startsWith(m))
   })
   const alive = (h: SearchHit) => h.job_id == null || !state.deleted.has(h.job_id)
   if (recorded.length) return recorded.filter(alive).slice(0, limit)
@@ -359,19 +365,22 @@ function voices(): VoiceInfo[] {
 
 function voiceName(name: string): string | null {
   const n = name.split(/\s+/).filter(Boolean).join(' ')
-  return n && n.length <= 80 ? n : null
+  return n && n.length <= VOICE_NAME_MAX_CHARS ? n : null
 }
 
-/** The runtime's ranges (izwi_runtime::voices::check_settings). */
+const within = ([lo, hi]: number[], v: number) => v >= lo && v <= hi
+
+/** Settings outside the runtime's ranges (VOICE_LIMITS, from the bindings) are refused. */
 function settingsError(settings: VoiceSettings): string | null {
   const s = { speed: 1, pitch: 0, ...settings }
-  if (!(s.speed >= 0.25 && s.speed <= 4)) return `speed must be 0.25 to 4, not ${s.speed}`
-  if (!(s.pitch >= -12 && s.pitch <= 12)) return `pitch must be -12 to 12 semitones, not ${s.pitch}`
+  const { speed, pitch, noise } = VOICE_LIMITS
+  if (!within(speed, s.speed)) return `speed must be ${speed[0]} to ${speed[1]}, not ${s.speed}`
+  if (!within(pitch, s.pitch)) return `pitch must be ${pitch[0]} to ${pitch[1]} semitones, not ${s.pitch}`
   for (const [name, v] of [
     ['noise scale', s.noise_scale],
     ['noise w', s.noise_w],
   ] as const) {
-    if (v != null && !(v >= 0 && v <= 2)) return `${name} must be 0 to 2, not ${v}`
+    if (v != null && !within(noise, v)) return `${name} must be ${noise[0]} to ${noise[1]}, not ${v}`
   }
   return null
 }
@@ -400,8 +409,7 @@ function speechJob(template: Job, kind: Job['kind'], voice: VoiceInfo, input: st
   }
 }
 
-const stepDelay = (e: TimedEvent) =>
-  e.delayMs == null ? mock.config.jobStepMs : Math.min(Math.max(e.delayMs, 60), 800)
+const stepDelay = (e: TimedEvent) => Math.min(Math.max(e.delayMs, 60), 800)
 
 /** Replays a recorded speak job's events for `job`. */
 async function playSpeech(job: Job): Promise<void> {
@@ -480,7 +488,23 @@ function cmd<A extends unknown[], T>(name: string, fn: (...args: A) => Promise<R
   }
 }
 
+/** What the stand-in dialogs answer for each kind of pick (window.__izwiMock.config). */
+function picked(pick: Choice): string[] {
+  switch (pick) {
+    case 'media_files':
+      return mock.config.openFiles ?? [recordedJobs[0]?.input ?? '/home/user/Audio/jfk.wav']
+    case 'script':
+      return mock.config.openFiles ?? []
+    default:
+      return mock.config.openFolder == null ? [] : [mock.config.openFolder]
+  }
+}
+
 export const commands = {
+  choosePaths: cmd('choosePaths', (pick: Choice) => ok(picked(pick))),
+  chooseSavePath: cmd('chooseSavePath', (_title: string, fileName: string, _beside: string | null) =>
+    ok<string | null>(mock.config.savePath ?? `/home/user/Documents/${fileName}`),
+  ),
   listModels: cmd('listModels', () => ok(clone(state.models))),
   downloadModel: cmd('downloadModel', (id: string) => download(id)),
   cancelDownload: cmd('cancelDownload', (id: string) => {
@@ -518,7 +542,7 @@ export const commands = {
   }),
   transcribeFiles: cmd('transcribeFiles', (paths: string[], options: TranscribeOptions) => {
     if (!state.models.some((m) => m.task === 'transcribe' && m.status === 'installed')) {
-      return err<Job[]>('model', 'No transcription model is installed.')
+      return err<QueuedFiles>('model', 'No transcription model is installed.')
     }
     const jobs = paths.map((p) => newJob(p, options))
     state.jobs = [...state.jobs, ...jobs]
@@ -526,7 +550,7 @@ export const commands = {
       for (const job of jobs) emitRuntime({ type: 'job_queued', job: clone(job) } as RuntimeEvent)
       for (const job of jobs) queueTail = queueTail.then(() => play(job))
     }, 0)
-    return ok(clone(jobs))
+    return ok<QueuedFiles>({ jobs: clone(jobs), skipped: [], left_out: 0 })
   }),
   cancelJob: cmd('cancelJob', (jobId: number) => {
     const job = state.jobs.find((j) => j.id === jobId)
@@ -541,7 +565,7 @@ export const commands = {
     }
     return ok(null)
   }),
-  listJobs: cmd('listJobs', (filter: { kind: string | null; status: string | null; limit: number; offset: number }) => {
+  listJobs: cmd('listJobs', (filter: JobFilter) => {
     let list = state.jobs.filter((j) => !state.deleted.has(j.id))
     if (filter.kind) list = list.filter((j) => j.kind === filter.kind)
     if (filter.status) list = list.filter((j) => j.status === filter.status)
@@ -566,7 +590,7 @@ export const commands = {
   searchTranscripts: cmd('searchTranscripts', (text: string, limit: number) => ok(search(text, limit))),
   exportTranscript: cmd('exportTranscript', (jobId: number, format: ExportFormat, path: string | null) => {
     if (!transcriptFor(jobId)) return err<string>('not_found', `Job ${jobId} has no transcript.`)
-    const text = recordedExports[format] ?? recordedTranscript.segments.map((s) => s.text.trim()).join('\n')
+    const text = recordedExports[format]
     return ok(path ?? text)
   }),
   audioPeaks: cmd('audioPeaks', (_path: string, buckets: number) => {
@@ -648,8 +672,8 @@ export const commands = {
     if (!/[\p{L}\p{N}]/u.test(text)) return err<Job>('invalid', 'nothing to say: the text has no words')
     const voice = findVoice(spec)
     if (!voice) return err<Job>('invalid', `no voice "${spec}"`)
-    if (speed != null && !(speed >= 0.25 && speed <= 4))
-      return err<Job>('invalid', `speed must be 0.25 to 4, not ${speed}`)
+    if (speed != null && !within(VOICE_LIMITS.speed, speed))
+      return err<Job>('invalid', `speed must be ${VOICE_LIMITS.speed[0]} to ${VOICE_LIMITS.speed[1]}, not ${speed}`)
     const job = speechJob(recordedSpeakJob, 'speak', voice, text.slice(0, 200), { voice: spec, text, speed })
     state.jobs = [...state.jobs, job]
     setTimeout(() => {
@@ -699,25 +723,27 @@ export const commands = {
     state.openedTaken = true
     return ok([...mock.config.openedFiles])
   }),
-} as unknown as typeof RealCommands
+} satisfies typeof RealCommands
 
+/** An event's listen and once, on the stand-in bus (what the UI uses of the real ones). */
 function eventObj<T>(name: string) {
+  const typed = (cb: EventCallback<T>) => (e: { event: string; id: number; payload: unknown }) =>
+    cb({ event: e.event, id: e.id, payload: e.payload as T })
   return {
-    listen: (cb: (e: MockEvent<T>) => void) => Promise.resolve(listen(name, cb as (e: MockEvent<unknown>) => void)),
-    once: (cb: (e: MockEvent<T>) => void) => {
+    listen: (cb: EventCallback<T>): Promise<UnlistenFn> => Promise.resolve(listen(name, typed(cb))),
+    once: (cb: EventCallback<T>): Promise<UnlistenFn> => {
       const off = listen(name, (e) => {
         off()
-        cb(e as MockEvent<T>)
+        typed(cb)(e)
       })
       return Promise.resolve(off)
-    },
-    emit: (payload: T) => {
-      emit(name, payload)
-      return Promise.resolve()
     },
   }
 }
 
+type Events = typeof RealEvents
+
 export const events = {
   runtimeEvent: eventObj<RuntimeEvent>(RUNTIME_EVENT),
-} as unknown as typeof RealEvents
+  filesOpened: eventObj<string[]>(FILES_OPENED_EVENT),
+} satisfies { [K in keyof Events]: Pick<Events[K], 'listen' | 'once'> }

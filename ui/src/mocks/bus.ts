@@ -24,3 +24,4 @@ export function emit(name: string, payload: unknown): void {
 }
 
 export const RUNTIME_EVENT = 'runtime-event'
+export const FILES_OPENED_EVENT = 'files-opened'

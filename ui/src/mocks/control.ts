@@ -7,10 +7,11 @@ export interface MockConfig {
   jobStepMs: number
   /** A synthesised download takes about this long. */
   downloadMs: number
-  /** What the Open dialog answers (null: the user cancelled). */
+  /** What choosePaths answers for files (default: the recorded job's file; for a
+   * script, none) and for folders (null: the user cancelled). */
   openFiles: string[] | null
   openFolder: string | null
-  /** What the Save dialog answers; default: ~/Documents/<suggested name>. */
+  /** What chooseSavePath answers; default: ~/Documents/<suggested name>. */
   savePath: string | null
   /** Files Izwi was "opened with" (takeOpenedFiles). */
   openedFiles: string[]
@@ -27,8 +28,8 @@ export interface MockCall {
 export interface MockHandle {
   config: MockConfig
   calls: MockCall[]
-  /** Recorded fixture files found, and the ones replaced by built-in stand-in data. */
-  fixtures: { found: string[]; missing: string[] }
+  /** The recorded fixture files the stand-ins replay. */
+  fixtures: { found: string[] }
   /** The recorded answers, for tests to compare the screen with. */
   recorded: Record<string, unknown>
   /** Simulates files dropped on the window. */
@@ -69,7 +70,7 @@ const dragHandlers = new Set<(e: { type: string; paths?: string[] }) => void>()
 export const mock: MockHandle = {
   config: { ...defaults, ...(typeof window !== 'undefined' ? window.__izwiMockConfig : {}), ...fromUrl() },
   calls: [],
-  fixtures: { found: [], missing: [] },
+  fixtures: { found: [] },
   recorded: {},
   drop(paths) {
     for (const h of dragHandlers) h({ type: 'drop', paths })

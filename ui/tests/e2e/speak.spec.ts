@@ -46,8 +46,8 @@ test('type text → generate (sentences play as they come) → progress → Save
   expect(started).toEqual(sentences.map((s) => s.payload.samples))
 
   await page.getByRole('button', { name: /Save WAV/ }).click()
-  const dialog = (await calls(page, 'dialog.save'))[0]
-  expect(dialog.args[0]).toMatchObject({ defaultPath: 'good-morning-the-museum-opens.wav' })
+  const dialog = (await calls(page, 'chooseSavePath'))[0]
+  expect(dialog.args[1]).toBe('good-morning-the-museum-opens.wav')
   const saved = await calls(page, 'saveSpeech')
   expect(saved).toHaveLength(1)
   expect(saved[0].args[1]).toBe('/home/user/Music/hello.wav')

@@ -8,7 +8,7 @@ test('open a file → queue with progress → transcript with the recorded segme
   const name = basename(job.input)
 
   await page.getByRole('button', { name: 'Open files' }).first().click()
-  expect((await calls(page, 'dialog.open'))[0].args[0]).toMatchObject({ multiple: true })
+  expect((await calls(page, 'choosePaths'))[0].args[0]).toBe('media_files')
   const sent = (await calls(page, 'transcribeFiles'))[0]
   expect(sent.args[0]).toEqual([job.input])
 

@@ -1,7 +1,7 @@
 import { act, render, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
-import { commands, emitRuntime, job, model, ok, settings, transcript, voice } from './bindingsMock'
+import { commands, emitRuntime, job, model, ok, queued, settings, transcript, voice } from './bindingsMock'
 import { resetApp } from './helpers'
 import { App } from '../../src/App'
 import { navStore } from '../../src/lib/nav'
@@ -17,7 +17,7 @@ describe('app', () => {
     )
     commands.getSettings.mockResolvedValue(ok(settings({ default_transcribe_model: 'whisper-base.en' })))
     commands.takeOpenedFiles.mockResolvedValue(ok(['/home/ada/Audio/jfk.wav']))
-    commands.transcribeFiles.mockResolvedValue(ok([job({ id: 7, model_id: 'whisper-base.en' })]))
+    commands.transcribeFiles.mockResolvedValue(ok(queued([job({ id: 7, model_id: 'whisper-base.en' })])))
     render(<App />)
     await waitFor(() => expect(commands.transcribeFiles).toHaveBeenCalled())
     expect(commands.transcribeFiles).toHaveBeenCalledWith(['/home/ada/Audio/jfk.wav'], {

@@ -1,6 +1,5 @@
 import { act, fireEvent, render, screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
-import { open } from '@tauri-apps/plugin-dialog'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { commands, emitRuntime, fail, job, ok, voice } from './bindingsMock'
 import { resetApp } from './helpers'
@@ -35,9 +34,9 @@ async function setup() {
 }
 
 async function chooseFolder(dir = '/home/ada/Exports') {
-  vi.mocked(open).mockResolvedValueOnce(dir)
+  commands.choosePaths.mockResolvedValueOnce(ok([dir]))
   await userEvent.click(screen.getByRole('button', { name: /Choose folder/ }))
-  expect(open).toHaveBeenCalledWith(expect.objectContaining({ directory: true }))
+  expect(commands.choosePaths).toHaveBeenCalledWith('output_folder')
 }
 
 describe('Batch export', () => {
@@ -102,7 +101,7 @@ describe('Batch export', () => {
   it('imports the lines of a .csv file', async () => {
     commands.readLines.mockResolvedValue(ok(['Welcome.', 'Tickets, please.']))
     await setup()
-    vi.mocked(open).mockResolvedValueOnce('/home/ada/script.csv')
+    commands.choosePaths.mockResolvedValueOnce(ok(['/home/ada/script.csv']))
     await userEvent.click(screen.getByRole('button', { name: /Import .txt or .csv/ }))
     expect(commands.readLines).toHaveBeenCalledWith('/home/ada/script.csv')
     expect(screen.getByRole('textbox', { name: 'Lines to speak' })).toHaveValue('Welcome.\nTickets, please.')
@@ -115,7 +114,7 @@ describe('Batch export', () => {
   it('says why a file could not be read', async () => {
     commands.readLines.mockResolvedValue(fail('invalid', '/home/ada/empty.txt has no lines to say') as never)
     await setup()
-    vi.mocked(open).mockResolvedValueOnce('/home/ada/empty.txt')
+    commands.choosePaths.mockResolvedValueOnce(ok(['/home/ada/empty.txt']))
     await userEvent.click(screen.getByRole('button', { name: /Import .txt or .csv/ }))
     expect(await screen.findByText('Could not read empty.txt: That did not work.')).toBeInTheDocument()
     expect(screen.getByText('/home/ada/empty.txt has no lines to say')).toBeInTheDocument()

@@ -2,19 +2,19 @@
 // answers like tauri-specta does ({status:"ok",data} or {status:"error",error}), and
 // emitRuntime() delivers a runtime event to whoever listens.
 
-import { vi } from 'vitest'
+import { vi, type Mock } from 'vitest'
 import type {
+  commands as RealCommands,
   BatchDetail,
+  ErrorKind,
   Job,
   JobDetail,
-  ModelInfo,
+  QueuedFiles,
   SegmentRecord,
   Settings,
-  SpeechClip,
   SpeechDetail,
   TranscriptView,
   VoiceInfo,
-  VoiceSettings,
 } from '../../src/bindings'
 import type { RuntimeEvent } from '../../src/lib/events'
 
@@ -22,60 +22,71 @@ type Listener = (e: { event: string; id: number; payload: unknown }) => void
 const listeners = new Set<Listener>()
 
 export const ok = <T>(data: T) => ({ status: 'ok' as const, data })
-export const fail = (kind: string, message: string) => ({ status: 'error' as const, error: { kind, message } })
+export const fail = (kind: ErrorKind, message: string) => ({ status: 'error' as const, error: { kind, message } })
+
+type Commands = typeof RealCommands
+type Mocked = { [K in keyof Commands]: Mock<Commands[K]> }
+
+/** A mock of command `name`, typed as the generated binding is. */
+const fn = <K extends keyof Commands>(_name: K, impl: Commands[K]) => vi.fn<Commands[K]>(impl)
 
 function defaults() {
   return {
-    listModels: vi.fn(async () => ok<ModelInfo[]>([])),
-    downloadModel: vi.fn(async (_id: string) => ok({} as ModelInfo)),
-    cancelDownload: vi.fn(async (_id: string) => ok(null)),
-    removeModel: vi.fn(async (_id: string) => ok(0)),
-    importModel: vi.fn(async (_p: string, _n: string | null) => ok({} as ModelInfo)),
-    transcribeFiles: vi.fn(async (_paths: string[], _o: unknown) => ok<Job[]>([])),
-    cancelJob: vi.fn(async (_id: number) => ok(null)),
-    listJobs: vi.fn(async (_f: unknown) => ok<Job[]>([])),
-    deleteJob: vi.fn(async (_id: number) => ok(null)),
-    getTranscript: vi.fn(async (_id: number) => ok<TranscriptView | null>(null)),
-    getJobDetail: vi.fn(async (_id: number) =>
+    choosePaths: fn('choosePaths', async () => ok<string[]>([])),
+    chooseSavePath: fn('chooseSavePath', async () => ok<string | null>(null)),
+    listModels: fn('listModels', async () => ok([])),
+    downloadModel: fn('downloadModel', async (id) => ok(model({ id }))),
+    cancelDownload: fn('cancelDownload', async () => ok(null)),
+    removeModel: fn('removeModel', async () => ok(0)),
+    importModel: fn('importModel', async (path, name) => ok(model({ id: 'local/model', name: name ?? path }))),
+    transcribeFiles: fn('transcribeFiles', async () => ok(queued([]))),
+    cancelJob: fn('cancelJob', async () => ok(null)),
+    listJobs: fn('listJobs', async () => ok([])),
+    deleteJob: fn('deleteJob', async () => ok(null)),
+    getTranscript: fn('getTranscript', async () => ok<TranscriptView | null>(null)),
+    getJobDetail: fn('getJobDetail', async () =>
       ok<JobDetail>({ kind: 'transcript', job: job({ status: 'done' }), transcript: null, segments: [] }),
     ),
-    editSegment: vi.fn(async (_t: number, idx: number, text: string) =>
+    editSegment: fn('editSegment', async (_t, idx, text) =>
       ok<SegmentRecord>({ ...transcript().segments[idx], text, original: transcript().segments[idx].text }),
     ),
-    revertSegment: vi.fn(async (_t: number, idx: number) => ok<SegmentRecord>(transcript().segments[idx])),
-    searchTranscripts: vi.fn(async (_t: string, _l: number) => ok([] as unknown[])),
-    exportTranscript: vi.fn(async (_id: number, _f: string, p: string | null) => ok(p ?? '')),
-    audioPeaks: vi.fn(async (_p: string, n: number) => ok(Array.from({ length: n }, () => 0.5))),
-    getSettings: vi.fn(async () => ok<Settings>(settings())),
-    setDefaultModel: vi.fn(async (_id: string | null) => ok(null)),
-    setTheme: vi.fn(async (_t: string) => ok(null)),
-    takeOpenedFiles: vi.fn(async () => ok<string[]>([])),
-    listVoices: vi.fn(async () => ok<VoiceInfo[]>([])),
-    addVoice: vi.fn(async (_m: string, _n: string, _s: VoiceSettings) => ok(voice())),
-    renameVoice: vi.fn(async (_id: number, _n: string) => ok(voice())),
-    updateVoiceSettings: vi.fn(async (_id: number, _s: VoiceSettings) => ok(voice())),
-    deleteVoice: vi.fn(async (_id: number) => ok(null)),
-    previewVoice: vi.fn(async (_v: string, _t: string | null) => ok<SpeechClip>({ sample_rate: 22050, samples: [] })),
-    speak: vi.fn(async (_v: string, _t: string, _s: number | null) => ok(job({ kind: 'speak' }))),
-    saveSpeech: vi.fn(async (_id: number, p: string) => ok(p)),
-    speakBatch: vi.fn(async (_v: string, _l: string[], _d: string, _s: number | null) =>
-      ok(job({ kind: 'speak_batch' })),
-    ),
-    readLines: vi.fn(async (_p: string) => ok<string[]>([])),
-    showBatchOutput: vi.fn(async (_id: number) => ok(null)),
-  }
+    revertSegment: fn('revertSegment', async (_t, idx) => ok<SegmentRecord>(transcript().segments[idx])),
+    searchTranscripts: fn('searchTranscripts', async () => ok([])),
+    exportTranscript: fn('exportTranscript', async (_id, _f, p) => ok(p ?? '')),
+    audioPeaks: fn('audioPeaks', async (_p, n) => ok(Array.from({ length: n }, () => 0.5))),
+    getSettings: fn('getSettings', async () => ok(settings())),
+    setDefaultModel: fn('setDefaultModel', async () => ok(null)),
+    setTheme: fn('setTheme', async () => ok(null)),
+    takeOpenedFiles: fn('takeOpenedFiles', async () => ok<string[]>([])),
+    listVoices: fn('listVoices', async () => ok<VoiceInfo[]>([])),
+    addVoice: fn('addVoice', async () => ok(voice())),
+    renameVoice: fn('renameVoice', async () => ok(voice())),
+    updateVoiceSettings: fn('updateVoiceSettings', async () => ok(voice())),
+    deleteVoice: fn('deleteVoice', async () => ok(null)),
+    previewVoice: fn('previewVoice', async () => ok({ sample_rate: 22050, samples: [] })),
+    speak: fn('speak', async () => ok(job({ kind: 'speak' }))),
+    saveSpeech: fn('saveSpeech', async (_id, p) => ok(p)),
+    speakBatch: fn('speakBatch', async () => ok(job({ kind: 'speak_batch' }))),
+    readLines: fn('readLines', async () => ok<string[]>([])),
+    showBatchOutput: fn('showBatchOutput', async () => ok(null)),
+  } satisfies Mocked
 }
 
-export const commands = defaults()
+export const commands: Mocked = defaults()
 
 export const events = {
   runtimeEvent: {
-    listen: vi.fn(async (cb: Listener) => {
+    listen: fn('listen', async (cb: Listener) => {
       listeners.add(cb)
       return () => listeners.delete(cb)
     }),
-    once: vi.fn(),
-    emit: vi.fn(),
+    once: fn('once', ),
+    emit: fn('emit', ),
+  },
+  filesOpened: {
+    listen: fn('listen', async () => () => {}),
+    once: fn('once', ),
+    emit: fn('emit', ),
   },
 }
 
@@ -83,15 +94,21 @@ export function emitRuntime(payload: RuntimeEvent): void {
   for (const l of [...listeners]) l({ event: 'runtime-event', id: 0, payload })
 }
 
+function reset<K extends keyof Commands>(name: K, fresh: Mocked): void {
+  commands[name].mockReset()
+  commands[name].mockImplementation(fresh[name].getMockImplementation()!)
+}
+
 /** Back to the default answers, with no listeners. */
 export function resetBindings(): void {
-  const fresh = defaults()
-  for (const [name, fn] of Object.entries(fresh)) {
-    const mocked = commands[name as keyof typeof commands] as unknown as ReturnType<typeof vi.fn>
-    mocked.mockReset()
-    mocked.mockImplementation(fn.getMockImplementation()!)
-  }
+  const fresh: Mocked = defaults()
+  for (const name of Object.keys(fresh) as (keyof Commands)[]) reset(name, fresh)
   listeners.clear()
+}
+
+/** What transcribeFiles answers when all of `jobs` were queued. */
+export function queued(jobs: Job[]): QueuedFiles {
+  return { jobs, skipped: [], left_out: 0 }
 }
 
 export function settings(patch: Partial<Settings> = {}): Settings {

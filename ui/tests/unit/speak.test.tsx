@@ -1,6 +1,5 @@
 import { act, fireEvent, render, screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
-import { save } from '@tauri-apps/plugin-dialog'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { commands, emitRuntime, fail, job, ok, settings, voice } from './bindingsMock'
 import { installFakeAudio } from './fakeAudio'
@@ -72,7 +71,7 @@ describe('Speak', () => {
 
   it('plays sentences in order as they arrive, shows progress, then saves the WAV', async () => {
     commands.speak.mockResolvedValue(ok(job({ id: 21, kind: 'speak', input: 'Hello there. How are you?' })))
-    vi.mocked(save).mockResolvedValueOnce('/home/ada/Music/hello.wav')
+    commands.chooseSavePath.mockResolvedValueOnce(ok('/home/ada/Music/hello.wav'))
     commands.saveSpeech.mockResolvedValue(ok('/home/ada/Music/hello.wav'))
     await setup()
     const generateButton = screen.getByRole('button', { name: /Generate/ })
@@ -121,7 +120,7 @@ describe('Speak', () => {
     const saveButton = screen.getByRole('button', { name: /Save WAV/ })
     expect(saveButton).toBeEnabled()
     await userEvent.click(saveButton)
-    expect(save).toHaveBeenCalledWith(expect.objectContaining({ defaultPath: 'hello-there-how-are-you.wav' }))
+    expect(commands.chooseSavePath).toHaveBeenCalledWith(expect.any(String), 'hello-there-how-are-you.wav', null)
     expect(commands.saveSpeech).toHaveBeenCalledWith(21, '/home/ada/Music/hello.wav')
     expect(await screen.findByText('Saved WAV')).toBeInTheDocument()
     expect(screen.getByTestId('saved-path')).toHaveTextContent('/home/ada/Music/hello.wav')

@@ -1,8 +1,7 @@
 import { render, screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
-import { open } from '@tauri-apps/plugin-dialog'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
-import { commands, job, model, ok, settings } from './bindingsMock'
+import { commands, job, model, ok, queued, settings } from './bindingsMock'
 import { resetApp } from './helpers'
 import type { ModelInfo } from '../../src/bindings'
 import { loadModels } from '../../src/features/models/modelsStore'
@@ -55,10 +54,10 @@ describe('transcription options', () => {
     await userEvent.selectOptions(language, 'de')
     await userEvent.click(screen.getByRole('radio', { name: 'Translate' }))
 
-    vi.mocked(open).mockResolvedValueOnce(['/home/ada/Audio/rede.mp3'])
-    commands.transcribeFiles.mockResolvedValue(ok([job({ id: 11, input: '/home/ada/Audio/rede.mp3' })]))
+    commands.choosePaths.mockResolvedValueOnce(ok(['/home/ada/Audio/rede.mp3']))
+    commands.transcribeFiles.mockResolvedValue(ok(queued([job({ id: 11, input: '/home/ada/Audio/rede.mp3' })])))
     await userEvent.click(screen.getAllByRole('button', { name: /Open files/ })[0])
-    expect(open).toHaveBeenCalledWith(expect.objectContaining({ multiple: true }))
+    expect(commands.choosePaths).toHaveBeenCalledWith('media_files')
     expect(commands.transcribeFiles).toHaveBeenCalledWith(['/home/ada/Audio/rede.mp3'], {
       model_id: 'whisper-base',
       language: 'de',
@@ -115,9 +114,9 @@ describe('transcription options', () => {
   it('sends no language when detecting it', async () => {
     await setup('whisper-base')
     expect(screen.getByRole('combobox', { name: 'Language' })).toHaveValue('auto')
-    vi.mocked(open).mockResolvedValueOnce('/home/ada/Recordings')
+    commands.choosePaths.mockResolvedValueOnce(ok(['/home/ada/Recordings']))
     await userEvent.click(screen.getAllByRole('button', { name: /Open folder/ })[0])
-    expect(open).toHaveBeenCalledWith(expect.objectContaining({ directory: true }))
+    expect(commands.choosePaths).toHaveBeenCalledWith('media_folder')
     expect(commands.transcribeFiles).toHaveBeenCalledWith(
       ['/home/ada/Recordings'],
       expect.objectContaining({ language: null, task: 'transcribe' }),

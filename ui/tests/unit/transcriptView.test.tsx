@@ -1,6 +1,5 @@
 import { act, render, screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
-import { save } from '@tauri-apps/plugin-dialog'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { commands, emitRuntime, fail, job, ok, transcript } from './bindingsMock'
 import { resetApp } from './helpers'
@@ -111,7 +110,7 @@ describe('transcript view', () => {
 
   it('exports through the save dialog and confirms where it went', async () => {
     commands.getTranscript.mockResolvedValue(ok(transcript(7)))
-    vi.mocked(save).mockResolvedValueOnce('/home/ada/Documents/jfk.srt')
+    commands.chooseSavePath.mockResolvedValueOnce(ok('/home/ada/Documents/jfk.srt'))
     render(
       <>
         <TranscriptView jobId={7} />
@@ -122,7 +121,7 @@ describe('transcript view', () => {
     await userEvent.click(screen.getByRole('button', { name: /Export/ }))
     await userEvent.click(screen.getByRole('menuitem', { name: /SubRip/ }))
     // The dialog starts beside the source file, not in the working directory.
-    expect(save).toHaveBeenCalledWith(expect.objectContaining({ defaultPath: '/home/ada/Audio/jfk.srt' }))
+    expect(commands.chooseSavePath).toHaveBeenCalledWith(expect.any(String), 'jfk.srt', '/home/ada/Audio/jfk.wav')
     expect(commands.exportTranscript).toHaveBeenCalledWith(7, 'srt', '/home/ada/Documents/jfk.srt')
     const status = await screen.findByRole('status')
     expect(status).toHaveTextContent('Saved SRT')

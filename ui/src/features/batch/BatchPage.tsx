@@ -1,6 +1,5 @@
 // Batch export: many lines → one WAV each in a folder (with manifest.csv), line by line.
 
-import { open } from '@tauri-apps/plugin-dialog'
 import { useCallback, useEffect, useRef, useState } from 'react'
 import { EmptyState } from '../../components/EmptyState'
 import { ErrorNote } from '../../components/ErrorNote'
@@ -8,9 +7,10 @@ import { Icon } from '../../components/Icon'
 import { ProgressBar } from '../../components/ProgressBar'
 import { SpeedField } from '../../components/SpeedField'
 import { describeError, jobError, jobFailureText } from '../../lib/errors'
-import { basename, dirname, formatDuration, formatEta, plural } from '../../lib/format'
+import { basename, formatDuration, formatEta, plural } from '../../lib/format'
 import { useMediaSrc } from '../../lib/mediaSrc'
 import { navigate } from '../../lib/nav'
+import { choose } from '../../lib/choose'
 import { shortcutLabel } from '../../lib/platform'
 import { useAction } from '../../lib/shortcuts'
 import { toast } from '../../lib/toast'
@@ -42,22 +42,7 @@ function fail(what: string) {
 
 async function pickLinesFile(): Promise<void> {
   if (isRunning(batchStore.get())) return
-  let picked: string | string[] | null
-  try {
-    picked = await open({
-      multiple: false,
-      directory: false,
-      title: 'Choose a script: one line per file',
-      filters: [
-        { name: 'Text or CSV', extensions: ['txt', 'csv'] },
-        { name: 'All files', extensions: ['*'] },
-      ],
-    })
-  } catch (e) {
-    toast({ kind: 'error', title: 'Could not open the file picker.', detail: String(e) })
-    return
-  }
-  const path = Array.isArray(picked) ? picked[0] : picked
+  const [path] = await choose('script')
   if (!path) return
   try {
     const lines = await importLines(path)
@@ -68,21 +53,7 @@ async function pickLinesFile(): Promise<void> {
 }
 
 async function pickFolder(): Promise<void> {
-  let picked: string | string[] | null
-  try {
-    // Starts beside the script the lines came from, not in the app's working directory.
-    const { source } = batchStore.get()
-    picked = await open({
-      multiple: false,
-      directory: true,
-      title: 'Choose an empty folder for the WAV files',
-      ...(source ? { defaultPath: dirname(source) } : {}),
-    })
-  } catch (e) {
-    toast({ kind: 'error', title: 'Could not open the folder picker.', detail: String(e) })
-    return
-  }
-  const dir = Array.isArray(picked) ? picked[0] : picked
+  const [dir] = await choose('output_folder')
   if (dir) setOutputDir(dir)
 }
 

@@ -1,12 +1,12 @@
 // Models: the catalog and imported models, what is installed and how much disk it takes.
 
-import { open } from '@tauri-apps/plugin-dialog'
 import { useState } from 'react'
 import { ErrorNote } from '../../components/ErrorNote'
 import { Icon } from '../../components/Icon'
 import { Menu } from '../../components/Menu'
 import { toast } from '../../lib/toast'
 import { describeError } from '../../lib/errors'
+import { choose } from '../../lib/choose'
 import { basename, formatBytes, plural } from '../../lib/format'
 import { changeDefaultModel, useSettings } from '../settings/settingsStore'
 import { arrangeModels, catalogMatch } from './arrange'
@@ -20,21 +20,7 @@ const IMPORT_KINDS = [
 ] as const
 
 async function importFrom(kind: string) {
-  let picked: string | string[] | null
-  try {
-    picked =
-      kind === 'onnx'
-        ? await open({
-            multiple: false,
-            title: 'Choose a Piper voice',
-            filters: [{ name: 'Piper voice', extensions: ['onnx'] }],
-          })
-        : await open({ directory: true, multiple: false, title: 'Choose a Whisper model folder' })
-  } catch (e) {
-    toast({ kind: 'error', title: 'Could not open the file picker.', detail: String(e) })
-    return
-  }
-  const path = Array.isArray(picked) ? picked[0] : picked
+  const [path] = await choose(kind === 'onnx' ? 'model_file' : 'model_folder')
   if (!path) return
   try {
     const model = await importModel(path)

@@ -1,7 +1,6 @@
 // Speak: type text, choose a voice (preview it), set the speed, Generate: sentences play
 // as they are made; then play it from anywhere on its waveform, or save the WAV.
 
-import { save } from '@tauri-apps/plugin-dialog'
 import { useEffect, useMemo, useState } from 'react'
 import { EmptyState } from '../../components/EmptyState'
 import { ErrorNote } from '../../components/ErrorNote'
@@ -11,6 +10,7 @@ import { SpeedField } from '../../components/SpeedField'
 import { describeError, jobError, jobFailureText } from '../../lib/errors'
 import { formatDuration, formatEta, formatTimestamp, plural } from '../../lib/format'
 import { navigate } from '../../lib/nav'
+import { chooseSavePath } from '../../lib/choose'
 import { shortcutLabel } from '../../lib/platform'
 import { useAction } from '../../lib/shortcuts'
 import { toast } from '../../lib/toast'
@@ -41,17 +41,7 @@ import {
 async function saveWav(): Promise<void> {
   const s = speakStore.get()
   if (!s.job || s.status !== 'done') return
-  let path: string | null
-  try {
-    path = await save({
-      title: 'Save the speech as WAV',
-      defaultPath: suggestedName(s.text),
-      filters: [{ name: 'WAV audio', extensions: ['wav'] }],
-    })
-  } catch (e) {
-    toast({ kind: 'error', title: 'Could not open the save dialog.', detail: String(e) })
-    return
-  }
+  const path = await chooseSavePath('Save the speech as WAV', suggestedName(s.text))
   if (!path) return
   try {
     const saved = await saveSpeech(path)

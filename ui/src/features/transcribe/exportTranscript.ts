@@ -1,10 +1,10 @@
 // Exporting a transcript: the save dialog, then the Rust side writes the file.
 
-import { save } from '@tauri-apps/plugin-dialog'
 import type { ExportFormat } from '../../bindings'
 import { api } from '../../lib/api'
 import { describeError } from '../../lib/errors'
-import { dirname, joinPath, stem } from '../../lib/format'
+import { stem } from '../../lib/format'
+import { chooseSavePath } from '../../lib/choose'
 import { toast } from '../../lib/toast'
 
 export const EXPORT_FORMATS: { id: ExportFormat; label: string; hint: string }[] = [
@@ -14,13 +14,6 @@ export const EXPORT_FORMATS: { id: ExportFormat; label: string; hint: string }[]
   { id: 'json', label: 'JSON with timings', hint: '.json' },
 ]
 
-/** Where the save dialog starts: beside the source file ("/rec/talk.mp3" → "/rec/talk.srt"), else just a name. */
-export function exportDefaultPath(format: ExportFormat, title: string, sourcePath?: string | null): string {
-  const name = `${stem(sourcePath || title) || 'transcript'}.${format}`
-  const dir = sourcePath ? dirname(sourcePath) : ''
-  return dir ? joinPath(dir, name) : name
-}
-
 /** Asks where to save, writes the file through the Rust side, says where it went. */
 export async function exportTranscriptAs(
   jobId: number,
@@ -28,17 +21,7 @@ export async function exportTranscriptAs(
   title: string,
   sourcePath?: string | null,
 ): Promise<string | null> {
-  let path: string | null
-  try {
-    path = await save({
-      title: `Export ${format.toUpperCase()}`,
-      defaultPath: exportDefaultPath(format, title, sourcePath),
-      filters: [{ name: format.toUpperCase(), extensions: [format] }],
-    })
-  } catch (e) {
-    toast({ kind: 'error', title: 'Could not open the save dialog.', detail: String(e) })
-    return null
-  }
+  const path = await chooseSavePath(`Export ${format.toUpperCase()}`, `${stem(title) || 'transcript'}.${format}`, sourcePath)
   if (!path) return null
   try {
     const written = await api.exportTranscript(jobId, format, path)

@@ -1,6 +1,6 @@
 // The transcription queue of this session: jobs, their live progress and segments.
 
-import type { Job, JobStage, Segment, Task, TranscribeOptions } from '../../bindings'
+import type { Job, JobStage, QueuedFiles, Segment, Task, TranscribeOptions } from '../../bindings'
 import { api } from '../../lib/api'
 import type { RuntimeEvent } from '../../lib/events'
 import { formatEta } from '../../lib/format'
@@ -198,14 +198,14 @@ export async function submitFiles(
   paths: string[],
   options: QueueOptions,
   opts: { openWhenDone?: boolean } = {},
-): Promise<Job[] | null> {
-  if (!paths.length) return []
+): Promise<QueuedFiles | null> {
+  if (!paths.length) return { jobs: [], skipped: [], left_out: 0 }
   jobsStore.set((s) => ({ ...s, submitting: true, submitError: null }))
   try {
-    const jobs = await api.transcribeFiles(paths, transcribeOptions(options))
-    addJobs(jobs, opts)
+    const queued = await api.transcribeFiles(paths, transcribeOptions(options))
+    addJobs(queued.jobs, opts)
     jobsStore.set((s) => ({ ...s, submitting: false }))
-    return jobs
+    return queued
   } catch (submitError) {
     jobsStore.set((s) => ({ ...s, submitting: false, submitError }))
     return null

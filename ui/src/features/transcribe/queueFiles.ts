@@ -1,30 +1,11 @@
 // Getting files into the queue: the Open dialogs, drops, and files given at launch.
 
-import { open } from '@tauri-apps/plugin-dialog'
 import { toast } from '../../lib/toast'
 import { basename, plural } from '../../lib/format'
 import { navigate, openTranscript } from '../../lib/nav'
+import { choose } from '../../lib/choose'
 import { jobsStore, setWaiting, submitFiles } from './jobsStore'
 import { currentChoices } from './options'
-
-export const MEDIA_EXTENSIONS = [
-  'wav',
-  'mp3',
-  'flac',
-  'ogg',
-  'oga',
-  'opus',
-  'm4a',
-  'aac',
-  'mp4',
-  'm4v',
-  'mov',
-  'mkv',
-  'webm',
-  'wma',
-  'aiff',
-  'aif',
-]
 
 /** Queues files with the current choices; without an installed model they wait for one. */
 export async function queueFiles(paths: string[], opts: { openWhenDone?: boolean } = {}): Promise<void> {
@@ -40,9 +21,24 @@ export async function queueFiles(paths: string[], opts: { openWhenDone?: boolean
     })
     return
   }
-  const jobs = await submitFiles(paths, options, opts)
+  const queued = await submitFiles(paths, options, opts)
+  const jobs = queued?.jobs
   // Show the first new file's transcript as it comes in.
   if (jobs && jobs.length) openTranscript(jobs[0].id)
+  if (queued?.skipped.length) {
+    toast({
+      kind: 'info',
+      title: `Skipped ${plural(queued.skipped.length, 'folder')} that could not be read`,
+      detail: queued.skipped.map((s) => `${s.path}: ${s.reason}`).join('\n'),
+    })
+  }
+  if (queued?.left_out) {
+    toast({
+      kind: 'info',
+      title: `Queued the first ${plural(jobs?.length ?? 0, 'file')}`,
+      detail: `${plural(queued.left_out, 'more file')} ${queued.left_out === 1 ? 'was' : 'were'} left out: queue them in smaller parts.`,
+    })
+  }
   if (jobs && jobs.length === 0) {
     toast({
       kind: 'info',
@@ -61,37 +57,10 @@ export async function flushWaiting(): Promise<void> {
   await queueFiles(waiting, { openWhenDone: waiting.length === 1 })
 }
 
-function asList(picked: string | string[] | null): string[] {
-  if (!picked) return []
-  return Array.isArray(picked) ? picked : [picked]
-}
-
 export async function pickFiles(): Promise<void> {
-  let picked: string | string[] | null
-  try {
-    picked = await open({
-      multiple: true,
-      directory: false,
-      title: 'Choose audio or video files',
-      filters: [
-        { name: 'Audio and video', extensions: MEDIA_EXTENSIONS },
-        { name: 'All files', extensions: ['*'] },
-      ],
-    })
-  } catch (e) {
-    toast({ kind: 'error', title: 'Could not open the file picker.', detail: String(e) })
-    return
-  }
-  await queueFiles(asList(picked))
+  await queueFiles(await choose('media_files'))
 }
 
 export async function pickFolder(): Promise<void> {
-  let picked: string | string[] | null
-  try {
-    picked = await open({ multiple: false, directory: true, title: 'Choose a folder of recordings' })
-  } catch (e) {
-    toast({ kind: 'error', title: 'Could not open the folder picker.', detail: String(e) })
-    return
-  }
-  await queueFiles(asList(picked))
+  await queueFiles(await choose('media_folder'))
 }
