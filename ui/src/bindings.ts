@@ -7,12 +7,23 @@ import * as __TAURI_EVENT from "@tauri-apps/api/event";
 
 /** Commands */
 export const commands = {
+	/**
+	 *  Opens a native dialog for `pick`; returns what the user chose (none when they
+	 *  cancelled), now accepted by the commands that read or fill it.
+	 */
+	choosePaths: (pick: Choice) => typedError<string[], AppError>(__TAURI_INVOKE("choose_paths", { pick })),
+	/**
+	 *  Opens a native save dialog proposing `file_name` (its extension is the filter), in
+	 *  the folder of `beside` when that is a file the user chose; returns the path chosen,
+	 *  the one file the next save or export may write, or None when the user cancelled.
+	 */
+	chooseSavePath: (title: string, fileName: string, beside: string | null) => typedError<string | null, AppError>(__TAURI_INVOKE("choose_save_path", { title, fileName, beside })),
 	listModels: () => typedError<ModelInfo[], AppError>(__TAURI_INVOKE("list_models")),
 	downloadModel: (id: string) => typedError<ModelInfo, AppError>(__TAURI_INVOKE("download_model", { id })),
 	cancelDownload: (id: string) => typedError<null, AppError>(__TAURI_INVOKE("cancel_download", { id })),
 	removeModel: (id: string) => typedError<number, AppError>(__TAURI_INVOKE("remove_model", { id })),
 	importModel: (path: string, name: string | null) => typedError<ModelInfo, AppError>(__TAURI_INVOKE("import_model", { path, name })),
-	transcribeFiles: (paths: string[], options: TranscribeOptions) => typedError<Job[], AppError>(__TAURI_INVOKE("transcribe_files", { paths, options })),
+	transcribeFiles: (paths: string[], options: TranscribeOptions) => typedError<QueuedFiles, AppError>(__TAURI_INVOKE("transcribe_files", { paths, options })),
 	cancelJob: (jobId: number) => typedError<null, AppError>(__TAURI_INVOKE("cancel_job", { jobId })),
 	audioPeaks: (path: string, buckets: number) => typedError<number[], AppError>(__TAURI_INVOKE("audio_peaks", { path, buckets })),
 	takeOpenedFiles: () => typedError<string[], AppError>(__TAURI_INVOKE("take_opened_files")),
@@ -43,8 +54,16 @@ export const commands = {
 
 /** Events */
 export const events = {
+	filesOpened: makeEvent<FilesOpened, FilesOpened>("files-opened"),
 	runtimeEvent: makeEvent<RuntimeEvent, RuntimeEvent>("runtime-event"),
 };
+
+/* Constants */
+export const MAX_MEDIA_FILES = 1000 as const;
+
+export const VOICE_LIMITS = {"noise":[0.0,2.0],"pitch":[-12.0,12.0],"speed":[0.25,4.0]} as const;
+
+export const VOICE_NAME_MAX_CHARS = 80 as const;
 
 /* Types */
 export type AppError = {
@@ -84,6 +103,21 @@ export type BatchLineStatus =
 /**  Not made (yet): the batch is still running, or stopped before it. */
 "not_made";
 
+/**  What the user is asked to choose. */
+export type Choice = 
+/**  Audio or video files to transcribe. */
+"media_files" | 
+/**  A folder of recordings to transcribe. */
+"media_folder" | 
+/**  A model folder to import (Whisper, Hugging Face, CTranslate2 layout). */
+"model_folder" | 
+/**  A model file to import (a Piper `.onnx`). */
+"model_file" | 
+/**  A script of lines for a batch: `.txt` or `.csv`. */
+"script" | 
+/**  An empty folder for a batch's WAV files. */
+"output_folder";
+
 /**  One report on a model download. */
 export type DownloadProgress = {
 	model_id: string,
@@ -99,7 +133,10 @@ export type DownloadProgress = {
 	done: boolean,
 };
 
-/**  What sort of thing went wrong, for the UI to choose how to say it. */
+/**
+ *  What sort of thing went wrong, for a shell to choose how to say it (the desktop app
+ *  sends it to its UI beside the message).
+ */
 export type ErrorKind = 
 /**  A model, job, transcript or file that does not exist. */
 "not_found" | 
@@ -113,7 +150,7 @@ export type ErrorKind =
 "network" | 
 /**  A full disk or a file that cannot be read or written. */
 "disk" | 
-/**  The user cancelled it. */
+/**  The user cancelled it, or a newer request replaced it. */
 "cancelled" | 
 /**  Anything else: a bug or the database. */
 "internal";
@@ -145,6 +182,12 @@ eta_seconds: number | null }) & { error?: never; file?: never; index?: never; jo
 export type ExportFormat = "txt" | "srt" | "vtt" | "json";
 
 export type Family = "whisper" | "piper";
+
+/**
+ *  Files a second launch of Izwi was opened with (it hands them over and exits), to be
+ *  queued as the files of the first launch are.
+ */
+export type FilesOpened = string[];
 
 /**  A job as stored. Times are unix milliseconds. */
 export type Job = {
@@ -224,16 +267,28 @@ export type ModelInfo = {
 	status: ModelStatus,
 	/**  The folder the model loads from, when installed. */
 	path: string | null,
-	/**  Approximate download size (catalog) or size on disk (imports). */
+	/**  Download size (catalog) or size on disk (imports). */
 	size_bytes: number,
 	/**  Bytes of it on disk now. */
 	disk_bytes: number,
+	/**
+	 *  What it transcribes or speaks: the catalog's list, or read from the model's
+	 *  own files for imports (Whisper: English-only or multilingual from its
+	 *  config.json; Piper: its .onnx.json).
+	 */
 	languages: string[],
 	license: string,
 	description: string,
+	/**
+	 *  For an import that is a copy of a catalog model (its weights have the sha256
+	 *  the catalog pins), that model's id.
+	 */
+	catalog_id: string | null,
 };
 
-export type ModelSource = { kind: "catalog"; repo: string; revision: string } | { kind: "local"; imported_from: string };
+export type ModelSource = 
+/**  Fetched from `repo` at `revision` (a commit). */
+{ kind: "catalog"; repo: string; revision: string } | { kind: "local"; imported_from: string };
 
 export type ModelStatus = "not_installed" | "installed";
 
@@ -242,6 +297,16 @@ export type ModelTask =
 "transcribe" | 
 /**  Text to speech. */
 "speak";
+
+/**  What `transcribe_files` queued, and what it could not. */
+export type QueuedFiles = {
+	/**  One job per media file, in path order. */
+	jobs: Job[],
+	/**  Folders that could not be read, with why; the rest was queued. */
+	skipped: SkippedPath[],
+	/**  Media files beyond the most one request queues, not queued. */
+	left_out: number,
+};
 
 /**  The payload is the runtime's event itself, tagged by `type`. */
 export type RuntimeEvent = Event;
@@ -299,6 +364,12 @@ export type Settings = {
 	devices: string[],
 	/**  The most characters one Speak request takes (the runtime's limit). */
 	speak_max_chars: number,
+};
+
+/**  A path left out of an expansion because it could not be read. */
+export type SkippedPath = {
+	path: string,
+	reason: string,
 };
 
 /**  Audio handed back directly (a preview), not written to a file. */

@@ -8,8 +8,9 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{asset, open_recording};
+use common::open_recording;
 use izwi_runtime::{JobStatus, SpeakRequest};
+use izwi_test_support::asset;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_a_speak_job_kills_its_espeak() {

@@ -7,12 +7,13 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{asset, open_recording};
+use common::open_recording;
 use izwi_runtime::{
     BatchLineStatus, ExportFormat, JobDetail, JobStatus, Runtime, SpeakBatchRequest, SpeakRequest,
     VoiceSettings, MANIFEST_NAME,
 };
 use izwi_store::{JobKind, JobMetrics, NewJob, NewTranscript, SegmentRecord, Store};
+use izwi_test_support::asset;
 
 /// A runtime on `dir`, and a second store on its data dir to write rows as another
 /// process (the CLI) would.

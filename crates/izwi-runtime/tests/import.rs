@@ -4,8 +4,9 @@
 
 mod common;
 
-use common::{asset, config, open_recording};
+use common::{config, open_recording};
 use izwi_runtime::ModelStatus;
+use izwi_test_support::asset;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ctranslate2_folder_is_converted_then_imported() {

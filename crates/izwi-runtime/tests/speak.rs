@@ -9,12 +9,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{asset, open_recording, Events};
+use common::{open_recording, Events};
 use izwi_core::word_errors::{word_errors, words};
 use izwi_runtime::{
     read_lines, Event, JobStatus, Runtime, SpeakBatchRequest, SpeakFileRequest, SpeakRequest,
     TranscribeRequest, VoiceSettings, VoiceSource, MANIFEST_NAME, MAX_SPEAK_CHARS,
 };
+use izwi_test_support::asset;
 
 /// A runtime on a scratch data dir with joe imported; returns joe's model id.
 async fn open_with_joe(dir: &Path) -> (Runtime, Events, String) {

@@ -8,8 +8,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{asset, open_recording, Events};
+use common::{open_recording, Events};
 use izwi_runtime::{Event, JobStage, JobStatus, Runtime, RuntimeError, TranscribeRequest};
+use izwi_test_support::asset;
 
 async fn open(dir: &Path, budget: Option<u64>) -> (Runtime, Events) {
     let mut config = common::config(dir);

@@ -1,14 +1,12 @@
-//! What the runtime's integration tests share: the fetched assets, and a runtime on a
-//! scratch folder that records its events and never reaches a real hub.
+//! What the runtime's integration tests share: a runtime on a scratch folder that
+//! records its events and never reaches a real hub.
 
 #![allow(dead_code)] // each test file uses its own part
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use izwi_runtime::{Event, Runtime, RuntimeConfig};
-
-pub use izwi_test_support::asset;
 
 pub type Events = Arc<Mutex<Vec<Event>>>;
 

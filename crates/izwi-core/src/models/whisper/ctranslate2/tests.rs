@@ -1,13 +1,9 @@
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Tensor};
 use serde_json::{json, Value};
 
-use super::configs::*;
-use super::files::*;
-use super::model_bin::*;
-use super::weights::*;
 use super::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
