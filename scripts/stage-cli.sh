@@ -16,9 +16,10 @@ if [[ ${TAURI_ENV_DEBUG:-false} == true ]]; then
     profile=debug
     flags=()
 fi
-# The CLI only: building the workspace here would rebuild the app being bundled
-# without Tauri's custom-protocol feature.
-cargo build -p izwi-cli "${flags[@]}"
+# The CLI's binary only (building every target would rebuild the app being bundled
+# without Tauri's custom-protocol feature), with the whole workspace's features, as
+# every other build here: `-p izwi-cli` alone would compile shared dependencies again.
+cargo build --workspace --bin izwi "${flags[@]}"
 mkdir -p target/cli
 cp "${CARGO_TARGET_DIR:-target}/$profile/izwi" target/cli/izwi
 echo "staged $(target/cli/izwi --version) as target/cli/izwi"

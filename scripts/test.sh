@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: the Rust workspace (with the real models and speech), the UI (typecheck,
-# unit, browser tests on the recorded fixtures), then the real app on a virtual screen.
+# unit, browser tests on the recorded fixtures), then the real app on a virtual screen
+# (opened with a file; then driven through WebDriver).
 #
 #   scripts/test.sh
 #
@@ -31,5 +32,12 @@ if [[ ${IZWI_SKIP_APP_SMOKE:-} == 1 ]]; then
 fi
 echo "== the app with the UI embedded, and its .deb"
 npx tauri build --debug --bundles deb -- "${cargo_flags[@]}"
+deb=$(ls -t "${CARGO_TARGET_DIR:-target}"/debug/bundle/deb/*.deb | head -n 1)
+echo "== the .deb: the app, the izwi CLI, a launcher that opens many files ($deb)"
+dpkg-deb -c "$deb" | grep ' \./usr/bin/izwi$' >/dev/null || { echo "$deb lacks /usr/bin/izwi" >&2; exit 1; }
+dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards './usr/share/applications/*.desktop' |
+    grep '^Exec=.* %F$' >/dev/null || { echo "$deb: the launcher's Exec line lacks %F" >&2; exit 1; }
 echo "== app smoke test"
 scripts/app-smoke.sh
+echo "== app tour: the history of each job kind and the Models screen, through WebDriver"
+scripts/app-tour.sh
