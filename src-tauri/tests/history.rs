@@ -28,6 +28,10 @@ async fn state(dir: &Path) -> (AppState, Arc<Mutex<Vec<String>>>) {
 async fn details_grant_exactly_the_recordings_a_job_made() {
     let dir = tempfile::tempdir().unwrap();
     let (state, allowed) = state(dir.path()).await;
+    let joe = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../.assets/voices/en_US-joe-medium/en_US-joe-medium.onnx");
+    assert!(joe.is_file(), "run scripts/fetch-assets.sh first");
+    state.runtime.import_model(&joe, Some("joe")).unwrap();
 
     let job = state
         .speak("joe".into(), "Hello.".into(), None)

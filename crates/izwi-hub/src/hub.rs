@@ -345,10 +345,11 @@ fn piper_languages(dir: &Path) -> Vec<String> {
             .find(|p| p.to_string_lossy().ends_with(".onnx.json"))?;
         let json: serde_json::Value = serde_json::from_slice(&std::fs::read(config).ok()?).ok()?;
         let language = json.get("language")?;
-        let family = language.get("family").and_then(|f| f.as_str());
+        // The voice's own locale (`en_US`, `en_GB`: the accent is what tells voices apart),
+        // as the catalog lists Piper voices; the bare family only when there is no code.
         let code = language.get("code").and_then(|c| c.as_str());
-        let family = family.or_else(|| code.map(|c| c.split('_').next().unwrap_or(c)))?;
-        Some(family.to_string())
+        let family = language.get("family").and_then(|f| f.as_str());
+        Some(code.or(family)?.to_string())
     };
     read().into_iter().collect()
 }

@@ -265,7 +265,7 @@ fn an_import_reads_its_languages_from_its_own_files() {
     )
     .unwrap();
     let voice = hub.import(&onnx, None, &no_converter).unwrap();
-    assert_eq!(voice.languages, ["de"]);
+    assert_eq!(voice.languages, ["de_DE"]);
 }
 
 #[test]

@@ -121,6 +121,9 @@ impl Inner {
             return Err(izwi_hub::HubError::NotInstalled(model.id).into());
         }
         check_settings(&settings)?;
+        // The model's own voice is made first, so a variant sits beside it rather
+        // than taking its place.
+        self.list_voices().await?;
         let row = self
             .store
             .create_voice(NewVoice {

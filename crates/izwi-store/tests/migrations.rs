@@ -59,6 +59,8 @@ async fn open_creates_the_data_dir_database_and_schema() {
             "segments",
             "segments_fts",
             "settings",
+            // AUTOINCREMENT's record of the highest id each table has used.
+            "sqlite_sequence",
             "transcripts",
             "transcripts_fts",
             "voices",

@@ -98,6 +98,11 @@ impl AppState {
         format: ExportFormat,
         path: Option<String>,
     ) -> AppResult<String> {
+        // The destination is checked first: a path the user did not choose is refused
+        // whatever the job.
+        let path = path
+            .map(|p| self.chosen.writable(&p, "where to save the transcript"))
+            .transpose()?;
         let record = self
             .runtime
             .transcript_for_job(job_id)
@@ -106,9 +111,6 @@ impl AppState {
         match path {
             None => Ok(self.runtime.export_transcript(record.id, format).await?),
             Some(path) => {
-                let path = self
-                    .chosen
-                    .writable(&path, "where to save the transcript")?;
                 self.runtime
                     .export_transcript_to(record.id, format, &path)
                     .await?;
