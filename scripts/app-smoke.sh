@@ -84,12 +84,7 @@ done
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
-D=$(mktemp -d)
-trap 'rm -rf "$D"' EXIT
-# Nothing of this machine's Izwi, Hugging Face cache or window state leaks in.
-mkdir -p "$D/home"
-export HOME="$D/home" XDG_CONFIG_HOME="$D/home/.config" XDG_DATA_HOME="$D/home/.local/share" \
-    XDG_CACHE_HOME="$D/home/.cache" HF_HOME="$D/hf" IZWI_DATA_DIR="$D/data"
+source scripts/fresh-home.sh
 "$IZWI" --data-dir "$D/data" models import .assets/models/whisper-tiny.en --name tiny >/dev/null
 # The only installed model is the default one (the app asks the runtime for it).
 "$IZWI" --data-dir "$D/data" models list --json |

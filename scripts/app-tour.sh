@@ -38,12 +38,7 @@ fi
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
-D=$(mktemp -d)
-trap 'rm -rf "$D"' EXIT
-mkdir -p "$D/home"
-# Nothing of this machine's Izwi, Hugging Face cache or window state leaks in.
-export HOME="$D/home" XDG_CONFIG_HOME="$D/home/.config" XDG_DATA_HOME="$D/home/.local/share" \
-    XDG_CACHE_HOME="$D/home/.cache" HF_HOME="$D/hf" IZWI_DATA_DIR="$D/data"
+source scripts/fresh-home.sh
 izwi() { "$IZWI" "$@"; }
 job_id() { izwi history --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])'; }
 
