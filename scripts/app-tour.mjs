@@ -55,12 +55,12 @@ try {
   await shot('history-speak.png')
 
   await openJob(batchJob)
-  await expectText('the batch job', ['Batch', 'The first line of the script.', '002.wav'])
+  await expectText('the batch job', ['Batch', 'The second line.', '002.wav'])
   await shot('history-batch.png')
 
   await openJob(transcribeJob)
   await expectText('the transcript', ['ask not what your country can do for you'])
-  await shot('desktop-transcript.png')
+  await shot('history-transcript.png')
 
   await page('Models')
   await expectText('the Models screen', ['Whisper tiny (English)', 'Installed'])

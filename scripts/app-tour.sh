@@ -65,6 +65,6 @@ xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
 ' "$OUT" "$APP" "$OUT" "$speak_job" "$batch_job" "$transcribe_job"
 
 if [[ ${1:-} == --update-docs ]]; then
-    cp "$OUT"/*.png docs/img/
+    cp "$OUT"/history-speak.png "$OUT"/history-batch.png "$OUT"/models-import.png docs/img/
     echo "app-tour: screenshots copied into docs/img/"
 fi

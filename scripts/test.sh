@@ -34,8 +34,8 @@ echo "== the app with the UI embedded, and its .deb"
 npx tauri build --debug --bundles deb -- "${cargo_flags[@]}"
 deb=$(ls -t "${CARGO_TARGET_DIR:-target}"/debug/bundle/deb/*.deb | head -n 1)
 echo "== the .deb: the app, the izwi CLI, a launcher that opens many files ($deb)"
-dpkg-deb -c "$deb" | grep ' \./usr/bin/izwi$' >/dev/null || { echo "$deb lacks /usr/bin/izwi" >&2; exit 1; }
-dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards './usr/share/applications/*.desktop' |
+dpkg-deb -c "$deb" | grep -E ' (\./)?usr/bin/izwi$' >/dev/null || { echo "$deb lacks /usr/bin/izwi" >&2; exit 1; }
+dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards '*usr/share/applications/*.desktop' |
     grep '^Exec=.* %F$' >/dev/null || { echo "$deb: the launcher's Exec line lacks %F" >&2; exit 1; }
 echo "== app smoke test"
 scripts/app-smoke.sh
