@@ -1,37 +1,7 @@
-//! Output formats of a transcript, and times as people read them.
+//! Times as people read them.
 
-use clap::ValueEnum;
-use izwi_runtime::Transcript;
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
-
-#[derive(Clone, Copy, ValueEnum)]
-pub enum Format {
-    Txt,
-    Srt,
-    Vtt,
-    Json,
-}
-
-impl Format {
-    pub fn extension(self) -> &'static str {
-        match self {
-            Format::Txt => "txt",
-            Format::Srt => "srt",
-            Format::Vtt => "vtt",
-            Format::Json => "json",
-        }
-    }
-
-    pub fn render(self, transcript: &Transcript) -> String {
-        match self {
-            Format::Txt => transcript.to_txt(),
-            Format::Srt => transcript.to_srt(),
-            Format::Vtt => transcript.to_vtt(),
-            Format::Json => transcript.to_json(),
-        }
-    }
-}
 
 /// `YYYY-MM-DD HH:MM` in the user's time zone, from unix milliseconds.
 pub fn local_time(unix_ms: i64) -> String {

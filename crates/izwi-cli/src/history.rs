@@ -6,10 +6,11 @@ use std::sync::Arc;
 use anyhow::{bail, Result};
 use clap::Args;
 use izwi_runtime::{
-    BatchDetail, BatchLineStatus, JobDetail, JobFilter, NoEvents, SpeechDetail, VoiceUsed,
+    BatchDetail, BatchLineStatus, ExportFormat, JobDetail, JobFilter, NoEvents, SpeechDetail,
+    VoiceUsed,
 };
 
-use crate::format::{clock, local_time, Format};
+use crate::format::{clock, local_time};
 
 #[derive(Args)]
 pub struct HistoryArgs {
@@ -21,8 +22,8 @@ pub struct HistoryArgs {
     #[arg(long)]
     show: Option<i64>,
     /// Format of --show for a transcript.
-    #[arg(long, value_enum, default_value_t = Format::Txt)]
-    format: Format,
+    #[arg(long, default_value = "txt", value_name = "txt|srt|vtt|json")]
+    format: ExportFormat,
     /// At most this many rows.
     #[arg(long, default_value_t = 50)]
     limit: i64,

@@ -5,9 +5,8 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use izwi_runtime::{JobStatus, Runtime, Task, TranscribeRequest, Transcript};
+use izwi_runtime::{ExportFormat, JobStatus, Runtime, Task, TranscribeRequest, Transcript};
 
-use crate::format::Format;
 use crate::progress::Bars;
 
 #[derive(Args)]
@@ -25,8 +24,8 @@ pub struct TranscribeArgs {
     language: Option<String>,
     #[arg(long, value_enum, default_value_t = TaskArg::Transcribe)]
     task: TaskArg,
-    #[arg(long, value_enum, default_value_t = Format::Txt)]
-    format: Format,
+    #[arg(long, default_value = "txt", value_name = "txt|srt|vtt|json")]
+    format: ExportFormat,
     /// Where to write: a file for one input, a folder for several. Standard output
     /// when omitted.
     #[arg(long, short)]

@@ -286,7 +286,7 @@ fn an_import_verifies_and_knows_its_language() {
     assert!(out.contains("every file matches"), "{out}");
     let list = izwi.ok(&["models", "list"]);
     let row = list.lines().find(|l| l.starts_with("local/test ")).unwrap();
-    assert!(row.contains(" en "), "{row}");
+    assert!(row.contains(" en_US "), "{row}");
 
     let imported = izwi
         .data

@@ -149,6 +149,21 @@ pub enum ExportFormat {
     Json,
 }
 
+impl std::str::FromStr for ExportFormat {
+    type Err = String;
+
+    /// `txt`, `srt`, `vtt` or `json`, as a shell's user types it.
+    fn from_str(name: &str) -> Result<Self, String> {
+        match name.to_ascii_lowercase().as_str() {
+            "txt" => Ok(ExportFormat::Txt),
+            "srt" => Ok(ExportFormat::Srt),
+            "vtt" => Ok(ExportFormat::Vtt),
+            "json" => Ok(ExportFormat::Json),
+            _ => Err(format!("{name:?} is not a format: txt, srt, vtt or json")),
+        }
+    }
+}
+
 impl ExportFormat {
     pub fn extension(self) -> &'static str {
         match self {
@@ -218,6 +233,14 @@ impl Runtime {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn export_formats_parse_by_name() {
+        assert_eq!("SRT".parse(), Ok(ExportFormat::Srt));
+        assert_eq!("json".parse(), Ok(ExportFormat::Json));
+        let wrong = "docx".parse::<ExportFormat>().unwrap_err();
+        assert!(wrong.contains("txt, srt, vtt or json"), "{wrong}");
+    }
 
     #[test]
     fn folders_are_expanded_recursively_by_extension_and_sorted() {

@@ -481,6 +481,12 @@ async fn run(
     Ok(metrics(started, seconds))
 }
 
+/// The WAV of line `line` (from 0) of a batch of `total`: `001.wav`, wider when needed.
+fn batch_file_name(line: usize, total: usize) -> String {
+    let width = total.to_string().len().max(3);
+    format!("{:0width$}.wav", line + 1)
+}
+
 /// Runs a started batch: one WAV per line, the manifest rewritten after each.
 pub(crate) async fn run_batch(
     inner: &Arc<Inner>,
@@ -505,7 +511,6 @@ pub(crate) async fn run_batch(
         .into_iter();
     let rate = speaker.sample_rate();
     let total = request.lines.len();
-    let width = total.to_string().len().max(3);
     let mut manifest = csv::Writer::from_writer(Vec::new());
     manifest
         .write_record(["line", "file", "seconds", "text"])
@@ -514,7 +519,7 @@ pub(crate) async fn run_batch(
     for (line, count) in counts.into_iter().enumerate() {
         let sentences: Vec<PhonemizedSentence> = phonemized.by_ref().take(count).collect();
         let audio = speaker.speak_all(&sentences).await?;
-        let file = format!("{:0width$}.wav", line + 1);
+        let file = batch_file_name(line, total);
         let path = request.output_dir.join(&file);
         let seconds = audio.len() as f64 / f64::from(rate);
         manifest
@@ -829,26 +834,59 @@ impl Runtime {
             path: dir.clone(),
             source,
         })?;
-        if dir.join(MANIFEST_NAME).exists() {
+        let total = request.lines.len();
+        let taken: Vec<String> = (0..total)
+            .map(|line| batch_file_name(line, total))
+            .filter(|name| dir.join(name).exists())
+            .collect();
+        if !taken.is_empty() {
             return Err(RuntimeError::InvalidRequest(format!(
-                "{} already holds a batch ({MANIFEST_NAME}); choose an empty folder",
-                dir.display()
+                "{} already holds {} that this batch would write ({}); choose an empty folder",
+                dir.display(),
+                if taken.len() == 1 { "a file" } else { "files" },
+                taken.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+                    + if taken.len() > 3 { ", ..." } else { "" },
             )));
         }
+        // The manifest is created (never replaced) before the job exists: of two batches
+        // sent to one folder at once, the second finds it and is refused.
+        let manifest = dir.join(MANIFEST_NAME);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&manifest)
+            .map_err(|source| match source.kind() {
+                std::io::ErrorKind::AlreadyExists => RuntimeError::InvalidRequest(format!(
+                    "{} already holds a batch ({MANIFEST_NAME}); choose an empty folder",
+                    dir.display()
+                )),
+                _ => RuntimeError::Io {
+                    path: manifest.clone(),
+                    source,
+                },
+            })?;
         let params = BatchParams {
             voice: &request.voice,
             lines: request.lines.len(),
             output_dir: dir,
             speed: request.speed,
         };
-        let job = self
+        let job = match self
             .create_job(
                 JobKind::SpeakBatch,
                 &choice,
                 dir.display().to_string(),
                 &params,
             )
-            .await?;
+            .await
+        {
+            Ok(job) => job,
+            Err(e) => {
+                // Nothing was made: the reserved, empty manifest goes.
+                let _ = std::fs::remove_file(&manifest);
+                return Err(e);
+            }
+        };
         let inner = self.inner.clone();
         let job_id = job.id;
         self.inner.jobs.spawn(

@@ -332,10 +332,42 @@ async fn a_batch_of_100_lines_gives_100_wavs_and_a_manifest() {
         })
         .await
         .unwrap_err();
-    assert!(
-        again.to_string().contains("already holds a batch"),
-        "{again}"
+    assert!(again.to_string().contains("already holds"), "{again}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_never_overwrites_a_file_nor_shares_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, _, _) = open_with_joe(dir.path()).await;
+    let batch = |out: &Path| SpeakBatchRequest {
+        voice: "joe".into(),
+        lines: vec!["One.".into(), "Two.".into()],
+        output_dir: out.to_path_buf(),
+        speed: None,
+    };
+
+    // A folder holding a file the batch would write is refused; the file is untouched.
+    let mine = dir.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("002.wav"), "my recording").unwrap();
+    let refused = runtime.speak_batch(batch(&mine)).await.unwrap_err();
+    assert!(refused.to_string().contains("002.wav"), "{refused}");
+    assert_eq!(
+        std::fs::read(mine.join("002.wav")).unwrap(),
+        b"my recording"
     );
+    assert!(!mine.join(MANIFEST_NAME).exists());
+
+    // Two batches sent to one empty folder: the first reserves it, the second is refused.
+    let shared = dir.path().join("shared");
+    let first = runtime.speak_batch(batch(&shared)).await.unwrap();
+    let second = runtime.speak_batch(batch(&shared)).await.unwrap_err();
+    assert!(
+        second.to_string().contains("already holds a batch"),
+        "{second}"
+    );
+    let first = runtime.wait_job(first.id).await.unwrap();
+    assert_eq!(first.status, JobStatus::Done, "{:?}", first.error);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
