@@ -368,7 +368,7 @@ function voiceName(name: string): string | null {
   return n && n.length <= VOICE_NAME_MAX_CHARS ? n : null
 }
 
-const within = ([lo, hi]: number[], v: number) => v >= lo && v <= hi
+const within = ([lo, hi]: readonly [number, number], v: number) => v >= lo && v <= hi
 
 /** Settings outside the runtime's ranges (VOICE_LIMITS, from the bindings) are refused. */
 function settingsError(settings: VoiceSettings): string | null {
@@ -570,8 +570,10 @@ export const commands = {
     if (filter.kind) list = list.filter((j) => j.kind === filter.kind)
     if (filter.status) list = list.filter((j) => j.status === filter.status)
     list = [...list].sort((a, b) => b.created_at - a.created_at || b.id - a.id)
-    const end = filter.limit < 0 ? undefined : filter.offset + filter.limit
-    return ok(clone(list.slice(filter.offset, end)))
+    // Omitted fields take the Rust defaults (JobFilter::default: limit 100, offset 0).
+    const { limit = 100, offset = 0 } = filter
+    const end = limit < 0 ? undefined : offset + limit
+    return ok(clone(list.slice(offset, end)))
   }),
   deleteJob: cmd('deleteJob', (jobId: number) => {
     state.deleted.add(jobId)

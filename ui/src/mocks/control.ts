@@ -2,6 +2,8 @@
 // loads (window.__izwiMockConfig, or URL parameters by hand) and what they read back
 // (window.__izwiMock: the commands called, the fixtures found).
 
+import type { ErrorKind } from '../bindings'
+
 export interface MockConfig {
   /** Milliseconds between replayed job events when the recording has no timing. */
   jobStepMs: number
@@ -16,7 +18,7 @@ export interface MockConfig {
   /** Files Izwi was "opened with" (takeOpenedFiles). */
   openedFiles: string[]
   /** Model ids whose download fails, with the error the command returns. */
-  failDownloads: Record<string, { kind: string; message: string }>
+  failDownloads: Record<string, { kind: ErrorKind; message: string }>
 }
 
 export interface MockCall {

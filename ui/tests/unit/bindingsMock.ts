@@ -5,10 +5,12 @@
 import { vi, type Mock } from 'vitest'
 import type {
   commands as RealCommands,
+  events as RealEvents,
   BatchDetail,
   ErrorKind,
   Job,
   JobDetail,
+  ModelInfo,
   QueuedFiles,
   SegmentRecord,
   Settings,
@@ -18,7 +20,7 @@ import type {
 } from '../../src/bindings'
 import type { RuntimeEvent } from '../../src/lib/events'
 
-type Listener = (e: { event: string; id: number; payload: unknown }) => void
+type Listener = Parameters<Events['runtimeEvent']['listen']>[0]
 const listeners = new Set<Listener>()
 
 export const ok = <T>(data: T) => ({ status: 'ok' as const, data })
@@ -74,21 +76,28 @@ function defaults() {
 
 export const commands: Mocked = defaults()
 
+type Events = typeof RealEvents
+type MockedEvent<E extends keyof Events> = { [M in 'listen' | 'once' | 'emit']: Mock<Events[E][M]> }
+
+/** The event helpers used by the app, typed as the generated bindings are; only
+ * runtimeEvent.listen delivers anything (through emitRuntime). */
 export const events = {
   runtimeEvent: {
-    listen: fn('listen', async (cb: Listener) => {
+    listen: vi.fn<Events['runtimeEvent']['listen']>(async (cb) => {
       listeners.add(cb)
-      return () => listeners.delete(cb)
+      return () => {
+        listeners.delete(cb)
+      }
     }),
-    once: fn('once', ),
-    emit: fn('emit', ),
+    once: vi.fn<Events['runtimeEvent']['once']>(async () => () => {}),
+    emit: vi.fn<Events['runtimeEvent']['emit']>(async () => {}),
   },
   filesOpened: {
-    listen: fn('listen', async () => () => {}),
-    once: fn('once', ),
-    emit: fn('emit', ),
+    listen: vi.fn<Events['filesOpened']['listen']>(async () => () => {}),
+    once: vi.fn<Events['filesOpened']['once']>(async () => () => {}),
+    emit: vi.fn<Events['filesOpened']['emit']>(async () => {}),
   },
-}
+} satisfies { [E in keyof Events]: MockedEvent<E> }
 
 export function emitRuntime(payload: RuntimeEvent): void {
   for (const l of [...listeners]) l({ event: 'runtime-event', id: 0, payload })
@@ -133,6 +142,7 @@ export function model(patch: Partial<ModelInfo> = {}): ModelInfo {
     source: { kind: 'catalog', repo: 'Systran/faster-whisper-base', revision: 'main' },
     status: 'not_installed',
     path: null,
+    catalog_id: null,
     size_bytes: 290_000_000,
     disk_bytes: 0,
     languages: ['en', 'de', 'fr', 'es'],

@@ -1,7 +1,7 @@
 import { act, render, screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
-import { commands, emitRuntime, fail, job, ok } from './bindingsMock'
+import { commands, emitRuntime, fail, job, ok, queued } from './bindingsMock'
 import { resetApp } from './helpers'
 import { Queue } from '../../src/features/transcribe/Queue'
 import { addJobs, handleJobEvent } from '../../src/features/transcribe/jobsStore'
@@ -135,7 +135,7 @@ describe('queue rows', () => {
     ])
     render(<Queue selected={null} onOpen={() => {}} />)
     const failed = screen.getByRole('listitem', { name: 'rede.mp3' })
-    commands.transcribeFiles.mockResolvedValue(ok([job({ id: 9, input: '/home/ada/Audio/rede.mp3', params })]))
+    commands.transcribeFiles.mockResolvedValue(ok(queued([job({ id: 9, input: '/home/ada/Audio/rede.mp3', params })])))
     await userEvent.click(within(failed).getByRole('button', { name: 'Retry rede.mp3' }))
     expect(commands.transcribeFiles).toHaveBeenCalledWith(['/home/ada/Audio/rede.mp3'], {
       model_id: 'whisper-base',

@@ -247,7 +247,9 @@ export function optionsOf(job: Job): TranscribeOptions {
 export async function retryJob(id: number): Promise<void> {
   const item = jobsStore.get().items[id]
   if (!item) return
-  const [again] = await api.transcribeFiles([item.job.input], optionsOf(item.job))
+  const {
+    jobs: [again],
+  } = await api.transcribeFiles([item.job.input], optionsOf(item.job))
   if (!again) return
   jobsStore.set((s) => {
     const items = { ...s.items }
