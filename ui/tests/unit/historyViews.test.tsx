@@ -1,6 +1,5 @@
 import { render, screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
-import { save } from '@tauri-apps/plugin-dialog'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { batchDetail, commands, job, ok, speechDetail, transcript } from './bindingsMock'
 import { resetApp } from './helpers'
@@ -48,7 +47,7 @@ describe('history views by kind', () => {
   it('opens a speak job with its text, voice, settings and recording, and saves it again', async () => {
     commands.listJobs.mockResolvedValue(ok(jobs))
     commands.getJobDetail.mockResolvedValue(ok({ kind: 'speech', ...speech }))
-    vi.mocked(save).mockResolvedValueOnce('/home/ada/Desktop/kettle.wav')
+    commands.chooseSavePath.mockResolvedValueOnce(ok('/home/ada/Desktop/kettle.wav'))
     render(
       <>
         <HistoryPage />
@@ -74,7 +73,11 @@ describe('history views by kind', () => {
     expect(within(view).getByRole('button', { name: 'Pause' })).toBeInTheDocument()
 
     await userEvent.click(within(view).getByRole('button', { name: /Save as/ }))
-    expect(save).toHaveBeenCalledWith(expect.objectContaining({ defaultPath: 'good-morning-the-kettle-is-on.wav' }))
+    expect(commands.chooseSavePath).toHaveBeenCalledWith(
+      'Save the speech as WAV',
+      'good-morning-the-kettle-is-on.wav',
+      null,
+    )
     expect(commands.saveSpeech).toHaveBeenCalledWith(12, '/home/ada/Desktop/kettle.wav')
     expect(await screen.findByRole('status')).toHaveTextContent('Saved WAV')
   })

@@ -1,6 +1,5 @@
 import { act, render, screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
-import { open } from '@tauri-apps/plugin-dialog'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { commands, emitRuntime, fail, model, ok } from './bindingsMock'
 import { resetApp } from './helpers'
@@ -156,19 +155,18 @@ describe('model cards', () => {
       source: { kind: 'local', imported_from: '/home/ada/voices/en_US-joe-medium.onnx' },
     })
     commands.importModel.mockResolvedValue(ok(imported))
-    vi.mocked(open).mockResolvedValueOnce('/home/ada/voices/en_US-joe-medium.onnx')
+    commands.choosePaths.mockResolvedValueOnce(ok(['/home/ada/voices/en_US-joe-medium.onnx']))
     await userEvent.click(screen.getByRole('button', { name: /Import/ }))
     await userEvent.click(screen.getByRole('menuitem', { name: /Piper voice/ }))
-    expect(open).toHaveBeenLastCalledWith(
-      expect.objectContaining({ multiple: false, filters: [{ name: 'Piper voice', extensions: ['onnx'] }] }),
-    )
-    expect(vi.mocked(open).mock.lastCall?.[0]).not.toHaveProperty('directory', true)
+    // One .onnx file (the Rust side's dialog filters and takes a single file).
+    expect(commands.choosePaths).toHaveBeenLastCalledWith('model_file')
     expect(commands.importModel).toHaveBeenCalledWith('/home/ada/voices/en_US-joe-medium.onnx', null)
 
-    vi.mocked(open).mockResolvedValueOnce('/home/ada/models/whisper-small')
+    commands.choosePaths.mockResolvedValueOnce(ok(['/home/ada/models/whisper-small']))
     await userEvent.click(screen.getByRole('button', { name: /Import/ }))
     await userEvent.click(screen.getByRole('menuitem', { name: /Whisper model folder/ }))
-    expect(open).toHaveBeenLastCalledWith(expect.objectContaining({ directory: true }))
+    expect(commands.choosePaths).toHaveBeenLastCalledWith('model_folder')
+    expect(commands.importModel).toHaveBeenLastCalledWith('/home/ada/models/whisper-small', null)
   })
 
   it('shows an import among its catalog family, and on the catalog card it is', async () => {

@@ -1,12 +1,12 @@
 // A speak job in History: its recording (play, save again), text, voice and settings.
 
-import { save } from '@tauri-apps/plugin-dialog'
 import { useRef } from 'react'
 import type { SpeechDetail } from '../../bindings'
 import { CopyButton } from '../../components/CopyButton'
 import { ErrorNote } from '../../components/ErrorNote'
 import { Icon } from '../../components/Icon'
 import { api } from '../../lib/api'
+import { chooseSavePath } from '../../lib/choose'
 import { describeError, jobFailureText } from '../../lib/errors'
 import { basename, formatDate, formatDuration } from '../../lib/format'
 import { useMediaSrc } from '../../lib/mediaSrc'
@@ -31,17 +31,7 @@ function suggestedName(text: string, jobId: number): string {
 }
 
 async function saveAgain(detail: SpeechDetail): Promise<void> {
-  let path: string | null
-  try {
-    path = await save({
-      title: 'Save the speech as WAV',
-      defaultPath: suggestedName(detail.text, detail.job.id),
-      filters: [{ name: 'WAV audio', extensions: ['wav'] }],
-    })
-  } catch (e) {
-    toast({ kind: 'error', title: 'Could not open the save dialog.', detail: String(e) })
-    return
-  }
+  const path = await chooseSavePath('Save the speech as WAV', suggestedName(detail.text, detail.job.id))
   if (!path) return
   try {
     const saved = await api.saveSpeech(detail.job.id, path)
