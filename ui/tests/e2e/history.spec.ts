@@ -27,7 +27,7 @@ test('search "country" → highlighted snippets → open the transcript at that 
 
 test('a speech job opens as speech in History: its text, voice and recording, saved again', async ({ page }) => {
   await start(page, { jobStepMs: 60, savePath: '/home/user/Music/again.wav' })
-  await page.keyboard.press('Control+5')
+  await page.keyboard.press('Control+4')
   const text = 'Good morning. The museum opens at nine.'
   await page.getByRole('textbox', { name: 'Text to speak' }).fill(text)
   await page.getByRole('button', { name: /Generate/ }).click()
@@ -51,7 +51,7 @@ test('a speech job opens as speech in History: its text, voice and recording, sa
 
 test('a batch opens in History with its lines and files', async ({ page }) => {
   await start(page, { jobStepMs: 60, openFolder: '/home/user/Exports/gallery' })
-  await page.keyboard.press('Control+6')
+  await page.keyboard.press('Control+5')
   const lines = ['Welcome to the gallery.', 'Photographs are allowed.', 'Thank you!']
   await page.getByRole('textbox', { name: 'Lines to speak' }).fill(lines.join('\n'))
   await page.getByRole('button', { name: /Choose folder/ }).click()

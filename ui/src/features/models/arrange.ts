@@ -12,7 +12,7 @@ export interface ModelEntry {
 
 /** The catalog entry an import was recognised as, when the hub says (izwi-hub `ModelInfo.catalog_id`). */
 export function catalogMatch(model: ModelInfo): string | null {
-  const id = (model as ModelInfo & { catalog_id?: string | null }).catalog_id
+  const id = model.catalog_id
   return model.source.kind === 'local' && typeof id === 'string' && id ? id : null
 }
 
