@@ -188,7 +188,10 @@ function detailFor(jobId: number): JobDetail | null {
     requested: params.voice ?? '',
     name: voice?.name ?? null,
     model_id: job.model_id,
-    settings: { ...(voice?.settings ?? { speed: 1, pitch: 0, noise_scale: null, noise_w: null, speaker: null }), ...(speed != null ? { speed } : {}) },
+    settings: {
+      ...(voice?.settings ?? { speed: 1, pitch: 0, noise_scale: null, noise_w: null, speaker: null }),
+      ...(speed != null ? { speed } : {}),
+    },
     speed,
   }
   if (job.kind === 'transcribe') {
@@ -219,11 +222,10 @@ function detailFor(jobId: number): JobDetail | null {
     voice: used,
     output_dir: dir,
     manifest_path: made ? `${dir}/manifest.csv` : null,
-    lines: lines.map(
-      (text, i): BatchLine =>
-        i < made
-          ? { line: i + 1, text, file: `${dir}/${String(i + 1).padStart(width, '0')}.wav`, seconds, status: 'made' }
-          : { line: i + 1, text, file: null, seconds: null, status: 'not_made' },
+    lines: lines.map((text, i): BatchLine =>
+      i < made
+        ? { line: i + 1, text, file: `${dir}/${String(i + 1).padStart(width, '0')}.wav`, seconds, status: 'made' }
+        : { line: i + 1, text, file: null, seconds: null, status: 'not_made' },
     ),
   }
 }

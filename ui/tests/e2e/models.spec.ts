@@ -15,7 +15,8 @@ test('download a model with progress and ETA until installed; cancel another', a
     const home = models.find((c) => c.source.kind === 'catalog' && c.id === m.catalog_id) ?? m
     const article = page.getByRole('article', { name: home.name, exact: true })
     await expect(article).toBeVisible()
-    if (home !== m) await expect(article.getByTestId('model-imported')).toContainText(`Your import ${m.id} is this model`)
+    if (home !== m)
+      await expect(article.getByTestId('model-imported')).toContainText(`Your import ${m.id} is this model`)
   }
 
   const card = page.getByRole('article', { name: first.name, exact: true })

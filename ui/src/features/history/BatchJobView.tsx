@@ -97,9 +97,7 @@ export function BatchJobView({ detail, onClose }: { detail: BatchDetail; onClose
                 <span className="job-line-file" title={file ?? undefined}>
                   {file ? basename(file) : ''}
                 </span>
-                <span className="job-line-len tabular">
-                  {l.seconds != null ? formatDuration(l.seconds) : ''}
-                </span>
+                <span className="job-line-len tabular">{l.seconds != null ? formatDuration(l.seconds) : ''}</span>
                 <span className="job-line-state">{LINE_STATE[l.status]}</span>
               </li>
             )

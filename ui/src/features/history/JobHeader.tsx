@@ -26,7 +26,13 @@ export function JobHeader({
     <header className="transcript-header">
       <div className="transcript-heading">
         {onClose && (
-          <button type="button" className="btn btn-icon btn-ghost" aria-label="Close" data-tooltip="Close" onClick={onClose}>
+          <button
+            type="button"
+            className="btn btn-icon btn-ghost"
+            aria-label="Close"
+            data-tooltip="Close"
+            onClick={onClose}
+          >
             <Icon name="arrowLeft" />
           </button>
         )}

@@ -89,7 +89,12 @@ export function SegmentRow({
     }
   }
 
-  const cls = ['segment', current && 'segment-current', flash && 'segment-flash', row.original != null && 'segment-edited']
+  const cls = [
+    'segment',
+    current && 'segment-current',
+    flash && 'segment-flash',
+    row.original != null && 'segment-edited',
+  ]
     .filter(Boolean)
     .join(' ')
   return (

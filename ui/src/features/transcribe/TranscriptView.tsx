@@ -51,7 +51,14 @@ export function TranscriptView({
     if (stored && view) {
       return [...view.segments]
         .sort((a, b) => a.start - b.start || a.idx - b.idx)
-        .map((s) => ({ key: `s${s.idx}`, idx: s.idx, start: s.start, end: s.end, text: s.text, original: s.original ?? null }))
+        .map((s) => ({
+          key: `s${s.idx}`,
+          idx: s.idx,
+          start: s.start,
+          end: s.end,
+          text: s.text,
+          original: s.original ?? null,
+        }))
     }
     return (item?.segments ?? []).map((s, i) => ({
       key: `l${i}-${s.start}`,

@@ -21,7 +21,11 @@ export async function exportTranscriptAs(
   title: string,
   sourcePath?: string | null,
 ): Promise<string | null> {
-  const path = await chooseSavePath(`Export ${format.toUpperCase()}`, `${stem(title) || 'transcript'}.${format}`, sourcePath)
+  const path = await chooseSavePath(
+    `Export ${format.toUpperCase()}`,
+    `${stem(title) || 'transcript'}.${format}`,
+    sourcePath,
+  )
   if (!path) return null
   try {
     const written = await api.exportTranscript(jobId, format, path)
