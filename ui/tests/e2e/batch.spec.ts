@@ -42,7 +42,8 @@ test('import the lines of a .csv file', async ({ page }) => {
   const csv = await recorded<string[]>(page, 'linesCsv')
   await page.keyboard.press('Control+5')
   await page.getByRole('button', { name: /Import .txt or .csv/ }).click()
-  expect((await calls(page, 'readLines'))[0].args).toEqual(['/home/user/Documents/lines.csv'])
+  // The dialog answers asynchronously: wait for the call rather than read the log at once.
+  await expect.poll(async () => (await calls(page, 'readLines'))[0]?.args).toEqual(['/home/user/Documents/lines.csv'])
   await expect(page.getByRole('textbox', { name: 'Lines to speak' })).toHaveValue(csv.join('\n'))
   await expect(page.getByTestId('batch-count')).toContainText(`${csv.length} lines`)
 })

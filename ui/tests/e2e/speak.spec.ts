@@ -46,10 +46,11 @@ test('type text → generate (sentences play as they come) → progress → Save
   expect(started).toEqual(sentences.map((s) => s.payload.samples))
 
   await page.getByRole('button', { name: /Save WAV/ }).click()
+  // The dialog's answer, then the save: both arrive after the click resolves.
+  await expect.poll(async () => (await calls(page, 'saveSpeech')).length).toBe(1)
   const dialog = (await calls(page, 'chooseSavePath'))[0]
   expect(dialog.args[1]).toBe('good-morning-the-museum-opens.wav')
   const saved = await calls(page, 'saveSpeech')
-  expect(saved).toHaveLength(1)
   expect(saved[0].args[1]).toBe('/home/user/Music/hello.wav')
   await expect(page.getByRole('status').filter({ hasText: 'Saved WAV' })).toContainText('/home/user/Music/hello.wav')
   await expect(page.getByTestId('saved-path')).toContainText('/home/user/Music/hello.wav')
