@@ -59,7 +59,8 @@ if [[ ${1:-} == --inside ]]; then
         sleep 2
         import -window root "$OUT/transcript.png"
         # OCR reads dark-on-light best: try the shot as it is and inverted, enlarged.
-        convert "$OUT/transcript.png" -resize 200% "$OUT/ocr-a.png"
+        # (3x in grey reads this UI's text best; 2x alone misread "country" in a run.)
+        convert "$OUT/transcript.png" -resize 300% -colorspace Gray "$OUT/ocr-a.png"
         convert "$OUT/transcript.png" -resize 200% -negate "$OUT/ocr-b.png"
         { tesseract "$OUT/ocr-a.png" - 2>/dev/null; tesseract "$OUT/ocr-b.png" - 2>/dev/null; } >"$OUT/transcript.txt"
         if grep -qi "could not be played" "$OUT/transcript.txt"; then

@@ -55,7 +55,7 @@ try {
   await shot('history-speak.png')
 
   await openJob(batchJob)
-  await expectText('the batch job', ['Batch', 'The second line.', '002.wav'])
+  await expectText('the batch job', ['Batch', '3 of 3 lines made', '002.wav'])
   await shot('history-batch.png')
 
   await openJob(transcribeJob)
