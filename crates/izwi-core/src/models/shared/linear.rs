@@ -1,13 +1,17 @@
-//! A linear layer computed the way candle's CPU matmul is fastest for decoding.
+//! A linear layer computed the way candle's CPU matmul is fastest for the rows given.
 
 use candle_core::{Module, Result, Tensor};
 use candle_nn::VarBuilder;
 
-/// `y = x Wᵀ (+ b)`, computed as `(W xᵀ)ᵀ` with `W` in its checkpoint layout
-/// (`[out, in]`, contiguous). For the few rows of a decode batch, candle's matmul is up
-/// to four times faster that way than `x · Wᵀ` over a transposed view or a transposed
-/// copy (measured on 512×51865, 512×2048 and 768×16384 weights at 2–16 rows; see
-/// docs/engine.md), and no transposed copy of the weights is kept.
+/// `y = x Wᵀ (+ b)` with `W` in its checkpoint layout (`[out, in]`, contiguous), no
+/// transposed copy kept. For the few rows of a decode batch it is computed as
+/// `(W xᵀ)ᵀ`, up to four times faster in candle's matmul than `x · Wᵀ` over a
+/// transposed view (measured on 512×51865, 512×2048 and 768×16384 weights at 2–16
+/// rows; docs/engine.md). From [`MANY_ROWS`] rows on (an encoder's frames, a long
+/// prefill) the plain `x · Wᵀ` is the faster one, by 2.6× at 1500 rows (docs/speed.md).
+/// Rows from which `x · Wᵀ` beats `(W xᵀ)ᵀ`.
+pub const MANY_ROWS: usize = 32;
+
 #[derive(Debug, Clone)]
 pub struct Linear {
     weight: Tensor,
@@ -41,7 +45,11 @@ fn weight(in_dim: usize, out_dim: usize, vb: &VarBuilder) -> Result<Tensor> {
 impl Module for Linear {
     /// `x`: `[tokens, in]` → `[tokens, out]`, contiguous.
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let y = self.weight.matmul(&x.t()?)?.t()?.contiguous()?;
+        let y = if x.dim(0)? >= MANY_ROWS {
+            x.matmul(&self.weight.t()?)?
+        } else {
+            self.weight.matmul(&x.t()?)?.t()?.contiguous()?
+        };
         match &self.bias {
             Some(bias) => y.broadcast_add(bias),
             None => Ok(y),
@@ -59,11 +67,13 @@ mod tests {
         let dev = Device::Cpu;
         let w = Tensor::randn(0f32, 1.0, (5, 3), &dev)?;
         let b = Tensor::randn(0f32, 1.0, 5, &dev)?;
-        let x = Tensor::randn(0f32, 1.0, (4, 3), &dev)?;
-        let ours = Linear::new(&w, Some(b.clone()))?.forward(&x)?;
-        let theirs = candle_nn::Linear::new(w, Some(b)).forward(&x)?;
-        let diff = (ours - theirs)?.abs()?.max_all()?.to_scalar::<f32>()?;
-        assert!(diff < 1e-6, "{diff}");
+        for rows in [1, 4, MANY_ROWS - 1, MANY_ROWS, 301] {
+            let x = Tensor::randn(0f32, 1.0, (rows, 3), &dev)?;
+            let ours = Linear::new(&w, Some(b.clone()))?.forward(&x)?;
+            let theirs = candle_nn::Linear::new(w.clone(), Some(b.clone())).forward(&x)?;
+            let diff = (ours - theirs)?.abs()?.max_all()?.to_scalar::<f32>()?;
+            assert!(diff < 1e-5, "{rows} rows: {diff}");
+        }
         Ok(())
     }
 }

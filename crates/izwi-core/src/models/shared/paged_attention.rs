@@ -8,6 +8,7 @@
 
 use candle_core::{DType, Device, Result, Tensor, D};
 
+use super::activations::softmax_last_dim;
 use crate::engine::{ForwardBatch, LayerKvCache};
 
 /// Everything about a step's layout that every layer needs, built once per step.
@@ -191,7 +192,7 @@ impl AttentionGroup {
                 .broadcast_add(mask)?
                 .reshape((b, kv_heads, groups * ql, kl))?;
         }
-        let probs = candle_nn::ops::softmax_last_dim(&scores)?;
+        let probs = softmax_last_dim(&scores)?;
         probs
             .matmul(&v)?
             .reshape((b, kv_heads, groups, ql, head_dim))?

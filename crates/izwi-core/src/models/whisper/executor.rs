@@ -102,13 +102,21 @@ impl WhisperExecutor {
                 continue;
             }
             if !to_encode.iter().any(|(k, _)| *k == key) {
+                let started = std::time::Instant::now();
                 to_encode.push((key, self.mel.compute(audio)?));
+                tracing::debug!(seconds = started.elapsed().as_secs_f64(), "mel");
             }
             waiting.push((seq.request_id.clone(), key));
         }
         if !to_encode.is_empty() {
             let mels: Vec<Tensor> = to_encode.iter().map(|(_, m)| m.clone()).collect();
+            let started = std::time::Instant::now();
             let encoded = self.model.encode(&Tensor::stack(&mels, 0)?)?;
+            tracing::debug!(
+                audios = mels.len(),
+                seconds = started.elapsed().as_secs_f64(),
+                "encoded"
+            );
             for (i, (key, _)) in to_encode.iter().enumerate() {
                 let cross = Arc::new(self.model.cross_kv(&encoded.get(i)?)?);
                 for (id, _) in waiting.iter().filter(|(_, k)| k == key) {
@@ -143,7 +151,19 @@ impl ModelExecutor for WhisperExecutor {
                     })
             })
             .collect::<Result<Vec<_>>>()?;
-        self.model.decode_paged(batch, kv_cache, &cross)
+        let started = std::time::Instant::now();
+        let logits = self.model.decode_paged(batch, kv_cache, &cross);
+        tracing::debug!(
+            sequences = batch.sequences.len(),
+            tokens = batch
+                .sequences
+                .iter()
+                .map(|s| s.tokens.len())
+                .sum::<usize>(),
+            seconds = started.elapsed().as_secs_f64(),
+            "decoded"
+        );
+        logits
     }
 
     fn process_logits(&self, tokens: &[u32], prompt_len: usize, logits: &mut [f32]) {

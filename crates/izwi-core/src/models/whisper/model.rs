@@ -11,6 +11,7 @@ use candle_nn::{
 
 use super::config::WhisperConfig;
 use crate::engine::{ForwardBatch, LayerKvCache};
+use crate::models::shared::activations::{gelu_erf, softmax_last_dim};
 use crate::models::shared::linear::Linear;
 use crate::models::shared::paged_attention::PagedAttentionMetadata;
 use crate::models::shared::weights::load_model_dir;
@@ -58,11 +59,12 @@ impl Attention {
 
 /// Plain attention: `q` `[heads, n, d]` over keys `k_t` `[heads, d, m]` and values `v`
 /// `[heads, m, d]` → `[n, heads * d]`. Keys come transposed, contiguous, because
-/// candle's matmul is twice as fast on that layout as on a transposed view.
+/// candle's matmul is twice as fast on that layout as on a transposed view. The scale
+/// is applied to the queries, `n × d` values rather than `n × m` scores.
 fn attend(q: &Tensor, k_t: &Tensor, v: &Tensor) -> Result<Tensor> {
     let (heads, n, d) = q.dims3()?;
-    let scores = (q.matmul(k_t)? / (d as f64).sqrt())?;
-    let probs = candle_nn::ops::softmax_last_dim(&scores)?;
+    let scores = (q / (d as f64).sqrt())?.matmul(k_t)?;
+    let probs = softmax_last_dim(&scores)?;
     probs.matmul(v)?.transpose(0, 1)?.reshape((n, heads * d))
 }
 
@@ -80,7 +82,7 @@ impl Mlp {
     }
 
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        self.fc2.forward(&self.fc1.forward(x)?.gelu_erf()?)
+        self.fc2.forward(&gelu_erf(&self.fc1.forward(x)?)?)
     }
 }
 
@@ -237,8 +239,8 @@ impl Whisper {
 
     /// Encodes log-mel features `[batch, n_mels, 3000]` into `[batch, 1500, d_model]`.
     pub fn encode(&self, mel: &Tensor) -> Result<Tensor> {
-        let x = self.conv1.forward(&mel.to_dtype(self.dtype)?)?.gelu_erf()?;
-        let x = self.conv2.forward(&x)?.gelu_erf()?.transpose(1, 2)?;
+        let x = gelu_erf(&self.conv1.forward(&mel.to_dtype(self.dtype)?)?)?;
+        let x = gelu_erf(&self.conv2.forward(&x)?)?.transpose(1, 2)?;
         let frames = x.dim(1)?;
         let x = x.broadcast_add(&self.encoder_positions.narrow(0, 0, frames)?)?;
         let outputs = (0..x.dim(0)?)

@@ -1,0 +1,165 @@
+//! Softmax and exact GELU with our own CPU kernels. On the CPU with f32 they run
+//! [`vector_math`] over rows in parallel; on other devices and dtypes they are candle's
+//! own ops, so Metal and CUDA are unchanged. Measured against candle's versions in
+//! docs/speed.md: candle's CPU softmax computes `exp` through libm one element at a
+//! time, which made it the largest single cost of Whisper's encoder after the matmuls.
+
+use candle_core::{CpuStorage, CustomOp1, DType, Layout, Result, Shape, Tensor};
+use rayon::prelude::*;
+
+use super::vector_math;
+
+/// Softmax over the last dimension.
+pub fn softmax_last_dim(x: &Tensor) -> Result<Tensor> {
+    if x.device().is_cpu() && x.dtype() == DType::F32 {
+        x.contiguous()?.apply_op1_no_bwd(&Softmax)
+    } else {
+        candle_nn::ops::softmax_last_dim(x)
+    }
+}
+
+/// `0.5 · x · (1 + erf(x / √2))`, candle's `gelu_erf`.
+pub fn gelu_erf(x: &Tensor) -> Result<Tensor> {
+    if x.device().is_cpu() && x.dtype() == DType::F32 {
+        x.contiguous()?.apply_op1_no_bwd(&GeluErf)
+    } else {
+        x.gelu_erf()
+    }
+}
+
+/// Elements handed to one parallel task, so small tensors are not split too finely.
+const MIN_PARALLEL_ELEMENTS: usize = 1 << 14;
+
+/// The f32 elements of a contiguous CPU tensor (the public functions make it so).
+fn contiguous_f32<'a>(storage: &'a CpuStorage, layout: &Layout) -> Result<&'a [f32]> {
+    let data = storage.as_slice::<f32>()?;
+    match layout.contiguous_offsets() {
+        Some((start, end)) => Ok(&data[start..end]),
+        None => candle_core::bail!("izwi's CPU kernels take contiguous tensors"),
+    }
+}
+
+struct Softmax;
+
+impl CustomOp1 for Softmax {
+    fn name(&self) -> &'static str {
+        "izwi-softmax-last-dim"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
+        let x = contiguous_f32(storage, layout)?;
+        let dim = layout.dims().last().copied().unwrap_or(1).max(1);
+        let mut out = vec![0f32; x.len()];
+        let rows_per_task = (MIN_PARALLEL_ELEMENTS / dim).max(1);
+        out.par_chunks_mut(dim * rows_per_task)
+            .zip(x.par_chunks(dim * rows_per_task))
+            .for_each(|(out, x)| {
+                for (o, row) in out.chunks_mut(dim).zip(x.chunks(dim)) {
+                    softmax_row(row, o);
+                }
+            });
+        Ok((CpuStorage::F32(out), layout.shape().clone()))
+    }
+}
+
+fn softmax_row(row: &[f32], out: &mut [f32]) {
+    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    if max == f32::NEG_INFINITY {
+        // Every position masked: candle gives NaN here; so do we, as 0/0.
+        out.fill(f32::NAN);
+        return;
+    }
+    let sum = vector_math::exp_shifted_sum(row, max, out);
+    let inverse = 1.0 / sum;
+    for o in out.iter_mut() {
+        *o *= inverse;
+    }
+}
+
+struct GeluErf;
+
+impl CustomOp1 for GeluErf {
+    fn name(&self) -> &'static str {
+        "izwi-gelu-erf"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
+        let x = contiguous_f32(storage, layout)?;
+        let mut out = vec![0f32; x.len()];
+        out.par_chunks_mut(MIN_PARALLEL_ELEMENTS)
+            .zip(x.par_chunks(MIN_PARALLEL_ELEMENTS))
+            .for_each(|(out, x)| vector_math::gelu_erf(x, out));
+        Ok((CpuStorage::F32(out), layout.shape().clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::{Device, IndexOp};
+
+    fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
+        (a - b)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .max(0)
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap()
+    }
+
+    #[test]
+    fn softmax_matches_candle_on_odd_shapes() -> Result<()> {
+        let dev = Device::Cpu;
+        for shape in [
+            (1, 1, 1),
+            (3, 5, 7),
+            (2, 17, 1500),
+            (8, 3, 65),
+            (1, 1, 51865),
+        ] {
+            let x = (Tensor::randn(0f32, 4.0, shape, &dev)? - 2.0)?;
+            let ours = softmax_last_dim(&x)?;
+            let theirs = candle_nn::ops::softmax_last_dim(&x)?;
+            // Sums of tens of thousands of terms differ in their last bits by order.
+            let diff = max_diff(&ours, &theirs);
+            assert!(diff < 5e-6, "{shape:?}: {diff}");
+            // A transposed (non-contiguous) view goes through the same kernel.
+            let t = x.transpose(1, 2)?;
+            let diff = max_diff(
+                &softmax_last_dim(&t)?,
+                &candle_nn::ops::softmax_last_dim(&t.contiguous()?)?,
+            );
+            assert!(diff < 5e-6, "{shape:?} transposed: {diff}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn softmax_of_masked_positions_is_zero() -> Result<()> {
+        let dev = Device::Cpu;
+        let x = Tensor::new(&[[0f32, f32::NEG_INFINITY, 1.0]], &dev)?;
+        let p = softmax_last_dim(&x)?;
+        assert_eq!(p.i((0, 1))?.to_scalar::<f32>()?, 0.0);
+        let sum = p.sum_all()?.to_scalar::<f32>()?;
+        assert!((sum - 1.0).abs() < 1e-6);
+        Ok(())
+    }
+
+    #[test]
+    fn gelu_matches_candle_on_odd_shapes() -> Result<()> {
+        let dev = Device::Cpu;
+        for shape in [(1, 1), (3, 7), (1500, 2048), (5, 16_385)] {
+            let x = Tensor::randn(0f32, 3.0, shape, &dev)?;
+            let diff = max_diff(&gelu_erf(&x)?, &x.gelu_erf()?);
+            assert!(diff < 2e-6, "{shape:?}: {diff}");
+            let t = x.t()?;
+            let diff = max_diff(&gelu_erf(&t)?, &t.gelu_erf()?);
+            assert!(diff < 2e-6, "{shape:?} transposed: {diff}");
+        }
+        Ok(())
+    }
+}
