@@ -1,10 +1,12 @@
 //! Building blocks every model family shares.
 
 pub mod activations;
+pub mod block_attention;
 pub mod device;
 pub mod linear;
 pub mod paged_attention;
 pub mod rope;
+pub mod row_attention;
 pub mod sampling;
 pub mod vector_math;
 pub mod weights;

@@ -9,6 +9,7 @@
 use candle_core::{DType, Device, Result, Tensor, D};
 
 use super::activations::softmax_last_dim;
+use super::row_attention::RowAttention;
 use crate::engine::{ForwardBatch, LayerKvCache};
 
 /// Everything about a step's layout that every layer needs, built once per step.
@@ -34,6 +35,8 @@ struct AttentionGroup {
     gather_slots: Tensor,
     /// `[num_seqs, 1, 1, q_len, kv_len]` of 0 and -inf; None when nothing is masked.
     mask: Option<Tensor>,
+    /// Each sequence's cache slots in order, for the row kernel (decode groups).
+    slots: Vec<Vec<usize>>,
 }
 
 impl PagedAttentionMetadata {
@@ -121,8 +124,16 @@ impl AttentionGroup {
         let mut gather = Vec::with_capacity(seqs.len() * kv_len);
         let mut mask = Vec::with_capacity(seqs.len() * q_len * kv_len);
         let mut masked = false;
+        let mut slots = Vec::with_capacity(seqs.len());
         for seq in seqs {
             let context = seq.context_len();
+            if q_len == 1 {
+                slots.push(
+                    (0..context)
+                        .map(|pos| seq.slot(pos, block_size) as usize)
+                        .collect(),
+                );
+            }
             gather.extend((0..kv_len).map(|pos| {
                 if pos < context {
                     seq.slot(pos, block_size)
@@ -158,12 +169,29 @@ impl AttentionGroup {
             kv_len,
             gather_slots: Tensor::from_vec(gather, seqs.len() * kv_len, device)?,
             mask,
+            slots,
         })
     }
 
     fn attend(&self, cache: &LayerKvCache, q: &Tensor) -> Result<Tensor> {
         let (_, heads, head_dim) = q.dims3()?;
         let (b, ql, kl) = (self.num_seqs, self.q_len, self.kv_len);
+        let q_rows = q.narrow(0, self.first_row, b * ql)?;
+        if ql == 1 && RowAttention::runs_on(&q_rows) {
+            // Decode: each sequence's one query reads its keys in place in the cache.
+            let kv_heads = cache.k.dim(2)?;
+            let slot_width = kv_heads * head_dim;
+            let op = RowAttention {
+                sequences: self
+                    .slots
+                    .iter()
+                    .map(|slots| (head_dim, slots.iter().map(|s| s * slot_width).collect()))
+                    .collect(),
+                seq_of_row: (0..b).collect(),
+                kv_heads,
+            };
+            return op.forward(&q_rows, &cache.k, &cache.v);
+        }
         let (k, v) = cache.gather(&self.gather_slots)?;
         let kv_heads = k.dim(1)?;
         let groups = heads / kv_heads;
@@ -178,8 +206,7 @@ impl AttentionGroup {
             .contiguous()?;
         // Query heads that share a KV head are stacked along the query axis, so grouped
         // query attention needs no copy of K/V: [b, kv_heads, groups * ql, d].
-        let q = q
-            .narrow(0, self.first_row, b * ql)?
+        let q = q_rows
             .reshape((b, ql, kv_heads, groups, head_dim))?
             .permute((0, 2, 3, 1, 4))?
             .contiguous()?

@@ -15,6 +15,16 @@ pub fn exp_shifted_sum(x: &[f32], shift: f32, out: &mut [f32]) -> f32 {
     exp_shifted_sum_portable(x, shift, out)
 }
 
+/// `x[i] = exp(x[i] - shift)` in place, returning the sum.
+pub fn exp_shifted_sum_in_place(x: &mut [f32], shift: f32) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has the features the function is compiled for.
+        return unsafe { exp_shifted_sum_in_place_avx2(x, shift) };
+    }
+    exp_shifted_sum_in_place_portable(x, shift)
+}
+
 /// `out[i] = 0.5 · x · (1 + erf(x / √2))`, GELU as Whisper and BERT define it.
 pub fn gelu_erf(x: &[f32], out: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
@@ -33,6 +43,12 @@ unsafe fn exp_shifted_sum_avx2(x: &[f32], shift: f32, out: &mut [f32]) -> f32 {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
+unsafe fn exp_shifted_sum_in_place_avx2(x: &mut [f32], shift: f32) -> f32 {
+    exp_shifted_sum_in_place_portable(x, shift)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
 unsafe fn gelu_erf_avx2(x: &[f32], out: &mut [f32]) {
     gelu_erf_portable(x, out)
 }
@@ -42,10 +58,23 @@ fn exp_shifted_sum_portable(x: &[f32], shift: f32, out: &mut [f32]) -> f32 {
     for (o, &v) in out.iter_mut().zip(x) {
         *o = exp(v - shift);
     }
-    // Eight partial sums let the additions vectorise (f32 addition is not associative,
-    // so the compiler will not reorder a single running sum).
+    lane_sum(&out[..x.len()])
+}
+
+#[inline(always)]
+fn exp_shifted_sum_in_place_portable(x: &mut [f32], shift: f32) -> f32 {
+    for v in x.iter_mut() {
+        *v = exp(*v - shift);
+    }
+    lane_sum(x)
+}
+
+/// A sum in eight partial sums, so the additions vectorise (f32 addition is not
+/// associative, so the compiler will not reorder a single running sum).
+#[inline(always)]
+fn lane_sum(x: &[f32]) -> f32 {
     let mut sums = [0f32; 8];
-    let chunks = out[..x.len()].chunks_exact(8);
+    let chunks = x.chunks_exact(8);
     let rest: f32 = chunks.remainder().iter().sum();
     for chunk in chunks {
         for (s, &v) in sums.iter_mut().zip(chunk) {
@@ -164,6 +193,9 @@ mod tests {
             assert_eq!(out, want);
             let want_sum: f32 = want.iter().sum();
             assert!((sum - want_sum).abs() <= 1e-5 * want_sum.max(1.0));
+            let mut in_place = x.clone();
+            let sum_in_place = exp_shifted_sum_in_place(&mut in_place, 1.5);
+            assert_eq!((in_place, sum_in_place), (out.clone(), sum));
             gelu_erf(&x, &mut out);
             for (o, &v) in out.iter().zip(&x) {
                 assert!(

@@ -12,8 +12,10 @@ use candle_nn::{
 use super::config::WhisperConfig;
 use crate::engine::{ForwardBatch, LayerKvCache};
 use crate::models::shared::activations::{gelu_erf, softmax_last_dim};
-use crate::models::shared::linear::Linear;
+use crate::models::shared::block_attention;
+use crate::models::shared::linear::{Linear, MANY_ROWS};
 use crate::models::shared::paged_attention::PagedAttentionMetadata;
+use crate::models::shared::row_attention::RowAttention;
 use crate::models::shared::weights::load_model_dir;
 
 const LAYER_NORM_EPS: f64 = 1e-5;
@@ -45,26 +47,37 @@ impl Attention {
         x.reshape((x.dim(0)?, self.heads, self.head_dim))
     }
 
-    /// Keys of `x` (`[frames, dim]`) transposed for `q · kᵀ`, `[heads, head_dim, frames]`,
-    /// and values, `[heads, frames, head_dim]`.
+    /// Keys and values of `x` (`[frames, dim]`), each `[heads, frames, head_dim]`.
     fn kv(&self, x: &Tensor) -> Result<(Tensor, Tensor)> {
         let k = self.split(&self.k_proj.forward(x)?)?;
         let v = self.split(&self.v_proj.forward(x)?)?;
         Ok((
-            k.permute((1, 2, 0))?.contiguous()?,
+            k.transpose(0, 1)?.contiguous()?,
             v.transpose(0, 1)?.contiguous()?,
         ))
     }
 }
 
-/// Plain attention: `q` `[heads, n, d]` over keys `k_t` `[heads, d, m]` and values `v`
-/// `[heads, m, d]` → `[n, heads * d]`. Keys come transposed, contiguous, because
-/// candle's matmul is twice as fast on that layout as on a transposed view. The scale
-/// is applied to the queries, `n × d` values rather than `n × m` scores.
-fn attend(q: &Tensor, k_t: &Tensor, v: &Tensor) -> Result<Tensor> {
-    let (heads, n, d) = q.dims3()?;
-    let scores = (q / (d as f64).sqrt())?.matmul(k_t)?;
-    let probs = softmax_last_dim(&scores)?;
+/// Plain attention, every key visible: `q` `[n, heads, d]` over keys and values
+/// `[heads, m, d]` → `[n, heads * d]`. A few rows (decode steps) go through our row
+/// kernel on the CPU, many rows (the encoder's frames) through our block kernel;
+/// elsewhere through candle's matmuls.
+fn attend(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor> {
+    let (n, heads, d) = q.dims3()?;
+    if n < MANY_ROWS && RowAttention::runs_on(q) {
+        let keys = (0..k.dim(1)?).map(|j| j * d).collect();
+        let op = RowAttention {
+            sequences: vec![(k.dim(1)? * d, keys)],
+            seq_of_row: vec![0; n],
+            kv_heads: heads,
+        };
+        return op.forward(q, k, v);
+    }
+    if block_attention::runs_on(q) {
+        return block_attention::block_attention(q, k, v);
+    }
+    let q = (q.transpose(0, 1)? / (d as f64).sqrt())?.contiguous()?;
+    let probs = softmax_last_dim(&q.matmul(&k.t()?)?)?;
     probs.matmul(v)?.transpose(0, 1)?.reshape((n, heads * d))
 }
 
@@ -115,10 +128,7 @@ impl EncoderLayer {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let a = &self.self_attn;
         let h = self.self_attn_layer_norm.forward(x)?;
-        let q = a
-            .split(&a.q_proj.forward(&h)?)?
-            .transpose(0, 1)?
-            .contiguous()?;
+        let q = a.split(&a.q_proj.forward(&h)?)?;
         let (k, v) = a.kv(&h)?;
         let x = (x + a.out_proj.forward(&attend(&q, &k, &v)?)?)?;
         let h = self.mlp.forward(&self.final_layer_norm.forward(&x)?)?;
@@ -153,8 +163,8 @@ impl DecoderLayer {
     }
 }
 
-/// Cross-attention keys (`[heads, head_dim, frames]`) and values
-/// (`[heads, frames, head_dim]`) of one audio, per decoder layer.
+/// Cross-attention keys and values (`[heads, frames, head_dim]`) of one audio, per
+/// decoder layer.
 pub struct CrossKv {
     layers: Vec<(Tensor, Tensor)>,
 }
@@ -298,9 +308,8 @@ impl Whisper {
             let outputs = groups
                 .iter()
                 .map(|(kv, rows)| {
-                    let (k_t, v) = &kv.layers[l];
-                    let q = q.index_select(rows, 0)?.transpose(0, 1)?.contiguous()?;
-                    attend(&q, k_t, v)
+                    let (k, v) = &kv.layers[l];
+                    attend(&q.index_select(rows, 0)?, k, v)
                 })
                 .collect::<Result<Vec<_>>>()?;
             let mut attended = Tensor::cat(&outputs, 0)?;
