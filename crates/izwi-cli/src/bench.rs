@@ -1,7 +1,7 @@
 //! `izwi bench ...`
 
-mod candle_baseline;
 mod piper;
+mod process;
 mod whisper;
 
 use anyhow::{ensure, Result};
@@ -30,8 +30,8 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Whisper transcription speed (real-time factor) on real speech, beside
-    /// candle-transformers' own Whisper model doing the same work.
+    /// Whisper transcription speed on real speech, whole process with the defaults,
+    /// beside faster-whisper on the same weights.
     Whisper(whisper::WhisperBenchArgs),
     /// Piper voice synthesis speed (real-time factor) of our VITS beside piper's own
     /// runtime (onnxruntime) on the same voice and phoneme ids.

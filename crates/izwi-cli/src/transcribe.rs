@@ -36,8 +36,10 @@ pub struct TranscribeArgs {
     /// One segment per window instead of the model's timestamps.
     #[arg(long)]
     no_timestamps: bool,
-    /// Beams searched per window; 1 decodes greedily (faster, a little less accurate).
-    #[arg(long, default_value_t = 5)]
+    /// Beams searched per window at temperature 0; 1 (the default) decodes greedily,
+    /// with temperature fallback when the text looks wrong. More beams are slower and
+    /// were no more accurate on our test speech (docs/speed.md).
+    #[arg(long, default_value_t = 1)]
     beam_size: usize,
 }
 

@@ -11,6 +11,7 @@ mod models;
 mod runtime;
 mod speak;
 mod transcribe;
+mod vad;
 mod voices;
 
 pub use error::{ErrorKind, RuntimeError};
@@ -38,4 +39,5 @@ pub use speak::{
     MAX_SPEAK_CHARS,
 };
 pub use transcribe::TranscribeRequest;
+pub use vad::vad_path;
 pub use voices::{VoiceInfo, VoiceLimits, VOICE_LIMITS};

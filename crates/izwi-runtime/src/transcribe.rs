@@ -45,7 +45,7 @@ fn yes() -> bool {
 }
 
 fn default_beam_size() -> usize {
-    5
+    1
 }
 
 impl TranscribeRequest {

@@ -32,7 +32,7 @@ impl Default for TranscribeOptions {
             language: None,
             task: Task::Transcribe,
             timestamps: true,
-            beam_size: 5,
+            beam_size: 1,
             initial_prompt: None,
         }
     }

@@ -25,7 +25,7 @@ describe('app', () => {
       language: 'en',
       task: 'transcribe',
       timestamps: true,
-      beam_size: 5,
+      beam_size: 1,
       initial_prompt: null,
     })
     // Listening started before the files were queued, so no event is missed.

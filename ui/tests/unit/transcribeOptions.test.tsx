@@ -63,7 +63,7 @@ describe('transcription options', () => {
       language: 'de',
       task: 'translate',
       timestamps: true,
-      beam_size: 5,
+      beam_size: 1,
       initial_prompt: null,
     })
     expect(await screen.findByRole('listitem', { name: 'rede.mp3' })).toBeInTheDocument()

@@ -1,22 +1,19 @@
-//! `izwi bench whisper`: the real-time factor of Whisper transcription on the engine,
-//! beside candle-transformers' own Whisper model doing the same work on the same audio.
+//! `izwi bench whisper`: `izwi transcribe` with its defaults, timed as a whole process
+//! (start, model load, decoding the file, transcription, exit), beside faster-whisper
+//! doing the same in a process of its own (tests/fixtures/bench_faster_whisper.py) on
+//! the same CTranslate2 weights our checkpoints were converted from. Runs alternate
+//! between the two sides; medians are printed with word errors against the reference
+//! text and peak memory.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Instant;
+use std::process::Command;
 
 use anyhow::{ensure, Context, Result};
 use clap::Args;
-use izwi_core::engine::{Engine, EngineCoreConfig};
-use izwi_core::models::shared::device::select_device;
-use izwi_core::models::whisper::{
-    TranscribeOptions, Transcriber, Whisper, WhisperExecutor, WhisperTokenizer,
-};
-use izwi_core::word_errors::{word_error_rate, words};
-use izwi_core::{DType, Device};
+use izwi_core::word_errors::{word_errors, words};
 use serde_json::json;
 
-use super::candle_baseline::CandleWhisper;
+use super::process::{self, Measured};
 
 #[derive(Args)]
 pub struct WhisperBenchArgs {
@@ -27,55 +24,77 @@ pub struct WhisperBenchArgs {
         default_value = ".assets/models/whisper-tiny.en,.assets/models/whisper-base"
     )]
     models: Vec<PathBuf>,
-    /// The folder holding librivox/*.wav and jfk.wav (scripts/fetch-assets.sh).
+    /// Where the CTranslate2 originals are, one folder per model named as ours.
+    #[arg(long, default_value = ".assets/ct2")]
+    ct2: PathBuf,
+    /// The folder holding librivox/*.wav (with .txt transcripts) and jfk.wav.
     #[arg(long, default_value = ".assets/speech")]
     speech: PathBuf,
+    /// The Silero VAD weights `izwi transcribe` finds in its data folder.
+    #[arg(
+        long,
+        default_value = ".assets/models/silero-vad/silero_vad_16k.safetensors"
+    )]
+    vad: PathBuf,
+    /// Runs of each side per row; the median is reported.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// The Python with faster-whisper (`pip install faster-whisper`).
+    #[arg(long, env = "IZWI_BENCH_PYTHON", default_value = "python3")]
+    python: PathBuf,
     /// Print JSON (with the transcripts) instead of a table.
     #[arg(long)]
     json: bool,
 }
 
-/// As `izwi transcribe`: Whisper's decoder context and 30-second windows.
-const MAX_SEQ_LEN: usize = 448;
-const WINDOW_SECONDS: f32 = 30.0;
-const SAMPLE_RATE: f64 = 16_000.0;
-/// The long input is the LibriVox clips joined, repeated until it lasts this long, so it
-/// spans several windows.
-const LONG_MIN_SECONDS: f64 = 60.0;
+const JFK_TEXT: &str = "And so my fellow Americans, ask not what your country can do for \
+you, ask what you can do for your country.";
+/// The long input is the LibriVox clips joined and repeated this often (74 s).
+const LONG_REPEATS: usize = 3;
 
-/// One benchmark input: recordings each transcribed as a file of its own.
+/// One recording and how the peer is run on it.
 struct Input {
     name: String,
-    files: Vec<Vec<f32>>,
+    path: PathBuf,
+    reference: String,
+    seconds: f64,
+    /// faster-whisper's batched pipeline for long files, its sequential loop for
+    /// short ones, as a user of it would choose.
+    peer_mode: &'static str,
 }
 
-impl Input {
-    fn seconds(&self) -> f64 {
-        self.files.iter().map(|f| f.len() as f64).sum::<f64>() / SAMPLE_RATE
+struct Side {
+    runs: Vec<Measured>,
+}
+
+impl Side {
+    fn median(&self) -> f64 {
+        let mut seconds: Vec<f64> = self.runs.iter().map(|r| r.seconds).collect();
+        seconds.sort_by(f64::total_cmp);
+        seconds[seconds.len() / 2]
+    }
+
+    fn peak_mib(&self) -> Option<f64> {
+        self.runs
+            .iter()
+            .filter_map(|r| r.peak_mib)
+            .max_by(f64::total_cmp)
+    }
+
+    fn text(&self) -> &str {
+        self.runs.last().map_or("", |r| r.stdout.trim())
     }
 }
 
-/// One model on one input.
 struct Row {
     model: String,
     input: String,
     audio_seconds: f64,
-    ours_like_rtf: f64,
-    ours_default_rtf: f64,
-    candle_rtf: f64,
-    ours_like_text: String,
-    ours_default_text: String,
-    candle_text: String,
-}
-
-impl Row {
-    fn ratio(&self) -> f64 {
-        self.candle_rtf / self.ours_like_rtf
-    }
-
-    fn wer(&self) -> f64 {
-        word_error_rate(&self.candle_text, &self.ours_like_text)
-    }
+    reference_words: usize,
+    ours: Side,
+    ours_errors: usize,
+    /// The peer's runs, word errors, name and versions, and text.
+    peer: Result<(Side, usize, String, String)>,
 }
 
 pub fn run(args: WhisperBenchArgs) -> Result<()> {
@@ -83,23 +102,86 @@ pub fn run(args: WhisperBenchArgs) -> Result<()> {
         !args.models.is_empty(),
         "--models needs at least one folder"
     );
-    let inputs = load_inputs(&args.speech)?;
-    let device = select_device();
-    let runtime = tokio::runtime::Runtime::new()?;
+    let scratch = tempfile::tempdir()?;
+    let inputs = inputs(&args.speech, scratch.path())?;
+    let data = scratch.path().join("data");
+    install_vad(&args.vad, &data)?;
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/bench_faster_whisper.py");
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let izwi = std::env::current_exe()?;
+    let runs = args.runs.max(1);
+
     let mut rows = Vec::new();
-    for dir in &args.models {
-        rows.extend(bench_model(dir, &inputs, &device, &runtime)?);
+    for model in &args.models {
+        let name = model.file_name().map_or_else(
+            || model.display().to_string(),
+            |n| n.to_string_lossy().into(),
+        );
+        let ct2 = args.ct2.join(&name);
+        for input in &inputs {
+            eprintln!("{name}: {} ({runs} runs each side)", input.name);
+            let reference = words(&input.reference);
+            let mut ours = Side { runs: Vec::new() };
+            let mut peer: Result<Side> = Ok(Side { runs: Vec::new() });
+            for _ in 0..runs {
+                let mut command = Command::new(&izwi);
+                command
+                    .arg("transcribe")
+                    .arg("--data-dir")
+                    .arg(&data)
+                    .arg("--model")
+                    .arg(model)
+                    .arg(&input.path);
+                ours.runs.push(process::run(command)?);
+                if let Ok(side) = &mut peer {
+                    let mut command = Command::new(&args.python);
+                    command
+                        .arg(&script)
+                        .arg(&ct2)
+                        .arg(&input.path)
+                        .arg(input.peer_mode)
+                        .arg(threads.to_string());
+                    match process::run(command) {
+                        Ok(run) => side.runs.push(run),
+                        Err(e) => peer = Err(e),
+                    }
+                }
+            }
+            let ours_errors = word_errors(&reference, &words(ours.text()));
+            let peer = peer.and_then(|side| {
+                let result: serde_json::Value =
+                    serde_json::from_str(side.text()).context("reading faster-whisper's output")?;
+                let text = result["text"].as_str().unwrap_or_default().to_string();
+                let errors = word_errors(&reference, &words(&text));
+                let version = format!(
+                    "faster-whisper {}, CTranslate2 {}",
+                    result["faster_whisper"].as_str().unwrap_or("?"),
+                    result["ctranslate2"].as_str().unwrap_or("?")
+                );
+                Ok((side, errors, version, text))
+            });
+            rows.push(Row {
+                model: name.clone(),
+                input: input.name.clone(),
+                audio_seconds: input.seconds,
+                reference_words: reference.len(),
+                ours,
+                ours_errors,
+                peer,
+            });
+        }
     }
     if args.json {
-        print_json(&rows)?;
+        print_json(&rows)
     } else {
-        print_table(&rows, &device);
+        print_table(&rows, &args, threads);
+        Ok(())
     }
-    Ok(())
 }
 
-/// The long input first, then the LibriVox clips one by one, then jfk.wav.
-fn load_inputs(speech: &Path) -> Result<Vec<Input>> {
+/// The long LibriVox file (written into `scratch`) and jfk.wav.
+fn inputs(speech: &Path, scratch: &Path) -> Result<Vec<Input>> {
     let librivox = speech.join("librivox");
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&librivox)
         .with_context(|| {
@@ -113,233 +195,155 @@ fn load_inputs(speech: &Path) -> Result<Vec<Input>> {
         .collect();
     paths.sort();
     ensure!(!paths.is_empty(), "no .wav files in {}", librivox.display());
-    let clips = paths
-        .iter()
-        .map(|p| izwi_audio::load_for_asr(p).with_context(|| format!("decoding {}", p.display())))
-        .collect::<Result<Vec<_>>>()?;
-    let joined = clips.concat();
-    ensure!(!joined.is_empty(), "the LibriVox clips hold no audio");
-    let mut long = Vec::new();
-    let mut repeats = 0;
-    while (long.len() as f64) < LONG_MIN_SECONDS * SAMPLE_RATE {
-        long.extend_from_slice(&joined);
-        repeats += 1;
+    let mut samples = Vec::new();
+    let mut reference = Vec::new();
+    for path in &paths {
+        samples.extend(
+            izwi_audio::load_for_asr(path)
+                .with_context(|| format!("decoding {}", path.display()))?,
+        );
+        let text = path.with_extension("txt");
+        reference.push(
+            std::fs::read_to_string(&text)
+                .with_context(|| format!("reading {}", text.display()))?,
+        );
     }
-    let windows = izwi_audio::split_at_silence(&long, WINDOW_SECONDS).len();
-    let jfk_path = speech.join("jfk.wav");
-    let jfk = izwi_audio::load_for_asr(&jfk_path)
-        .with_context(|| format!("decoding {}", jfk_path.display()))?;
+    let long = samples.repeat(LONG_REPEATS);
+    let long_path = scratch.join("librivox-long.wav");
+    izwi_audio::write_wav(&long_path, &long, izwi_audio::ASR_SAMPLE_RATE)?;
+    let jfk = speech.join("jfk.wav");
+    let jfk_seconds = izwi_audio::load_for_asr(&jfk)
+        .with_context(|| format!("decoding {}", jfk.display()))?
+        .len() as f64
+        / f64::from(izwi_audio::ASR_SAMPLE_RATE);
     Ok(vec![
         Input {
-            name: format!(
-                "long: {} clips joined x{repeats}, {windows} windows",
-                clips.len()
-            ),
-            files: vec![long],
-        },
-        Input {
-            name: format!("{} LibriVox clips one by one*", clips.len()),
-            files: clips,
+            name: format!("{} LibriVox clips joined x{LONG_REPEATS}", paths.len()),
+            path: long_path,
+            reference: reference.join(" ").repeat(LONG_REPEATS),
+            seconds: long.len() as f64 / f64::from(izwi_audio::ASR_SAMPLE_RATE),
+            peer_mode: "batched",
         },
         Input {
             name: "jfk.wav".into(),
-            files: vec![jfk],
+            path: jfk,
+            reference: JFK_TEXT.into(),
+            seconds: jfk_seconds,
+            peer_mode: "sequential",
         },
     ])
 }
 
-fn bench_model(
-    dir: &Path,
-    inputs: &[Input],
-    device: &Device,
-    runtime: &tokio::runtime::Runtime,
-) -> Result<Vec<Row>> {
-    let model = dir.file_name().map_or_else(
-        || dir.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    eprintln!("{model}: loading");
-    let tokenizer = Arc::new(
-        WhisperTokenizer::from_dir(dir)
-            .with_context(|| format!("loading the tokenizer of {}", dir.display()))?,
-    );
-    let mut baseline = CandleWhisper::load(dir, &tokenizer, device)?;
-
-    // Like-for-like with the baseline: greedy, no timestamps, no temperature fallback.
-    let like = TranscribeOptions {
-        beam_size: 1,
-        timestamps: false,
-        temperatures: vec![0.0],
-        ..TranscribeOptions::default()
-    };
-    let defaults = TranscribeOptions::default();
-
-    // One untimed run of each side on the shortest recording, so first-use costs
-    // (thread pools, allocator growth, cold caches) land on neither measurement.
-    if let Some(shortest) = inputs.iter().flat_map(|i| &i.files).min_by_key(|f| f.len()) {
-        let warm_up = std::slice::from_ref(shortest);
-        runtime.block_on(ours(dir, &tokenizer, device, warm_up, &like))?;
-        candle(&mut baseline, &tokenizer, warm_up)?;
+/// Puts the VAD where `izwi transcribe` looks for it in a data folder, as the setup
+/// script does for a user; without it our side runs without a VAD, and says so.
+fn install_vad(vad: &Path, data: &Path) -> Result<()> {
+    if !vad.is_file() {
+        eprintln!(
+            "no Silero VAD at {} (scripts/fetch-assets.sh fetches it): izwi runs without one",
+            vad.display()
+        );
+        return Ok(());
     }
-
-    let mut rows = Vec::new();
-    for input in inputs {
-        eprintln!("{model}: {}", input.name);
-        let (like_seconds, ours_like_text) =
-            runtime.block_on(ours(dir, &tokenizer, device, &input.files, &like))?;
-        let (default_seconds, ours_default_text) =
-            runtime.block_on(ours(dir, &tokenizer, device, &input.files, &defaults))?;
-        let (candle_seconds, candle_text) = candle(&mut baseline, &tokenizer, &input.files)?;
-        let audio_seconds = input.seconds();
-        rows.push(Row {
-            model: model.clone(),
-            input: input.name.clone(),
-            audio_seconds,
-            ours_like_rtf: like_seconds / audio_seconds,
-            ours_default_rtf: default_seconds / audio_seconds,
-            candle_rtf: candle_seconds / audio_seconds,
-            ours_like_text,
-            ours_default_text,
-            candle_text,
-        });
+    let target = izwi_runtime::vad_path(data);
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent)?;
     }
-    Ok(rows)
+    std::fs::copy(vad, &target)
+        .with_context(|| format!("copying {} to {}", vad.display(), target.display()))?;
+    Ok(())
 }
 
-/// Our side, set up exactly as `izwi transcribe` sets it up.
-fn load_ours(
-    dir: &Path,
-    tokenizer: &Arc<WhisperTokenizer>,
-    device: &Device,
-) -> Result<Transcriber> {
-    let executor = WhisperExecutor::new(
-        Whisper::from_dir(dir, DType::F32, device)
-            .with_context(|| format!("loading the Whisper model in {}", dir.display()))?,
-        Some(tokenizer.special.clone()),
-    )?;
-    let config = EngineCoreConfig {
-        max_seq_len: MAX_SEQ_LEN,
-        max_batch_size: 16,
-        ..EngineCoreConfig::default()
-    };
-    let engine = Arc::new(Engine::new(config, Box::new(executor))?);
-    Ok(Transcriber::new(engine, tokenizer.clone()))
-}
-
-/// Transcribes every file on a fresh engine, all submitted at once as the engine is
-/// meant to be used; returns the wall time (model load excluded) and the texts joined
-/// in file order. Fresh, because an engine keeps recent encodings and KV blocks of the
-/// audio it has seen, which would make a second run over the same audio nearly free.
-async fn ours(
-    dir: &Path,
-    tokenizer: &Arc<WhisperTokenizer>,
-    device: &Device,
-    files: &[Vec<f32>],
-    options: &TranscribeOptions,
-) -> Result<(f64, String)> {
-    let transcriber = &load_ours(dir, tokenizer, device)?;
-    let started = Instant::now();
-    let transcripts = futures::future::try_join_all(files.iter().map(|samples| async move {
-        let windows: Vec<_> = izwi_audio::split_at_silence(samples, WINDOW_SECONDS)
-            .into_iter()
-            .map(|w| w.start_sample..w.end_sample)
-            .collect();
-        transcriber
-            .transcribe(samples, &windows, options, |_| {})
-            .await
-    }))
-    .await?;
-    let seconds = started.elapsed().as_secs_f64();
-    let text: Vec<String> = transcripts.iter().map(|t| t.text()).collect();
-    Ok((seconds, text.join(" ")))
-}
-
-/// Transcribes the files one after another with the candle-transformers baseline, on
-/// the same windows as ours; returns the wall time and the texts joined in file order.
-fn candle(
-    baseline: &mut CandleWhisper,
-    tokenizer: &WhisperTokenizer,
-    files: &[Vec<f32>],
-) -> Result<(f64, String)> {
-    let started = Instant::now();
-    let mut texts = Vec::new();
-    for samples in files {
-        let windows: Vec<_> = izwi_audio::split_at_silence(samples, WINDOW_SECONDS)
-            .into_iter()
-            .map(|w| w.start_sample..w.end_sample)
-            .collect();
-        let tokens = baseline.transcribe(samples, &windows)?;
-        texts.push(tokenizer.decode(&tokens)?.trim().to_string());
-    }
-    Ok((started.elapsed().as_secs_f64(), texts.join(" ")))
-}
-
-fn print_table(rows: &[Row], device: &Device) {
+fn print_table(rows: &[Row], args: &WhisperBenchArgs, threads: usize) {
+    let peer_name = rows
+        .iter()
+        .find_map(|r| r.peer.as_ref().ok().map(|p| p.2.clone()))
+        .unwrap_or_else(|| "faster-whisper".into());
     println!(
-        "Whisper real-time factor (wall time / audio time, lower is faster; model load excluded), {}, {} threads",
-        if device.is_cpu() { "CPU" } else { "GPU" },
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        "izwi bench whisper: whole process (start, load, decode, transcribe, exit), CPU, {threads} threads, median of {} runs",
+        args.runs.max(1)
     );
-    println!("ours like-for-like: izwi engine, beam 1, no timestamps, temperature 0 only");
-    println!("ours defaults:      izwi engine, beam 5, timestamps, temperature fallback");
+    println!("izwi: `izwi transcribe --model DIR FILE` with its defaults");
     println!(
-        "candle:             candle-transformers 0.11.1 whisper::model, greedy, no timestamps, one window after another"
+        "peer: {peer_name}, float32, greedy; batched pipeline on the long file, sequential on jfk.wav\n"
     );
-    println!("ratio = candle RTF / ours like-for-like RTF; WER of ours like-for-like against candle's text\n");
     println!(
-        "{:<16} {:<40} {:>7} {:>9} {:>9} {:>9} {:>7} {:>13} {:>6}",
+        "{:<16} {:<30} {:>7} {:>9} {:>9} {:>7} {:>11} {:>11} {:>15}",
         "model",
         "input",
         "audio s",
-        "ours l4l",
-        "ours def",
-        "candle",
+        "izwi s",
+        "peer s",
         "ratio",
-        "words l4l/cdl",
-        "WER"
+        "izwi errs",
+        "peer errs",
+        "peak MiB i/p"
     );
     for row in rows {
+        let ours = row.ours.median();
+        let (peer_s, ratio, peer_errors, peer_peak) = match &row.peer {
+            Ok((side, errors, _, _)) => (
+                format!("{:.2}", side.median()),
+                format!("{:.2}x", ours / side.median()),
+                format!("{errors}/{}", row.reference_words),
+                side.peak_mib().map_or("?".into(), |m| format!("{m:.0}")),
+            ),
+            Err(_) => ("-".into(), "-".into(), "-".into(), "-".into()),
+        };
         println!(
-            "{:<16} {:<40} {:>7.1} {:>9.3} {:>9.3} {:>9.3} {:>6.2}x {:>13} {:>5.1}%",
+            "{:<16} {:<30} {:>7.1} {:>9.2} {:>9} {:>7} {:>11} {:>11} {:>15}",
             row.model,
             row.input,
             row.audio_seconds,
-            row.ours_like_rtf,
-            row.ours_default_rtf,
-            row.candle_rtf,
-            row.ratio(),
+            ours,
+            peer_s,
+            ratio,
+            format!("{}/{}", row.ours_errors, row.reference_words),
+            peer_errors,
             format!(
                 "{}/{}",
-                words(&row.ours_like_text).len(),
-                words(&row.candle_text).len()
+                row.ours
+                    .peak_mib()
+                    .map_or("?".into(), |m| format!("{m:.0}")),
+                peer_peak
             ),
-            row.wer() * 100.0
         );
     }
-    println!(
-        "\n* ours: the clips submitted to the engine concurrently, as it is meant to be used; candle: one after the other"
-    );
+    if let Some(Err(e)) = rows.iter().map(|r| &r.peer).find(|p| p.is_err()) {
+        println!(
+            "\nfaster-whisper was not run: {e:#}\nInstall it with `python3 -m venv ~/.venvs/peers && ~/.venvs/peers/bin/pip install faster-whisper`, then pass --python ~/.venvs/peers/bin/python (or set IZWI_BENCH_PYTHON)."
+        );
+    }
+    println!("\nratio = izwi's time / the peer's; errors = word errors against the reference text");
 }
 
 fn print_json(rows: &[Row]) -> Result<()> {
     let rows: Vec<_> = rows
         .iter()
         .map(|row| {
+            let peer = match &row.peer {
+                Ok((side, errors, version, text)) => json!({
+                    "name": version,
+                    "median_seconds": side.median(),
+                    "seconds": side.runs.iter().map(|r| r.seconds).collect::<Vec<_>>(),
+                    "peak_mib": side.peak_mib(),
+                    "word_errors": errors,
+                    "text": text,
+                }),
+                Err(e) => json!({ "error": format!("{e:#}") }),
+            };
             json!({
                 "model": row.model,
                 "input": row.input,
                 "audio_seconds": row.audio_seconds,
-                "ours_like_for_like_rtf": row.ours_like_rtf,
-                "ours_defaults_rtf": row.ours_default_rtf,
-                "candle_transformers_rtf": row.candle_rtf,
-                "ratio_candle_to_ours_like_for_like": row.ratio(),
-                "words_ours_like_for_like": words(&row.ours_like_text).len(),
-                "words_ours_defaults": words(&row.ours_default_text).len(),
-                "words_candle_transformers": words(&row.candle_text).len(),
-                "wer_ours_like_for_like_vs_candle": row.wer(),
-                "text_ours_like_for_like": row.ours_like_text,
-                "text_ours_defaults": row.ours_default_text,
-                "text_candle_transformers": row.candle_text,
+                "reference_words": row.reference_words,
+                "izwi": {
+                    "median_seconds": row.ours.median(),
+                    "seconds": row.ours.runs.iter().map(|r| r.seconds).collect::<Vec<_>>(),
+                    "peak_mib": row.ours.peak_mib(),
+                    "word_errors": row.ours_errors,
+                    "text": row.ours.text(),
+                },
+                "peer": peer,
             })
         })
         .collect();

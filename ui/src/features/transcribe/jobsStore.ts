@@ -188,7 +188,7 @@ export function transcribeOptions(o: QueueOptions): TranscribeOptions {
     language: o.language,
     task: o.task,
     timestamps: true,
-    beam_size: 5,
+    beam_size: 1,
     initial_prompt: null,
   }
 }
@@ -238,7 +238,7 @@ export function optionsOf(job: Job): TranscribeOptions {
     language: typeof p.language === 'string' ? p.language : null,
     task: p.task === 'translate' ? 'translate' : 'transcribe',
     timestamps: typeof p.timestamps === 'boolean' ? p.timestamps : true,
-    beam_size: typeof p.beam_size === 'number' ? p.beam_size : 5,
+    beam_size: typeof p.beam_size === 'number' ? p.beam_size : 1,
     initial_prompt: typeof p.initial_prompt === 'string' ? p.initial_prompt : null,
   }
 }

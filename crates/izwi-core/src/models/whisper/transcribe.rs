@@ -76,7 +76,7 @@ impl Default for TranscribeOptions {
             task: Task::Transcribe,
             timestamps: true,
             initial_prompt: None,
-            beam_size: 5,
+            beam_size: 1,
             temperatures: vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
             compression_ratio_threshold: 2.4,
             logprob_threshold: -1.0,
