@@ -1,7 +1,9 @@
 //! A linear layer computed the way candle's CPU matmul is fastest for the rows given.
 
-use candle_core::{Module, Result, Tensor};
+use candle_core::{DType, Module, Result, Tensor};
 use candle_nn::VarBuilder;
+
+use super::half_weights;
 
 /// `y = x Wᵀ (+ b)` with `W` in its checkpoint layout (`[out, in]`, contiguous), no
 /// transposed copy kept. For the few rows of a decode batch it is computed as
@@ -35,6 +37,16 @@ impl Linear {
     pub fn load_no_bias(in_dim: usize, out_dim: usize, vb: VarBuilder) -> Result<Self> {
         Self::new(&weight(in_dim, out_dim, &vb)?, None)
     }
+
+    /// The same layer with its weight kept in f16, for layers that mostly see a few
+    /// rows at a time (decoders) on the CPU: see [`half_weights`]. Exact when the
+    /// checkpoint stores f16; callers check that.
+    pub fn with_half_weight(self) -> Result<Self> {
+        Ok(Self {
+            weight: self.weight.to_dtype(DType::F16)?,
+            bias: self.bias,
+        })
+    }
 }
 
 fn weight(in_dim: usize, out_dim: usize, vb: &VarBuilder) -> Result<Tensor> {
@@ -45,7 +57,14 @@ fn weight(in_dim: usize, out_dim: usize, vb: &VarBuilder) -> Result<Tensor> {
 impl Module for Linear {
     /// `x`: `[tokens, in]` → `[tokens, out]`, contiguous.
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let y = if x.dim(0)? >= MANY_ROWS {
+        let y = if half_weights::runs_on(x, &self.weight) {
+            if x.dim(0)? < MANY_ROWS {
+                half_weights::matmul_half_weight(x, &self.weight)?
+            } else {
+                // A long prefill: widening the weight once is cheaper than dot products.
+                x.matmul(&self.weight.to_dtype(DType::F32)?.t()?)?
+            }
+        } else if x.dim(0)? >= MANY_ROWS {
             x.matmul(&self.weight.t()?)?
         } else {
             self.weight.matmul(&x.t()?)?.t()?.contiguous()?

@@ -3,6 +3,7 @@
 pub mod activations;
 pub mod block_attention;
 pub mod device;
+pub mod half_weights;
 pub mod linear;
 pub mod paged_attention;
 pub mod rope;

@@ -37,6 +37,39 @@ pub fn load_model_dir<'a, C: DeserializeOwned>(
     Ok((config, weights))
 }
 
+/// Whether every tensor in the folder's `*.safetensors` files is stored as f16 (read
+/// from the files' headers only).
+pub fn stores_only_f16(dir: &Path) -> Result<bool> {
+    let mut any = false;
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.extension().is_none_or(|e| e != "safetensors") {
+            continue;
+        }
+        let mut file = std::fs::File::open(&path)?;
+        let mut length = [0u8; 8];
+        std::io::Read::read_exact(&mut file, &mut length)?;
+        let length = u64::from_le_bytes(length);
+        if length > 100 << 20 {
+            candle_core::bail!("{}: implausible safetensors header", path.display());
+        }
+        let mut header = vec![0u8; length as usize];
+        std::io::Read::read_exact(&mut file, &mut header)?;
+        let header: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&header)
+            .map_err(|e| candle_core::Error::msg(format!("{}: {e}", path.display())))?;
+        for (name, tensor) in &header {
+            if name == "__metadata__" {
+                continue;
+            }
+            if tensor["dtype"] != "F16" {
+                return Ok(false);
+            }
+            any = true;
+        }
+    }
+    Ok(any)
+}
+
 /// A [`VarBuilder`] whose every tensor is random, determined by the seed and the
 /// tensor's name, so a model built twice from the same seed is the same model.
 pub fn random_weights<'a>(seed: u64, dtype: DType, device: &Device) -> VarBuilder<'a> {

@@ -16,7 +16,7 @@ use crate::models::shared::block_attention;
 use crate::models::shared::linear::{Linear, MANY_ROWS};
 use crate::models::shared::paged_attention::PagedAttentionMetadata;
 use crate::models::shared::row_attention::RowAttention;
-use crate::models::shared::weights::load_model_dir;
+use crate::models::shared::weights::{load_model_dir, stores_only_f16};
 
 const LAYER_NORM_EPS: f64 = 1e-5;
 
@@ -229,10 +229,62 @@ impl Whisper {
         })
     }
 
-    /// Loads `config.json` and `*.safetensors` from a Hugging Face model folder.
+    /// Loads `config.json` and `*.safetensors` from a Hugging Face model folder. On the
+    /// CPU in f32, a checkpoint stored in f16 keeps its decoder weights in f16
+    /// ([`Whisper::with_half_decoder`]).
     pub fn from_dir(dir: &Path, dtype: DType, device: &Device) -> Result<Self> {
         let (config, weights) = load_model_dir(dir, dtype, device)?;
-        Self::load(config, weights)
+        let model = Self::load(config, weights)?;
+        if device.is_cpu() && dtype == DType::F32 && stores_only_f16(dir)? {
+            model.with_half_decoder()
+        } else {
+            Ok(model)
+        }
+    }
+
+    /// Keeps the weights the decoder reads for its few rows per step (projections,
+    /// MLP, token embedding and output projection) in f16, as an f16 checkpoint stores
+    /// them: the decode step is bound by reading weights, and this halves the bytes
+    /// while the arithmetic stays f32. Lossless for f16 checkpoints only. The
+    /// cross-attention key and value projections, applied to the encoder's 1500
+    /// frames, stay in f32 for the fast matmul.
+    pub fn with_half_decoder(mut self) -> Result<Self> {
+        let half = |l: Linear| l.with_half_weight();
+        for layer in std::mem::take(&mut self.decoder_layers) {
+            let DecoderLayer {
+                self_attn,
+                self_attn_layer_norm,
+                encoder_attn,
+                encoder_attn_layer_norm,
+                mlp,
+                final_layer_norm,
+            } = layer;
+            self.decoder_layers.push(DecoderLayer {
+                self_attn: Attention {
+                    q_proj: half(self_attn.q_proj)?,
+                    k_proj: half(self_attn.k_proj)?,
+                    v_proj: half(self_attn.v_proj)?,
+                    out_proj: half(self_attn.out_proj)?,
+                    ..self_attn
+                },
+                self_attn_layer_norm,
+                encoder_attn: Attention {
+                    q_proj: half(encoder_attn.q_proj)?,
+                    out_proj: half(encoder_attn.out_proj)?,
+                    ..encoder_attn
+                },
+                encoder_attn_layer_norm,
+                mlp: Mlp {
+                    fc1: half(mlp.fc1)?,
+                    fc2: half(mlp.fc2)?,
+                },
+                final_layer_norm,
+            });
+        }
+        let embeddings = self.embed_tokens.embeddings().to_dtype(DType::F16)?;
+        self.proj_out = Linear::new(&embeddings, None)?;
+        self.embed_tokens = Embedding::new(embeddings, self.config.d_model);
+        Ok(self)
     }
 
     pub fn config(&self) -> &WhisperConfig {
@@ -292,7 +344,7 @@ impl Whisper {
             .collect();
         let ids = Tensor::new(tokens.as_slice(), &self.device)?;
         let (groups, restore) = cross_groups(batch, cross, &self.device)?;
-        let mut x = (self.embed_tokens.forward(&ids)?
+        let mut x = (self.embed_tokens.forward(&ids)?.to_dtype(self.dtype)?
             + self.decoder_positions.forward(&meta.positions)?)?;
         for (l, (layer, cache)) in self.decoder_layers.iter().zip(kv_cache).enumerate() {
             let a = &layer.self_attn;

@@ -1,0 +1,143 @@
+//! `x · Wᵀ` for a few f32 rows against a weight kept in f16 on the CPU. Whisper's
+//! checkpoints store f16; converted to f32 at load, every decode step streams twice the
+//! bytes it needs (the decoder's weights and its 51865-token output projection are
+//! read whole for a handful of rows, so the step is bound by memory, not arithmetic).
+//! Kept in f16 and widened in registers, the arithmetic is the same f32 arithmetic
+//! (f16 → f32 is exact) on half the memory traffic.
+
+use candle_core::{CpuStorage, CustomOp2, DType, Layout, Result, Shape, Tensor};
+use half::f16;
+use rayon::prelude::*;
+
+/// Outputs computed by one parallel task.
+const OUTPUTS_PER_TASK: usize = 256;
+
+/// Whether [`matmul_half_weight`] runs for these operands.
+pub fn runs_on(x: &Tensor, weight: &Tensor) -> bool {
+    x.device().is_cpu() && x.dtype() == DType::F32 && weight.dtype() == DType::F16
+}
+
+/// `x` `[rows, in]` (f32) times `weight` `[out, in]` (f16) transposed → `[rows, out]` f32.
+pub fn matmul_half_weight(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    x.contiguous()?
+        .apply_op2_no_bwd(&weight.contiguous()?, &HalfWeightMatmul)
+}
+
+struct HalfWeightMatmul;
+
+impl CustomOp2 for HalfWeightMatmul {
+    fn name(&self) -> &'static str {
+        "izwi-half-weight-matmul"
+    }
+
+    fn cpu_fwd(
+        &self,
+        x: &CpuStorage,
+        x_layout: &Layout,
+        w: &CpuStorage,
+        w_layout: &Layout,
+    ) -> Result<(CpuStorage, Shape)> {
+        let (rows, inputs) = x_layout.shape().dims2()?;
+        let (outputs, w_inputs) = w_layout.shape().dims2()?;
+        if inputs != w_inputs {
+            candle_core::bail!(
+                "half-weight matmul: x {:?}, weight {:?}",
+                x_layout.shape(),
+                w_layout.shape()
+            );
+        }
+        let (Some((xa, xb)), Some((wa, wb))) =
+            (x_layout.contiguous_offsets(), w_layout.contiguous_offsets())
+        else {
+            candle_core::bail!("half-weight matmul takes contiguous tensors");
+        };
+        let x = &x.as_slice::<f32>()?[xa..xb];
+        let w = &w.as_slice::<f16>()?[wa..wb];
+        let mut out = vec![0f32; rows * outputs];
+        // Tasks own output columns; each writes its columns of every row afterwards.
+        let columns: Vec<Vec<f32>> = (0..outputs.div_ceil(OUTPUTS_PER_TASK))
+            .into_par_iter()
+            .map(|task| {
+                let first = task * OUTPUTS_PER_TASK;
+                let count = OUTPUTS_PER_TASK.min(outputs - first);
+                let mut block = vec![0f32; count * rows];
+                for o in 0..count {
+                    let row_w = &w[(first + o) * inputs..(first + o + 1) * inputs];
+                    for r in 0..rows {
+                        block[o * rows + r] = dot(row_w, &x[r * inputs..(r + 1) * inputs]);
+                    }
+                }
+                block
+            })
+            .collect();
+        for (task, block) in columns.iter().enumerate() {
+            let first = task * OUTPUTS_PER_TASK;
+            for (o, values) in block.chunks(rows).enumerate() {
+                for (r, &value) in values.iter().enumerate() {
+                    out[r * outputs + first + o] = value;
+                }
+            }
+        }
+        Ok((CpuStorage::F32(out), Shape::from((rows, outputs))))
+    }
+}
+
+fn dot(w: &[f16], x: &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("f16c")
+    {
+        // SAFETY: the CPU has the features the function is compiled for.
+        return unsafe { dot_f16c(w, x) };
+    }
+    w.iter().zip(x).map(|(w, x)| w.to_f32() * x).sum()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn dot_f16c(w: &[f16], x: &[f32]) -> f32 {
+    use std::arch::x86_64::*;
+    let n = w.len().min(x.len());
+    let chunks = n / 16;
+    let mut a0 = _mm256_setzero_ps();
+    let mut a1 = _mm256_setzero_ps();
+    let (wp, xp) = (w.as_ptr() as *const u16, x.as_ptr());
+    for c in 0..chunks {
+        let i = c * 16;
+        // SAFETY: i + 16 ≤ n, inside both slices; f16 is a u16 in memory.
+        let w0 = _mm256_cvtph_ps(_mm_loadu_si128(wp.add(i) as *const __m128i));
+        let w1 = _mm256_cvtph_ps(_mm_loadu_si128(wp.add(i + 8) as *const __m128i));
+        a0 = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xp.add(i)), a0);
+        a1 = _mm256_fmadd_ps(w1, _mm256_loadu_ps(xp.add(i + 8)), a1);
+    }
+    let sum = _mm256_add_ps(a0, a1);
+    let mut lanes = [0f32; 8];
+    _mm256_storeu_ps(lanes.as_mut_ptr(), sum);
+    let rest: f32 = (chunks * 16..n).map(|i| w[i].to_f32() * x[i]).sum();
+    lanes.iter().sum::<f32>() + rest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::Device;
+
+    #[test]
+    fn matches_candle_with_the_weight_widened_on_odd_shapes() -> Result<()> {
+        let dev = Device::Cpu;
+        for (rows, inputs, outputs) in [(1, 1, 1), (3, 512, 51865), (5, 17, 300), (33, 64, 257)] {
+            let x = Tensor::randn(0f32, 1.0, (rows, inputs), &dev)?;
+            let w = Tensor::randn(0f32, 1.0, (outputs, inputs), &dev)?.to_dtype(DType::F16)?;
+            let ours = matmul_half_weight(&x, &w)?;
+            let theirs = x.matmul(&w.to_dtype(DType::F32)?.t()?)?;
+            let diff = (ours - theirs)?
+                .abs()?
+                .flatten_all()?
+                .max(0)?
+                .to_scalar::<f32>()?;
+            assert!(diff < 1e-4, "{rows}x{inputs}x{outputs}: {diff}");
+        }
+        Ok(())
+    }
+}
