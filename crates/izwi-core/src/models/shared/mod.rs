@@ -9,5 +9,6 @@ pub mod paged_attention;
 pub mod rope;
 pub mod row_attention;
 pub mod sampling;
+pub mod tap_conv;
 pub mod vector_math;
 pub mod weights;

@@ -6,6 +6,7 @@
 use candle_core::{Result, Tensor, D};
 
 use super::weights::{ConvAttrs, Weights};
+use crate::models::shared::tap_conv;
 
 /// Size of the im2col matrix built per slice of time. Built whole, it would reach tens
 /// of megabytes in the vocoder: a fresh mapping each time (glibc maps blocks above
@@ -154,8 +155,10 @@ impl Conv1d {
 
 /// A stride-1, ungrouped `torch.nn.Conv1d` on time-major input: `[batch, time, in]` →
 /// `[batch, time', out]`. The vocoder runs on long sequences and few channels, where
-/// the im2col matmul is up to twice as fast this way round (time as the matmul's rows)
-/// and each shifted copy of the input is one contiguous block.
+/// the matmul is up to twice as fast this way round (time as the matmul's rows). On
+/// the CPU it is one accumulating gemm per tap over views of the input
+/// ([`tap_conv`]); elsewhere im2col, each shifted copy of the input one contiguous
+/// block.
 pub struct TimeConv1d {
     /// `[kernel * in, out]`, rows ordered (tap, input channel).
     weight: Tensor,
@@ -199,6 +202,9 @@ impl TimeConv1d {
         let items = (0..batch)
             .map(|b| {
                 let x = x.get(b)?;
+                if tap_conv::runs_on(&x) && self.kernel > 0 {
+                    return tap_conv::tap_conv(&x, &self.weight, self.kernel, self.dilation);
+                }
                 let slices = (0..len)
                     .step_by(slice)
                     .map(|start| {

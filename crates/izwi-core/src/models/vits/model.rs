@@ -230,7 +230,9 @@ impl Vits {
         let x_mask = Tensor::from_vec(mask, (batch, 1, len), dev)?;
         let mut rng = StdRng::seed_from_u64(seed);
 
+        let clock = std::time::Instant::now();
         let text = self.text_encoder.forward(&ids, &x_mask)?;
+        let text_seconds = clock.elapsed().as_secs_f64();
         let noise = if self.durations.is_stochastic() && scales.noise_w != 0.0 {
             Some((normal(&mut rng, (batch, 2, len), dev)? * f64::from(scales.noise_w))?)
         } else {
@@ -240,6 +242,7 @@ impl Vits {
             .durations
             .log_durations(&text.x, &x_mask, g.as_ref(), noise.as_ref())?;
         let durations = frame_counts(&logw, sentences, scales.length_scale)?;
+        let durations_seconds = clock.elapsed().as_secs_f64() - text_seconds;
 
         let frames: Vec<u64> = durations
             .iter()
@@ -297,10 +300,21 @@ impl Vits {
         } else {
             m
         };
+        let flow_started = clock.elapsed().as_secs_f64();
         let z = self.flow.reverse(&z_p, &y_mask, g.as_ref())?;
+        let decoder_started = clock.elapsed().as_secs_f64();
         let audio = self
             .decoder
             .forward(&z.broadcast_mul(&y_mask)?, g.as_ref())?;
+        let done = clock.elapsed().as_secs_f64();
+        tracing::debug!(
+            text_encoder = text_seconds,
+            durations = durations_seconds,
+            expand = flow_started - text_seconds - durations_seconds,
+            flow = decoder_started - flow_started,
+            vocoder = done - decoder_started,
+            "synthesized"
+        );
 
         let hop = self.hop_length();
         durations
