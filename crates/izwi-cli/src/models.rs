@@ -33,6 +33,10 @@ pub enum ModelsCommand {
     /// Check a downloaded model's files against the catalog's pins, or an imported
     /// one's against what was recorded when it was imported.
     Verify { id: String },
+    /// The voice activity detector transcription cuts long audio with: without FILE,
+    /// whether it is installed; with FILE (silero_vad_16k_op15.onnx from the
+    /// silero-vad package, as scripts/fetch-assets.sh fetches it), install it.
+    Vad { file: Option<PathBuf> },
 }
 
 pub fn run(data_dir: Option<PathBuf>, command: ModelsCommand) -> Result<()> {
@@ -90,6 +94,23 @@ pub fn run(data_dir: Option<PathBuf>, command: ModelsCommand) -> Result<()> {
             let (_tokio, runtime) = crate::open(data_dir, Arc::new(NoEvents))?;
             runtime.verify_model(&id)?;
             eprintln!("{id}: every file matches its checksum");
+            Ok(())
+        }
+        ModelsCommand::Vad { file } => {
+            let (tokio, runtime) = crate::open(data_dir, Arc::new(NoEvents))?;
+            match file {
+                Some(file) => {
+                    let installed = tokio.block_on(runtime.install_vad(&file))?;
+                    eprintln!("voice activity detector installed: {}", installed.display());
+                }
+                None if tokio.block_on(runtime.has_vad()) => println!(
+                    "installed: {}",
+                    izwi_runtime::vad_path(runtime.data_dir()).display()
+                ),
+                None => println!(
+                    "not installed (long audio is cut at its quietest points instead); install it with `izwi models vad silero_vad_16k_op15.onnx`"
+                ),
+            }
             Ok(())
         }
     }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use candle_core::{Device, Tensor};
-use izwi_core::models::vits::onnx::OnnxModel;
+use izwi_core::models::shared::onnx::OnnxModel;
 use izwi_core::models::vits::weights::WeightsError;
 use izwi_core::models::vits::{Scales, Vits, VitsError, VoiceConfig};
 

@@ -10,6 +10,7 @@ use izwi_store::{Job, Store};
 
 use crate::jobs::Jobs;
 use crate::models::ModelManager;
+use crate::vad::Vad;
 use crate::{EventSink, RuntimeError};
 
 /// The setting naming the model `transcribe` uses when a request names none.
@@ -55,6 +56,7 @@ pub(crate) struct Inner {
     pub models: ModelManager,
     pub events: Arc<dyn EventSink>,
     pub jobs: Arc<Jobs>,
+    pub vad: Vad,
 }
 
 #[derive(Clone)]
@@ -93,6 +95,7 @@ impl Runtime {
                 models,
                 events,
                 jobs: Arc::new(Jobs::new(config.max_concurrent_jobs)),
+                vad: Vad::default(),
             }),
         })
     }

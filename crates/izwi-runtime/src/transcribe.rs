@@ -1,6 +1,7 @@
 //! A transcription job: decode the file, cut it at silences, run Whisper on the
 //! engine, report segments as windows finish, and save the transcript.
 
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -73,6 +74,27 @@ impl TranscribeRequest {
     }
 }
 
+/// Where to cut the audio into windows: the VAD's chunks of speech (silence is not
+/// decoded at all), or without a VAD the quietest points at most 30 s apart.
+async fn windows(
+    inner: &Arc<Inner>,
+    samples: &Arc<Vec<f32>>,
+) -> Result<Vec<Range<usize>>, RuntimeError> {
+    let Some(vad) = inner.vad.get(inner.store.data_dir()).await else {
+        return Ok(izwi_audio::split_at_silence(samples, WINDOW_SECONDS)
+            .into_iter()
+            .map(|w| w.start_sample..w.end_sample)
+            .collect());
+    };
+    let samples = samples.clone();
+    tokio::task::spawn_blocking(move || vad.speech_chunks(&samples, f64::from(WINDOW_SECONDS)))
+        .await
+        .map_err(|e| {
+            RuntimeError::InvalidRequest(format!("voice activity detection stopped: {e}"))
+        })?
+        .map_err(|e| RuntimeError::InvalidRequest(format!("voice activity detection failed: {e}")))
+}
+
 /// Runs a started job to its transcript; returns the transcript's id and the metrics.
 pub(crate) async fn run(
     inner: &Arc<Inner>,
@@ -99,10 +121,8 @@ pub(crate) async fn run(
             path: request.path.clone(),
             source,
         })?;
-    let windows: Vec<_> = izwi_audio::split_at_silence(&samples, WINDOW_SECONDS)
-        .into_iter()
-        .map(|w| w.start_sample..w.end_sample)
-        .collect();
+    let samples = Arc::new(samples);
+    let windows = windows(inner, &samples).await?;
 
     stage(JobStage::Transcribing);
     // Known now: shells show a determinate bar from the start, not after a window.

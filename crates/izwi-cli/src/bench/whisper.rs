@@ -33,7 +33,7 @@ pub struct WhisperBenchArgs {
     /// The Silero VAD weights `izwi transcribe` finds in its data folder.
     #[arg(
         long,
-        default_value = ".assets/models/silero-vad/silero_vad_16k.safetensors"
+        default_value = ".assets/models/silero-vad/silero_vad_16k_op15.onnx"
     )]
     vad: PathBuf,
     /// Runs of each side per row; the median is reported.

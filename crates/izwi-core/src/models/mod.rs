@@ -4,5 +4,6 @@
 
 pub mod llama;
 pub mod shared;
+pub mod vad;
 pub mod vits;
 pub mod whisper;

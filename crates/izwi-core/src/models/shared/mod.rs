@@ -5,6 +5,7 @@ pub mod block_attention;
 pub mod device;
 pub mod half_weights;
 pub mod linear;
+pub mod onnx;
 pub mod paged_attention;
 pub mod rope;
 pub mod row_attention;

@@ -25,7 +25,6 @@ mod duration;
 mod flow;
 mod layers;
 mod model;
-pub mod onnx;
 pub mod phonemes;
 mod spline;
 mod text_encoder;

@@ -11,9 +11,9 @@ use super::config::{Scales, VoiceConfig};
 use super::decoder::Decoder;
 use super::duration::DurationPredictor;
 use super::flow::Flow;
-use super::onnx::{OnnxError, OnnxModel};
 use super::text_encoder::TextEncoder;
 use super::weights::{Weights, WeightsError};
+use crate::models::shared::onnx::{OnnxError, OnnxModel};
 
 #[derive(Debug, thiserror::Error)]
 pub enum VitsError {

@@ -20,7 +20,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use candle_core::{DType, Device, Tensor};
 
-use super::onnx::{Node, OnnxError, OnnxModel};
+use crate::models::shared::onnx::{Node, OnnxError, OnnxModel};
 
 /// Stride, padding, dilation and groups of one convolution node.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -228,8 +228,8 @@ fn conv_attrs(node: &Node) -> Result<ConvAttrs, OnnxError> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::onnx::Attribute;
     use super::*;
+    use crate::models::shared::onnx::Attribute;
 
     #[test]
     fn names_come_from_the_consuming_node() {
