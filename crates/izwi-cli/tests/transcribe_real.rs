@@ -104,7 +104,7 @@ fn librivox_wer(model: &str, extra: &[&str]) -> f64 {
         "json".as_ref(),
     ]);
     args.extend(["--output".as_ref(), out.as_os_str()]);
-    args.extend(extra.iter().map(|a| std::ffi::OsStr::new(a)));
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
     izwi(&args);
     let (mut errors, mut reference_words) = (0, 0);
     for clip in &clips {

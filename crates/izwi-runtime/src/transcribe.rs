@@ -113,6 +113,7 @@ pub(crate) async fn run(
     }
     let model = inner.models.whisper(&request.model_id).await?;
     stage(JobStage::Decoding);
+    let decoding_started = Instant::now();
     let path = request.path.clone();
     let samples = tokio::task::spawn_blocking(move || izwi_audio::load_for_asr(&path))
         .await
@@ -121,8 +122,18 @@ pub(crate) async fn run(
             path: request.path.clone(),
             source,
         })?;
+    tracing::debug!(
+        seconds = decoding_started.elapsed().as_secs_f64(),
+        "audio decoded"
+    );
     let samples = Arc::new(samples);
+    let vad_started = Instant::now();
     let windows = windows(inner, &samples).await?;
+    tracing::debug!(
+        seconds = vad_started.elapsed().as_secs_f64(),
+        chunks = windows.len(),
+        "speech found"
+    );
 
     stage(JobStage::Transcribing);
     // Known now: shells show a determinate bar from the start, not after a window.

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use izwi_core::models::vits::{phonemize, Scales, Vits};
+use izwi_core::models::vits::{phonemize, ModuleTimings, Scales, Vits};
 use izwi_core::text::{split_sentences, Espeak};
 use izwi_core::Device;
 
@@ -55,12 +55,20 @@ pub fn run(args: PiperBenchArgs) -> Result<()> {
     vits.synthesize(&ids[0], None, scales, 0)?; // warm-up
     let mut wall = 0.0;
     let mut samples = 0usize;
+    let mut modules = ModuleTimings::default();
     for round in 0..rounds {
         for (i, sentence) in ids.iter().enumerate() {
             let started = Instant::now();
-            let audio = vits.synthesize(sentence, None, scales, (round * 1000 + i) as u64)?;
+            let seed = (round * 1000 + i) as u64;
+            let made = vits.synthesize_batch(&[sentence.as_slice()], None, scales, seed)?;
             wall += started.elapsed().as_secs_f64();
-            samples += audio.len();
+            for s in made {
+                samples += s.audio.len();
+                modules.text_encoder += s.timings.text_encoder;
+                modules.durations += s.timings.durations;
+                modules.flow += s.timings.flow;
+                modules.vocoder += s.timings.vocoder;
+            }
         }
     }
     let audio = samples as f64 / f64::from(vits.sample_rate());
@@ -73,6 +81,10 @@ pub fn run(args: PiperBenchArgs) -> Result<()> {
         args.threads
     );
     println!("  izwi (candle)          RTF {ours:.3}  ({audio:.1} s of audio in {wall:.2} s)");
+    println!(
+        "    by module: text encoder {:.2} s, durations {:.2} s, flow {:.2} s, vocoder {:.2} s",
+        modules.text_encoder, modules.durations, modules.flow, modules.vocoder
+    );
     match baseline(&args, &ids, scales, rounds) {
         Ok((piper, version)) => {
             println!("  piper (onnxruntime {version}) RTF {piper:.3}");

@@ -39,6 +39,25 @@ pub fn run(mut command: Command) -> Result<Measured> {
     })
 }
 
+/// Runs `command` to completion; returns its wall time and standard error (for
+/// programs that report on standard error, as `izwi` logs).
+pub fn run_with_stderr(mut command: Command) -> Result<(f64, String)> {
+    let program = format!("{:?}", command.get_program());
+    let started = Instant::now();
+    let output = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .with_context(|| format!("running {program}"))?;
+    let seconds = started.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    if !output.status.success() {
+        bail!("{program} failed: {}", stderr.trim());
+    }
+    Ok((seconds, stderr))
+}
+
 /// Waits for `child`, reading its output, and asks the kernel for its peak memory.
 #[cfg(unix)]
 fn wait(child: std::process::Child) -> Result<(std::process::Output, Option<f64>)> {

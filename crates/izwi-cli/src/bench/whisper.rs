@@ -45,6 +45,10 @@ pub struct WhisperBenchArgs {
     /// Print JSON (with the transcripts) instead of a table.
     #[arg(long)]
     json: bool,
+    /// Instead of the comparison, where `izwi transcribe`'s time goes on the long
+    /// file, stage by stage (from its debug log).
+    #[arg(long)]
+    stages: bool,
 }
 
 const JFK_TEXT: &str = "And so my fellow Americans, ask not what your country can do for \
@@ -111,6 +115,9 @@ pub fn run(args: WhisperBenchArgs) -> Result<()> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let izwi = std::env::current_exe()?;
     let runs = args.runs.max(1);
+    if args.stages {
+        return print_stages(&args, &izwi, &data, &inputs[0]);
+    }
 
     let mut rows = Vec::new();
     for model in &args.models {
@@ -250,6 +257,118 @@ fn install_vad(vad: &Path, data: &Path) -> Result<()> {
     }
     std::fs::copy(vad, &target)
         .with_context(|| format!("copying {} to {}", vad.display(), target.display()))?;
+    Ok(())
+}
+
+/// Seconds per stage of one `izwi transcribe` run, read from its debug log.
+#[derive(Default)]
+struct Stages {
+    load: f64,
+    decode: f64,
+    vad: f64,
+    mel: f64,
+    encoder: f64,
+    decoder: f64,
+    steps: usize,
+}
+
+impl Stages {
+    fn read(log: &str) -> Self {
+        let mut stages = Self::default();
+        for line in log.lines() {
+            let line = strip_ansi(line);
+            let Some(seconds) = field(&line, "seconds") else {
+                continue;
+            };
+            if line.ends_with("model loaded") || line.contains(": model loaded") {
+                stages.load += seconds;
+            } else if line.contains(": audio decoded") {
+                stages.decode += seconds;
+            } else if line.contains(": speech found") {
+                stages.vad += seconds;
+            } else if line.contains("executor: mel") {
+                stages.mel += seconds;
+            } else if line.contains("executor: encoded") {
+                stages.encoder += seconds;
+            } else if line.contains("executor: decoded") {
+                stages.decoder += seconds;
+                stages.steps += 1;
+            }
+        }
+        stages
+    }
+}
+
+fn strip_ansi(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The value of ` name=NUMBER` in a log line.
+fn field(line: &str, name: &str) -> Option<f64> {
+    let start = line.find(&format!(" {name}="))? + name.len() + 2;
+    let rest = &line[start..];
+    let end = rest.find(' ').unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+fn print_stages(args: &WhisperBenchArgs, izwi: &Path, data: &Path, input: &Input) -> Result<()> {
+    println!(
+        "izwi transcribe, stage by stage: {} ({:.1} s), CPU, {} threads, one run each",
+        input.name,
+        input.seconds,
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    println!(
+        "{:<16} {:>7} {:>7} {:>7} {:>7} {:>8} {:>14} {:>7} {:>7}",
+        "model", "load", "decode", "VAD", "mel", "encoder", "decoder/steps", "other", "total"
+    );
+    for model in &args.models {
+        let mut command = Command::new(izwi);
+        command
+            .env(
+                "RUST_LOG",
+                "izwi_runtime=debug,izwi_core::models::whisper::executor=debug",
+            )
+            .arg("transcribe")
+            .arg("--data-dir")
+            .arg(data)
+            .arg("--model")
+            .arg(model)
+            .arg(&input.path);
+        let (total, log) = process::run_with_stderr(command)?;
+        let s = Stages::read(&log);
+        let other = total - s.load - s.decode - s.vad - s.mel - s.encoder - s.decoder;
+        println!(
+            "{:<16} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>8.2} {:>8.2}/{:<5} {:>7.2} {:>7.2}",
+            model.file_name().map_or_else(
+                || model.display().to_string(),
+                |n| n.to_string_lossy().into()
+            ),
+            s.load,
+            s.decode,
+            s.vad,
+            s.mel,
+            s.encoder,
+            s.decoder,
+            s.steps,
+            other,
+            total
+        );
+    }
+    println!("\nload: weights into memory; decode: the file to 16 kHz mono; VAD: Silero over the file; mel, encoder: every chunk; decoder: every engine step (sampling and the decoding rules included); other: the rest of the process (start-up, scheduling, the store, exit)");
     Ok(())
 }
 

@@ -76,6 +76,14 @@ struct Out(*mut f32);
 unsafe impl Send for Out {}
 unsafe impl Sync for Out {}
 
+impl Out {
+    /// Through a method, so closures capture the whole (Sync) wrapper, not its field.
+    fn at(self, offset: usize) -> *mut f32 {
+        // SAFETY: callers stay inside the buffer (see attend_blocks).
+        unsafe { self.0.add(offset) }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn attend_blocks(
     q: &[f32],
@@ -96,7 +104,6 @@ fn attend_blocks(
     (0..heads * blocks)
         .into_par_iter()
         .for_each_init(Vec::new, |scores: &mut Vec<f32>, task| {
-            let dst = dst;
             let (head, block) = (task / blocks, task % blocks);
             let first = block * BLOCK_ROWS;
             let rows = BLOCK_ROWS.min(n - first);
@@ -143,7 +150,7 @@ fn attend_blocks(
                     rows,
                     d,
                     m,
-                    dst.0.add((first * heads + head) * d),
+                    dst.at((first * heads + head) * d),
                     1,
                     row_stride,
                     false,

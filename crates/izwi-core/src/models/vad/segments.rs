@@ -171,7 +171,7 @@ impl Segmenter {
         let open =
             self.triggered && (total_samples.saturating_sub(self.start)) as f64 > self.min_speech;
         self.triggered = false;
-        open.then(|| VadEvent::SpeechEnd {
+        open.then_some(VadEvent::SpeechEnd {
             speech: self.start..total_samples,
         })
     }

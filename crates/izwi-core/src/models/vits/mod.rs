@@ -31,5 +31,5 @@ mod text_encoder;
 pub mod weights;
 
 pub use config::{AudioConfig, EspeakConfig, Scales, VoiceConfig};
-pub use model::{Synthesis, Vits, VitsError};
+pub use model::{ModuleTimings, Synthesis, Vits, VitsError};
 pub use phonemes::{phonemize, PhonemizeError, PhonemizedSentence};

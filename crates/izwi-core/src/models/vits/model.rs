@@ -80,6 +80,18 @@ pub struct Synthesis {
     pub audio: Vec<f32>,
     /// Frames each phoneme id lasts; its audio is `frames × hop_length` samples.
     pub durations: Vec<u32>,
+    /// Where the time of the pass that made it went (shared by a batch's sentences).
+    pub timings: ModuleTimings,
+}
+
+/// Seconds spent in each part of the network during one synthesis pass.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ModuleTimings {
+    pub text_encoder: f64,
+    /// The duration predictor, and expanding each phoneme's prior over its frames.
+    pub durations: f64,
+    pub flow: f64,
+    pub vocoder: f64,
 }
 
 /// A loaded Piper voice, ready to speak phoneme ids.
@@ -242,7 +254,6 @@ impl Vits {
             .durations
             .log_durations(&text.x, &x_mask, g.as_ref(), noise.as_ref())?;
         let durations = frame_counts(&logw, sentences, scales.length_scale)?;
-        let durations_seconds = clock.elapsed().as_secs_f64() - text_seconds;
 
         let frames: Vec<u64> = durations
             .iter()
@@ -306,15 +317,12 @@ impl Vits {
         let audio = self
             .decoder
             .forward(&z.broadcast_mul(&y_mask)?, g.as_ref())?;
-        let done = clock.elapsed().as_secs_f64();
-        tracing::debug!(
-            text_encoder = text_seconds,
-            durations = durations_seconds,
-            expand = flow_started - text_seconds - durations_seconds,
-            flow = decoder_started - flow_started,
-            vocoder = done - decoder_started,
-            "synthesized"
-        );
+        let timings = ModuleTimings {
+            text_encoder: text_seconds,
+            durations: flow_started - text_seconds,
+            flow: decoder_started - flow_started,
+            vocoder: clock.elapsed().as_secs_f64() - decoder_started,
+        };
 
         let hop = self.hop_length();
         durations
@@ -325,6 +333,7 @@ impl Vits {
                 Ok(Synthesis {
                     audio: samples.to_vec1::<f32>()?,
                     durations,
+                    timings,
                 })
             })
             .collect()
