@@ -85,14 +85,7 @@ fn tiny_en_transcribes_jfk_exactly() {
 /// Word error rate of `izwi transcribe` over the five clips, each a file of its own;
 /// `extra` arguments after the defaults.
 fn librivox_wer(model: &str, extra: &[&str]) -> f64 {
-    let dir = asset("speech/librivox");
-    let mut clips: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("librivox folder")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "wav"))
-        .collect();
-    clips.sort();
-    assert_eq!(clips.len(), 5, "five LibriVox clips in {}", dir.display());
+    let clips = librivox_clips();
     let out = std::env::temp_dir().join(format!("izwi-librivox-{model}-{}", std::process::id()));
     let model_dir = asset(&format!("models/{model}"));
     let mut args: Vec<&std::ffi::OsStr> = vec!["transcribe".as_ref()];
@@ -154,13 +147,7 @@ fn base_word_error_rate_on_librivox_is_at_most_4_percent() {
 /// decoded concurrently, stitched back with absolute timestamps.
 #[test]
 fn long_audio_is_windowed_and_stitched_in_order() {
-    let dir = asset("speech/librivox");
-    let mut clips: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("librivox folder")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "wav"))
-        .collect();
-    clips.sort();
+    let clips = librivox_clips();
     let (mut samples, mut reference) = (Vec::new(), String::new());
     while samples.len() < 65 * 16_000 {
         for clip in &clips {
@@ -206,13 +193,7 @@ fn long_audio_is_windowed_and_stitched_in_order() {
 #[test]
 fn defaults_make_no_more_word_errors_than_faster_whisper_on_74_seconds() {
     const FASTER_WHISPER_ERRORS: usize = 6;
-    let dir = asset("speech/librivox");
-    let mut clips: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("librivox folder")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "wav"))
-        .collect();
-    clips.sort();
+    let clips = librivox_clips();
     let (mut joined, mut reference) = (Vec::new(), String::new());
     for clip in &clips {
         joined.extend(izwi_audio::load_for_asr(clip).expect("clip decodes"));
@@ -282,6 +263,19 @@ fn silence_and_music_give_no_words() {
         assert_eq!(transcript["segments"], serde_json::json!([]), "{model}");
     }
     let _ = std::fs::remove_file(&path);
+}
+
+/// The five LibriVox clips (.wav, their references beside them as .txt), in order.
+fn librivox_clips() -> Vec<PathBuf> {
+    let dir = asset("speech/librivox");
+    let mut clips: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("librivox folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "wav"))
+        .collect();
+    clips.sort();
+    assert_eq!(clips.len(), 5, "five LibriVox clips in {}", dir.display());
+    clips
 }
 
 fn scratch(name: &str) -> PathBuf {

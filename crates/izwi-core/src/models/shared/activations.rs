@@ -7,6 +7,7 @@
 use candle_core::{CpuStorage, CustomOp1, DType, Layout, Result, Shape, Tensor};
 use rayon::prelude::*;
 
+use super::cpu_slice::cpu_slice;
 use super::vector_math;
 
 /// Softmax over the last dimension.
@@ -30,15 +31,6 @@ pub fn gelu_erf(x: &Tensor) -> Result<Tensor> {
 /// Elements handed to one parallel task, so small tensors are not split too finely.
 const MIN_PARALLEL_ELEMENTS: usize = 1 << 14;
 
-/// The f32 elements of a contiguous CPU tensor (the public functions make it so).
-fn contiguous_f32<'a>(storage: &'a CpuStorage, layout: &Layout) -> Result<&'a [f32]> {
-    let data = storage.as_slice::<f32>()?;
-    match layout.contiguous_offsets() {
-        Some((start, end)) => Ok(&data[start..end]),
-        None => candle_core::bail!("izwi's CPU kernels take contiguous tensors"),
-    }
-}
-
 struct Softmax;
 
 impl CustomOp1 for Softmax {
@@ -47,7 +39,7 @@ impl CustomOp1 for Softmax {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        let x = contiguous_f32(storage, layout)?;
+        let x = cpu_slice::<f32>(storage, layout)?;
         let dim = layout.dims().last().copied().unwrap_or(1).max(1);
         let mut out = vec![0f32; x.len()];
         let rows_per_task = (MIN_PARALLEL_ELEMENTS / dim).max(1);
@@ -84,7 +76,7 @@ impl CustomOp1 for GeluErf {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        let x = contiguous_f32(storage, layout)?;
+        let x = cpu_slice::<f32>(storage, layout)?;
         let mut out = vec![0f32; x.len()];
         out.par_chunks_mut(MIN_PARALLEL_ELEMENTS)
             .zip(x.par_chunks(MIN_PARALLEL_ELEMENTS))

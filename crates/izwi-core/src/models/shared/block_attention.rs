@@ -10,6 +10,7 @@ use candle_core::{CpuStorage, CustomOp3, DType, Layout, Result, Shape, Tensor};
 use gemm::{gemm, Parallelism};
 use rayon::prelude::*;
 
+use super::cpu_slice::cpu_slice;
 use super::vector_math;
 
 /// Query rows per block: the block's scores over 1500 keys (192 KB) stay in L2.
@@ -43,12 +44,6 @@ impl CustomOp3 for BlockAttention {
         v: &CpuStorage,
         v_layout: &Layout,
     ) -> Result<(CpuStorage, Shape)> {
-        let slice = |s: &'_ CpuStorage, l: &Layout| -> Result<std::ops::Range<usize>> {
-            let _ = s.as_slice::<f32>()?;
-            l.contiguous_offsets()
-                .map(|(a, b)| a..b)
-                .ok_or_else(|| candle_core::Error::msg("block attention takes contiguous tensors"))
-        };
         let (n, heads, d) = q_layout.shape().dims3()?;
         let (k_heads, m, k_d) = k_layout.shape().dims3()?;
         if k_heads != heads || k_d != d || v_layout.shape() != k_layout.shape() {
@@ -59,9 +54,9 @@ impl CustomOp3 for BlockAttention {
                 v_layout.shape()
             );
         }
-        let q = &q.as_slice::<f32>()?[slice(q, q_layout)?];
-        let k = &k.as_slice::<f32>()?[slice(k, k_layout)?];
-        let v = &v.as_slice::<f32>()?[slice(v, v_layout)?];
+        let q = cpu_slice::<f32>(q, q_layout)?;
+        let k = cpu_slice::<f32>(k, k_layout)?;
+        let v = cpu_slice::<f32>(v, v_layout)?;
         let mut out = vec![0f32; n * heads * d];
         attend_blocks(q, k, v, n, m, heads, d, &mut out);
         Ok((CpuStorage::F32(out), Shape::from((n, heads * d))))

@@ -9,6 +9,8 @@ use candle_core::{CpuStorage, CustomOp2, DType, Layout, Result, Shape, Tensor};
 use half::f16;
 use rayon::prelude::*;
 
+use super::cpu_slice::cpu_slice;
+
 /// Outputs computed by one parallel task.
 const OUTPUTS_PER_TASK: usize = 256;
 
@@ -46,13 +48,8 @@ impl CustomOp2 for HalfWeightMatmul {
                 w_layout.shape()
             );
         }
-        let (Some((xa, xb)), Some((wa, wb))) =
-            (x_layout.contiguous_offsets(), w_layout.contiguous_offsets())
-        else {
-            candle_core::bail!("half-weight matmul takes contiguous tensors");
-        };
-        let x = &x.as_slice::<f32>()?[xa..xb];
-        let w = &w.as_slice::<f16>()?[wa..wb];
+        let x = cpu_slice::<f32>(x, x_layout)?;
+        let w = cpu_slice::<f16>(w, w_layout)?;
         let mut out = vec![0f32; rows * outputs];
         // Tasks own output columns; each writes its columns of every row afterwards.
         let columns: Vec<Vec<f32>> = (0..outputs.div_ceil(OUTPUTS_PER_TASK))

@@ -2,6 +2,7 @@
 
 pub mod activations;
 pub mod block_attention;
+pub mod cpu_slice;
 pub mod device;
 pub mod half_weights;
 pub mod linear;

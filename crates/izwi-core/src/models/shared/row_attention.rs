@@ -13,6 +13,7 @@
 use candle_core::{CpuStorage, CustomOp3, DType, Layout, Result, Shape, Tensor};
 use rayon::prelude::*;
 
+use super::cpu_slice::cpu_slice;
 use super::vector_math;
 
 /// The candle op over `q` (`[n, heads, head_dim]`) and key/value buffers of any shape
@@ -51,19 +52,9 @@ impl CustomOp3 for RowAttention {
         v: &CpuStorage,
         v_layout: &Layout,
     ) -> Result<(CpuStorage, Shape)> {
-        let slice = |s: &'_ CpuStorage, l: &Layout| -> Result<(usize, usize)> {
-            let _ = s.as_slice::<f32>()?;
-            l.contiguous_offsets()
-                .ok_or_else(|| candle_core::Error::msg("row attention takes contiguous tensors"))
-        };
-        let (q_range, k_range, v_range) = (
-            slice(q, q_layout)?,
-            slice(k, k_layout)?,
-            slice(v, v_layout)?,
-        );
-        let q = &q.as_slice::<f32>()?[q_range.0..q_range.1];
-        let k = &k.as_slice::<f32>()?[k_range.0..k_range.1];
-        let v = &v.as_slice::<f32>()?[v_range.0..v_range.1];
+        let q = cpu_slice::<f32>(q, q_layout)?;
+        let k = cpu_slice::<f32>(k, k_layout)?;
+        let v = cpu_slice::<f32>(v, v_layout)?;
         let (n, heads, head_dim) = q_layout.shape().dims3()?;
         if self.seq_of_row.len() != n || self.seq_of_row.iter().any(|&s| s >= self.sequences.len())
         {

@@ -8,6 +8,8 @@
 use candle_core::{CpuStorage, CustomOp2, DType, Layout, Result, Shape, Tensor};
 use gemm::{gemm, Parallelism};
 
+use super::cpu_slice::cpu_slice;
+
 /// Whether [`tap_conv`] runs for this input.
 pub fn runs_on(x: &Tensor) -> bool {
     x.device().is_cpu() && x.dtype() == DType::F32
@@ -47,13 +49,8 @@ impl CustomOp2 for TapConv {
                 self.kernel
             );
         }
-        let (Some((xa, xb)), Some((wa, wb))) =
-            (x_layout.contiguous_offsets(), w_layout.contiguous_offsets())
-        else {
-            candle_core::bail!("tap conv takes contiguous tensors");
-        };
-        let x = &x.as_slice::<f32>()?[xa..xb];
-        let w = &w.as_slice::<f32>()?[wa..wb];
+        let x = cpu_slice::<f32>(x, x_layout)?;
+        let w = cpu_slice::<f32>(w, w_layout)?;
         let span = (self.kernel - 1) * self.dilation;
         let len = time.saturating_sub(span);
         let mut out = vec![0f32; len * outputs];
