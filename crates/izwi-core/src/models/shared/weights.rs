@@ -4,12 +4,15 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
 
+use candle_core::safetensors::MmapedSafetensors;
 use candle_core::{DType, Device, Result, Shape, Tensor};
 use candle_nn::var_builder::SimpleBackend;
 use candle_nn::{Init, VarBuilder};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::de::DeserializeOwned;
+
+use super::half_weights;
 
 /// Reads a Hugging Face model folder: its `config.json` as `C`, and its `*.safetensors`
 /// files, memory-mapped.
@@ -33,8 +36,53 @@ pub fn load_model_dir<'a, C: DeserializeOwned>(
     }
     files.sort();
     // SAFETY: the files are not modified while mapped; we only read model weights.
-    let weights = unsafe { VarBuilder::from_mmaped_safetensors(&files, dtype, device)? };
+    let mapped = unsafe { MmapedSafetensors::multi(&files)? };
+    let weights = VarBuilder::from_backend(Box::new(Mapped(mapped)), dtype, device.clone());
     Ok((config, weights))
+}
+
+/// Memory-mapped safetensors, as candle reads them, but f16 weights asked for as f32
+/// are widened by [`half_weights::widen`].
+struct Mapped(MmapedSafetensors);
+
+impl Mapped {
+    fn load(&self, name: &str, dtype: DType, device: &Device) -> Result<Tensor> {
+        let tensor = self.0.load(name, device)?;
+        if tensor.dtype() == DType::F16 && dtype == DType::F32 {
+            half_weights::widen(&tensor)
+        } else {
+            tensor.to_dtype(dtype)
+        }
+    }
+}
+
+impl SimpleBackend for Mapped {
+    fn get(
+        &self,
+        shape: Shape,
+        name: &str,
+        _: Init,
+        dtype: DType,
+        device: &Device,
+    ) -> Result<Tensor> {
+        let tensor = self.load(name, dtype, device)?;
+        if tensor.shape() != &shape {
+            candle_core::bail!(
+                "{name} has shape {:?}, the model expects {:?}",
+                tensor.shape(),
+                shape
+            );
+        }
+        Ok(tensor)
+    }
+
+    fn get_unchecked(&self, name: &str, dtype: DType, device: &Device) -> Result<Tensor> {
+        self.load(name, dtype, device)
+    }
+
+    fn contains_tensor(&self, name: &str) -> bool {
+        self.0.get(name).is_ok()
+    }
 }
 
 /// Whether every tensor in the folder's `*.safetensors` files is stored as f16 (read
