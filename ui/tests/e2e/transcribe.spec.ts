@@ -8,6 +8,8 @@ test('open a file → queue with progress → transcript with the recorded segme
   const name = basename(job.input)
 
   await page.getByRole('button', { name: 'Open files' }).first().click()
+  // The dialog's answer leads to transcribeFiles after the click returns: wait for it.
+  await expect.poll(async () => (await calls(page, 'transcribeFiles')).length).toBe(1)
   expect((await calls(page, 'choosePaths'))[0].args[0]).toBe('media_files')
   const sent = (await calls(page, 'transcribeFiles'))[0]
   expect(sent.args[0]).toEqual([job.input])
@@ -76,6 +78,7 @@ test('files dropped on the window are queued; the overlay shows while dragging',
   await page.evaluate(() => window.__izwiMock!.drop(['/home/user/Audio/a.wav', '/home/user/Audio/b.wav']))
   await expect(page.getByText('Drop to transcribe')).toHaveCount(0)
   await expect(page.getByRole('heading', { name: 'Transcribe' })).toBeVisible()
+  await expect.poll(async () => (await calls(page, 'transcribeFiles')).length).toBe(1)
   expect((await calls(page, 'transcribeFiles'))[0].args[0]).toEqual([
     '/home/user/Audio/a.wav',
     '/home/user/Audio/b.wav',
