@@ -28,6 +28,38 @@ pub fn gelu_erf(x: &Tensor) -> Result<Tensor> {
     }
 }
 
+/// `max(x, slope·x)`: leaky ReLU for slopes in [0, 1], in one pass over `x` (candle
+/// needs two, a multiply and a maximum, each through its own allocation).
+pub fn leaky_relu(x: &Tensor, slope: f64) -> Result<Tensor> {
+    if x.device().is_cpu() && x.dtype() == DType::F32 {
+        x.contiguous()?.apply_op1_no_bwd(&LeakyRelu(slope as f32))
+    } else {
+        x.maximum(&(x * slope)?)
+    }
+}
+
+struct LeakyRelu(f32);
+
+impl CustomOp1 for LeakyRelu {
+    fn name(&self) -> &'static str {
+        "izwi-leaky-relu"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
+        let x = cpu_slice::<f32>(storage, layout)?;
+        let slope = self.0;
+        let mut out = vec![0f32; x.len()];
+        out.par_chunks_mut(MIN_PARALLEL_ELEMENTS)
+            .zip(x.par_chunks(MIN_PARALLEL_ELEMENTS))
+            .for_each(|(out, x)| {
+                for (o, &v) in out.iter_mut().zip(x) {
+                    *o = v.max(slope * v);
+                }
+            });
+        Ok((CpuStorage::F32(out), layout.shape().clone()))
+    }
+}
+
 /// Elements handed to one parallel task, so small tensors are not split too finely.
 const MIN_PARALLEL_ELEMENTS: usize = 1 << 14;
 
@@ -138,6 +170,26 @@ mod tests {
         assert_eq!(p.i((0, 1))?.to_scalar::<f32>()?, 0.0);
         let sum = p.sum_all()?.to_scalar::<f32>()?;
         assert!((sum - 1.0).abs() < 1e-6);
+        Ok(())
+    }
+
+    #[test]
+    fn leaky_relu_matches_candle_on_odd_shapes() -> Result<()> {
+        let dev = Device::Cpu;
+        for shape in [(1, 1), (3, 7), (20_000, 33)] {
+            let x = Tensor::randn(0f32, 3.0, shape, &dev)?;
+            for slope in [0.0, 0.01, 0.1] {
+                let theirs = x.maximum(&(&x * slope)?)?;
+                assert_eq!(
+                    max_diff(&leaky_relu(&x, slope)?, &theirs),
+                    0.0,
+                    "{shape:?} {slope}"
+                );
+                let t = x.t()?;
+                let theirs = t.maximum(&(&t * slope)?)?;
+                assert_eq!(max_diff(&leaky_relu(&t, slope)?, &theirs), 0.0);
+            }
+        }
         Ok(())
     }
 

@@ -5,8 +5,9 @@
 
 use candle_core::{Result, Tensor};
 
-use super::layers::{leaky_relu, ConvTranspose1d, TimeConv1d};
+use super::layers::{ConvTranspose1d, TimeConv1d};
 use super::weights::Weights;
+use crate::models::shared::activations::leaky_relu;
 
 /// HiFi-GAN's slope inside the generator; the final activation uses torch's default.
 const LRELU_SLOPE: f64 = 0.1;

@@ -323,11 +323,6 @@ impl ChannelNorm {
     }
 }
 
-/// `max(x, slope·x)`: leaky ReLU for slopes in [0, 1], in two ops instead of four.
-pub fn leaky_relu(x: &Tensor, slope: f64) -> Result<Tensor> {
-    x.maximum(&(x * slope)?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
