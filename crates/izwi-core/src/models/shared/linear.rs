@@ -62,7 +62,7 @@ impl Module for Linear {
                 half_weights::matmul_half_weight(x, &self.weight)?
             } else {
                 // A long prefill: widening the weight once is cheaper than dot products.
-                x.matmul(&self.weight.to_dtype(DType::F32)?.t()?)?
+                x.matmul(&half_weights::widen(&self.weight)?.t()?)?
             }
         } else if x.dim(0)? >= MANY_ROWS {
             x.matmul(&self.weight.t()?)?
@@ -92,6 +92,27 @@ mod tests {
             let theirs = candle_nn::Linear::new(w.clone(), Some(b.clone())).forward(&x)?;
             let diff = (ours - theirs)?.abs()?.max_all()?.to_scalar::<f32>()?;
             assert!(diff < 1e-5, "{rows} rows: {diff}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_half_weight_gives_the_f32_result_for_few_and_many_rows() -> Result<()> {
+        let dev = Device::Cpu;
+        // f16 values, so keeping them in f16 loses nothing.
+        let w = Tensor::randn(0f32, 1.0, (7, 64), &dev)?
+            .to_dtype(DType::F16)?
+            .to_dtype(DType::F32)?;
+        let b = Tensor::randn(0f32, 1.0, 7, &dev)?;
+        let full = Linear::new(&w, Some(b.clone()))?;
+        let half = Linear::new(&w, Some(b))?.with_half_weight()?;
+        for rows in [1, 3, MANY_ROWS, 40] {
+            let x = Tensor::randn(0f32, 1.0, (rows, 64), &dev)?;
+            let diff = (half.forward(&x)? - full.forward(&x)?)?
+                .abs()?
+                .max_all()?
+                .to_scalar::<f32>()?;
+            assert!(diff < 1e-4, "{rows} rows: {diff}");
         }
         Ok(())
     }
