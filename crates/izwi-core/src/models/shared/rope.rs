@@ -1,4 +1,5 @@
-//! Rotary position embeddings (the rotate-half layout of Llama, Qwen and friends).
+//! Rotary position embeddings, in either layout checkpoints use for the pairs of
+//! dimensions that rotate together.
 
 use candle_core::{DType, Device, Result, Tensor};
 
@@ -8,6 +9,17 @@ use candle_core::{DType, Device, Result, Tensor};
 pub struct RotaryEmbedding {
     cos: Tensor,
     sin: Tensor,
+    pairs: RotaryPairs,
+}
+
+/// Which dimensions of a head rotate together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RotaryPairs {
+    /// `i` with `i + head_dim / 2` (Hugging Face's rotate-half).
+    Halves,
+    /// `2i` with `2i + 1`: llama.cpp permutes the query and key rows of Llama-family
+    /// GGUF files into this order, and attention scores are the same either way.
+    Interleaved,
 }
 
 impl RotaryEmbedding {
@@ -29,7 +41,12 @@ impl RotaryEmbedding {
         Ok(Self {
             cos: freqs.cos()?.to_dtype(dtype)?,
             sin: freqs.sin()?.to_dtype(dtype)?,
+            pairs: RotaryPairs::Halves,
         })
+    }
+
+    pub fn with_pairs(self, pairs: RotaryPairs) -> Self {
+        Self { pairs, ..self }
     }
 
     /// Rotates `x` (`[tokens, heads, head_dim]`, contiguous), token `i` by `positions[i]`.
@@ -44,7 +61,11 @@ impl RotaryEmbedding {
             .sin
             .index_select(positions, 0)?
             .reshape((tokens, 1, dim / 2))?;
-        candle_nn::rotary_emb::rope(&x.reshape((tokens, heads, 1, dim))?, &cos, &sin)?
-            .reshape((tokens, heads, dim))
+        let x = x.reshape((tokens, heads, 1, dim))?;
+        match self.pairs {
+            RotaryPairs::Halves => candle_nn::rotary_emb::rope(&x, &cos, &sin)?,
+            RotaryPairs::Interleaved => candle_nn::rotary_emb::rope_i(&x, &cos, &sin)?,
+        }
+        .reshape((tokens, heads, dim))
     }
 }

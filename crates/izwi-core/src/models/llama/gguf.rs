@@ -1,0 +1,199 @@
+//! Llama-family checkpoints in GGUF (llama.cpp's format): the config from the file's
+//! metadata and the weights from its tensors, kept quantized.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use candle_core::{DType, Device, Result};
+use candle_nn::RmsNorm;
+
+use super::config::{EosTokens, LlamaConfig};
+use super::model::{Llama, LlamaWeights};
+use crate::models::shared::embedding::Embedding;
+use crate::models::shared::gguf::GgufFile;
+use crate::models::shared::linear::Linear;
+use crate::models::shared::rope::RotaryPairs;
+
+/// How to hold the quantized weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GgufWeights {
+    /// As stored, multiplied by candle's quantized matmul (what the app runs).
+    Quantized,
+    /// Expanded to f32 at load: the same numbers transformers computes with when it
+    /// reads a GGUF file, for parity tests.
+    Dequantized,
+}
+
+impl Llama {
+    /// Loads a Llama-architecture GGUF file (Llama 2/3, SmolLM, TinyLlama...).
+    pub fn from_gguf(path: &Path, weights: GgufWeights, device: &Device) -> Result<Self> {
+        let file = GgufFile::open(path)?;
+        let config = config_from_gguf(&file)?;
+        Self::build(
+            config,
+            &GgufSource {
+                file: &file,
+                weights,
+                device: device.clone(),
+            },
+        )
+    }
+}
+
+/// The architectures whose GGUF layout this loader knows.
+const ARCHITECTURES: &[&str] = &["llama"];
+
+pub fn config_from_gguf(file: &GgufFile) -> Result<LlamaConfig> {
+    let arch = file.required_string("general.architecture")?;
+    if !ARCHITECTURES.contains(&arch) {
+        candle_core::bail!(
+            "{}: the {arch} architecture is not supported (supported: {})",
+            file.path().display(),
+            ARCHITECTURES.join(", ")
+        );
+    }
+    let key = |name: &str| format!("{arch}.{name}");
+    let int = |name: &str| -> Result<usize> { Ok(file.required_integer(&key(name))? as usize) };
+    let heads = int("attention.head_count")?;
+    let hidden_size = int("embedding_length")?;
+    let vocab_size = match file.integer(&key("vocab_size"))? {
+        Some(n) => n as usize,
+        None => file.strings("tokenizer.ggml.tokens")?.len(),
+    };
+    let head_dim = file
+        .integer(&key("attention.key_length"))?
+        .map(|n| n as usize)
+        .filter(|&d| d != hidden_size / heads);
+    if let Some(rope_dims) = file.integer(&key("rope.dimension_count"))? {
+        let full = head_dim.unwrap_or(hidden_size / heads);
+        if rope_dims as usize != full {
+            candle_core::bail!(
+                "{}: RoPE over {rope_dims} of {full} head dimensions is not supported",
+                file.path().display()
+            );
+        }
+    }
+    if file.has_tensor("rope_freqs.weight") {
+        candle_core::bail!(
+            "{}: per-frequency RoPE scaling (rope_freqs) is not supported",
+            file.path().display()
+        );
+    }
+    let eos = ["tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id"]
+        .iter()
+        .filter_map(|k| file.integer(k).transpose())
+        .map(|id| id.map(|id| id as u32))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(LlamaConfig {
+        vocab_size,
+        hidden_size,
+        intermediate_size: int("feed_forward_length")?,
+        num_hidden_layers: int("block_count")?,
+        num_attention_heads: heads,
+        num_key_value_heads: file
+            .integer(&key("attention.head_count_kv"))?
+            .map(|n| n as usize),
+        head_dim,
+        rms_norm_eps: file
+            .float(&key("attention.layer_norm_rms_epsilon"))?
+            .unwrap_or(1e-5),
+        rope_theta: file.float(&key("rope.freq_base"))?,
+        rope_parameters: None,
+        rope_scaling: None,
+        attention_bias: false,
+        mlp_bias: false,
+        max_position_embeddings: file
+            .integer(&key("context_length"))?
+            .map_or(4096, |n| n as usize),
+        tie_word_embeddings: !file.has_tensor("output.weight"),
+        eos_token_id: Some(EosTokens::Many(eos)),
+    })
+}
+
+struct GgufSource<'a> {
+    file: &'a GgufFile,
+    weights: GgufWeights,
+    device: Device,
+}
+
+/// The GGUF name of a tensor given its Hugging Face name.
+fn gguf_name(hf: &str) -> Result<String> {
+    let name = match hf {
+        "model.embed_tokens" => "token_embd".to_string(),
+        "model.norm" => "output_norm".to_string(),
+        "lm_head" => "output".to_string(),
+        _ => {
+            let rest = hf
+                .strip_prefix("model.layers.")
+                .ok_or_else(|| candle_core::Error::msg(format!("no GGUF name for {hf}")))?;
+            let (layer, part) = rest
+                .split_once('.')
+                .ok_or_else(|| candle_core::Error::msg(format!("no GGUF name for {hf}")))?;
+            let part = match part {
+                "input_layernorm" => "attn_norm",
+                "post_attention_layernorm" => "ffn_norm",
+                "self_attn.q_proj" => "attn_q",
+                "self_attn.k_proj" => "attn_k",
+                "self_attn.v_proj" => "attn_v",
+                "self_attn.o_proj" => "attn_output",
+                "mlp.gate_proj" => "ffn_gate",
+                "mlp.up_proj" => "ffn_up",
+                "mlp.down_proj" => "ffn_down",
+                _ => candle_core::bail!("no GGUF name for {hf}"),
+            };
+            format!("blk.{layer}.{part}")
+        }
+    };
+    Ok(format!("{name}.weight"))
+}
+
+impl GgufSource<'_> {
+    fn tensor(&self, hf: &str, shape: &[usize]) -> Result<candle_core::quantized::QTensor> {
+        let name = gguf_name(hf)?;
+        let tensor = self.file.tensor(&name, &self.device)?;
+        if tensor.shape().dims() != shape {
+            candle_core::bail!(
+                "{}: tensor `{name}` has shape {:?}, the metadata implies {shape:?}",
+                self.file.path().display(),
+                tensor.shape().dims()
+            );
+        }
+        Ok(tensor)
+    }
+}
+
+impl LlamaWeights for GgufSource<'_> {
+    fn linear(&self, name: &str, in_dim: usize, out_dim: usize) -> Result<Linear> {
+        let tensor = self.tensor(name, &[out_dim, in_dim])?;
+        match self.weights {
+            GgufWeights::Quantized => Linear::quantized(Arc::new(tensor), None),
+            GgufWeights::Dequantized => Linear::new(&tensor.dequantize(&self.device)?, None),
+        }
+    }
+
+    fn rms_norm(&self, name: &str, size: usize, eps: f64) -> Result<RmsNorm> {
+        let weight = self.tensor(name, &[size])?.dequantize(&self.device)?;
+        Ok(RmsNorm::new(weight, eps))
+    }
+
+    fn embedding(&self, name: &str, vocab: usize, hidden: usize) -> Result<Embedding> {
+        let tensor = self.tensor(name, &[vocab, hidden])?;
+        Ok(match self.weights {
+            GgufWeights::Quantized => Embedding::Quantized(Arc::new(tensor)),
+            GgufWeights::Dequantized => Embedding::Dense(tensor.dequantize(&self.device)?),
+        })
+    }
+
+    fn rotary_pairs(&self) -> RotaryPairs {
+        // llama.cpp's converter permutes Llama query/key rows for its interleaved RoPE.
+        RotaryPairs::Interleaved
+    }
+
+    fn dtype(&self) -> DType {
+        DType::F32
+    }
+
+    fn device(&self) -> &Device {
+        &self.device
+    }
+}

@@ -1,0 +1,130 @@
+//! What a chat model needs around it: its tokenizer, its chat template and the tokens
+//! that end its turn, read from a GGUF file; and the incremental decoding of its reply.
+
+use candle_core::Result;
+use tokenizers::Tokenizer;
+
+use super::chat_template::{ChatMessage, ChatTemplate};
+use super::gguf_tokenizer::tokenizer_from_gguf;
+use crate::models::shared::gguf::GgufFile;
+
+pub struct ChatFormat {
+    tokenizer: Tokenizer,
+    template: ChatTemplate,
+    bos: Option<u32>,
+    add_bos: bool,
+    stop_tokens: Vec<u32>,
+}
+
+impl ChatFormat {
+    pub fn from_gguf(file: &GgufFile) -> Result<Self> {
+        let fail =
+            |what: String| candle_core::Error::msg(format!("{}: {what}", file.path().display()));
+        let tokenizer = tokenizer_from_gguf(file)?;
+        let id = |key: &str| -> Result<Option<u32>> { Ok(file.integer(key)?.map(|id| id as u32)) };
+        let text_of = |id: Option<u32>| {
+            id.and_then(|id| tokenizer.id_to_token(id))
+                .unwrap_or_default()
+        };
+        let bos = id("tokenizer.ggml.bos_token_id")?;
+        let eos = id("tokenizer.ggml.eos_token_id")?;
+        let source = file.string("tokenizer.chat_template")?.ok_or_else(|| {
+            fail(
+                "the file has no chat template (`tokenizer.chat_template`): it is not a chat model"
+                    .into(),
+            )
+        })?;
+        let template = ChatTemplate::new(source, &text_of(bos), &text_of(eos))
+            .map_err(|e| fail(e.to_string()))?;
+        let mut stop_tokens: Vec<u32> = [eos, id("tokenizer.ggml.eot_token_id")?]
+            .into_iter()
+            .flatten()
+            .collect();
+        stop_tokens.dedup();
+        if stop_tokens.is_empty() {
+            return Err(fail("the metadata names no end-of-turn token".into()));
+        }
+        Ok(Self {
+            tokenizer,
+            template,
+            bos,
+            add_bos: file
+                .boolean("tokenizer.ggml.add_bos_token")?
+                .unwrap_or(false),
+            stop_tokens,
+        })
+    }
+
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
+    /// Tokens that end the model's turn.
+    pub fn stop_tokens(&self) -> &[u32] {
+        &self.stop_tokens
+    }
+
+    /// The prompt text for `messages`, ready for the assistant's reply.
+    pub fn prompt_text(&self, messages: &[ChatMessage]) -> Result<String> {
+        self.template
+            .render(messages)
+            .map_err(|e| candle_core::Error::msg(e.to_string()))
+    }
+
+    /// The prompt tokens for `messages`.
+    pub fn prompt_tokens(&self, messages: &[ChatMessage]) -> Result<Vec<u32>> {
+        let text = self.prompt_text(messages)?;
+        let mut tokens = self.encode(&text)?;
+        if let Some(bos) = self.bos.filter(|_| self.add_bos) {
+            // Templates that write the BOS text themselves already have it.
+            if tokens.first() != Some(&bos) {
+                tokens.insert(0, bos);
+            }
+        }
+        Ok(tokens)
+    }
+
+    /// Tokens of `text`, special tokens written in it (`<|im_start|>`) included.
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        Ok(self
+            .tokenizer
+            .encode_fast(text, false)
+            .map_err(|e| candle_core::Error::msg(format!("cannot tokenize: {e}")))?
+            .get_ids()
+            .to_vec())
+    }
+
+    /// Decodes a reply as its tokens arrive.
+    pub fn reply_decoder(&self) -> ReplyDecoder<'_> {
+        ReplyDecoder {
+            tokenizer: &self.tokenizer,
+            tokens: Vec::new(),
+            emitted: 0,
+        }
+    }
+}
+
+/// Turns a growing list of tokens into text deltas. A character split across tokens
+/// (UTF-8 bytes of an emoji, say) is held back until it is whole.
+pub struct ReplyDecoder<'a> {
+    tokenizer: &'a Tokenizer,
+    tokens: Vec<u32>,
+    emitted: usize,
+}
+
+impl ReplyDecoder<'_> {
+    /// Adds tokens; returns the text they complete (possibly empty).
+    pub fn push(&mut self, tokens: &[u32]) -> Result<String> {
+        self.tokens.extend_from_slice(tokens);
+        let text = self
+            .tokenizer
+            .decode(&self.tokens, true)
+            .map_err(|e| candle_core::Error::msg(format!("cannot decode: {e}")))?;
+        if text.ends_with('\u{FFFD}') || text.len() < self.emitted {
+            return Ok(String::new());
+        }
+        let delta = text[self.emitted..].to_string();
+        self.emitted = text.len();
+        Ok(delta)
+    }
+}
