@@ -1,6 +1,7 @@
 //! `izwi`: Izwi's capabilities on the command line. Parses, calls the runtime, formats.
 
 mod bench;
+mod chat;
 mod convert;
 mod format;
 mod history;
@@ -39,6 +40,8 @@ enum Command {
     /// Measure performance.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Chat by typing with a GGUF chat model, the reply streamed as it is written.
+    Chat(chat::ChatArgs),
     /// Convert checkpoints from other tools.
     #[command(subcommand)]
     Convert(convert::ConvertCommand),
@@ -73,6 +76,7 @@ fn main() -> ExitCode {
     let data_dir = cli.data_dir;
     let result = match cli.command {
         Command::Bench(command) => bench::run(command),
+        Command::Chat(args) => chat::run(data_dir, args),
         Command::Convert(command) => convert::run(command),
         Command::Transcribe(args) => transcribe::run(data_dir, args),
         Command::Models(command) => models::run(data_dir, command),

@@ -2,6 +2,7 @@
 //! call: models (catalog, downloads, imports, loading), jobs that run on the engine
 //! and are remembered in the store, and events that report their progress.
 
+mod chat;
 mod error;
 mod events;
 mod files;
@@ -14,6 +15,7 @@ mod transcribe;
 mod vad;
 mod voices;
 
+pub use chat::{ChatModel, ChatParams, ChatReply, DEFAULT_SYSTEM_PROMPT};
 pub use error::{ErrorKind, RuntimeError};
 pub use events::{Event, EventSink, JobStage, NoEvents};
 pub use files::{
@@ -26,6 +28,7 @@ pub use history::{
 pub use izwi_audio::{peaks, write_wav};
 pub use izwi_core::allocator::tune_for_inference;
 pub use izwi_core::models::whisper::Task;
+pub use izwi_core::text::ChatMessage;
 pub use izwi_core::transcript::{Segment, Transcript};
 pub use izwi_hub::{CancellationToken, DownloadProgress, ModelInfo, ModelStatus, ModelTask};
 pub use izwi_store::{

@@ -1,0 +1,95 @@
+//! `izwi chat` with the real SmolLM2-135M-Instruct (scripts/fetch-assets.sh): typed
+//! questions on standard input get sensible answers, the conversation carries over
+//! from one question to the next, and a file that is not a chat model is refused by name.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use izwi_test_support::asset;
+
+fn chat(args: &[&str], input: &str) -> Output {
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_izwi"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .arg("chat")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("izwi runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("writes the questions");
+    child.wait_with_output().expect("izwi finishes")
+}
+
+fn smollm2() -> String {
+    asset("models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn answers_typed_questions_in_one_conversation() {
+    let out = chat(
+        &["--llm", &smollm2(), "--json"],
+        "What is the capital of France?\nAnd what is the capital of Italy?\n",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let replies: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON object per reply"))
+        .collect();
+    assert_eq!(replies.len(), 2, "{replies:?}");
+    let text = |i: usize| {
+        replies[i]["reply_text"]
+            .as_str()
+            .expect("text")
+            .to_lowercase()
+    };
+    assert!(text(0).contains("paris"), "{}", text(0));
+    // "And what..." only makes sense after the first question.
+    assert!(text(1).contains("rome"), "{}", text(1));
+    for reply in &replies {
+        assert_eq!(reply["finished_turn"], true, "{reply}");
+        assert!(reply["first_token_ms"].as_f64().expect("ms") > 0.0);
+    }
+}
+
+#[test]
+fn streams_plain_text_without_json() {
+    let out = chat(&["--llm", &smollm2()], "What is the capital of France?\n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(text.contains("Paris"), "{text}");
+    assert!(!text.contains("<|im_end|>"), "control tokens leak: {text}");
+}
+
+#[test]
+fn a_file_that_is_not_a_chat_model_is_refused() {
+    let whisper = asset("models/whisper-tiny.en/config.json")
+        .display()
+        .to_string();
+    let out = chat(&["--llm", &whisper], "hi\n");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a readable GGUF file"), "{err}");
+    let out = chat(&["--llm", "/no/such/model.gguf"], "hi\n");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no such file"), "{err}");
+}

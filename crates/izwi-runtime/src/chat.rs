@@ -1,0 +1,165 @@
+//! Chat with a GGUF chat model on the engine: the conversation rendered by the model's
+//! own template, the reply streamed back as text.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use izwi_core::engine::{Engine, EngineCoreConfig, EngineCoreRequest, GenerationParams};
+use izwi_core::models::llama::{GgufWeights, Llama};
+use izwi_core::models::shared::gguf::GgufFile;
+use izwi_core::text::{ChatFormat, ChatMessage};
+use izwi_core::Device;
+
+use crate::error::RuntimeError;
+use crate::Runtime;
+
+/// What a conversation asks of its model when the user has not said otherwise: short
+/// answers suit both a chat window and a spoken reply.
+pub const DEFAULT_SYSTEM_PROMPT: &str =
+    "You are a helpful voice assistant. Answer in one short sentence.";
+
+/// A chat model loaded on its own engine.
+pub struct ChatModel {
+    name: String,
+    engine: Arc<Engine>,
+    format: Arc<ChatFormat>,
+}
+
+/// How a reply is sampled.
+#[derive(Debug, Clone)]
+pub struct ChatParams {
+    pub max_tokens: usize,
+    /// 0 is greedy: the same question gets the same answer.
+    pub temperature: f32,
+    pub seed: Option<u64>,
+}
+
+impl Default for ChatParams {
+    fn default() -> Self {
+        Self {
+            max_tokens: 512,
+            temperature: 0.0,
+            seed: None,
+        }
+    }
+}
+
+/// A finished reply and how long it took.
+#[derive(Debug, Clone)]
+pub struct ChatReply {
+    pub text: String,
+    pub tokens: usize,
+    /// From the request to the first token of the reply.
+    pub first_token_ms: f64,
+    pub total_ms: f64,
+    /// Whether the model ended its turn (false: it ran into `max_tokens`).
+    pub finished_turn: bool,
+}
+
+impl ChatModel {
+    /// Loads a GGUF chat model file (blocking: reads the weights).
+    fn load(path: &Path, device: &Device) -> Result<Self, RuntimeError> {
+        let name = path.file_stem().map_or_else(
+            || path.display().to_string(),
+            |s| s.to_string_lossy().into(),
+        );
+        let load = |reason: String| RuntimeError::Load {
+            id: path.display().to_string(),
+            reason,
+        };
+        if !path.is_file() {
+            return Err(load(
+                "no such file (give the path of a .gguf chat model)".into(),
+            ));
+        }
+        let file = GgufFile::open(path).map_err(|e| load(e.to_string()))?;
+        let format = ChatFormat::from_gguf(&file).map_err(|e| load(e.to_string()))?;
+        drop(file);
+        let model = Llama::from_gguf(path, GgufWeights::Quantized, device)
+            .map_err(|e| load(e.to_string()))?;
+        let engine = Engine::new(EngineCoreConfig::default(), Box::new(model))
+            .map_err(|e| load(e.to_string()))?;
+        Ok(Self {
+            name,
+            engine: Arc::new(engine),
+            format: Arc::new(format),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The model's reply to `messages`, calling `on_text` with each piece of text as
+    /// it is generated. Dropping the future aborts the request on the engine.
+    pub async fn reply(
+        &self,
+        messages: &[ChatMessage],
+        params: &ChatParams,
+        mut on_text: impl FnMut(&str),
+    ) -> Result<ChatReply, RuntimeError> {
+        let prompt = self.format.prompt_tokens(messages).map_err(invalid)?;
+        let request = EngineCoreRequest::new(prompt).with_params(GenerationParams {
+            max_tokens: params.max_tokens,
+            temperature: params.temperature,
+            seed: params.seed,
+            stop_token_ids: self.format.stop_tokens().to_vec(),
+            ..GenerationParams::default()
+        });
+        let started = Instant::now();
+        let (_, mut outputs) = self
+            .engine
+            .generate_streaming(request)
+            .await
+            .map_err(invalid)?;
+        let mut decoder = self.format.reply_decoder();
+        let (mut text, mut tokens, mut first_token_ms) = (String::new(), 0, None);
+        while let Some(chunk) = outputs.recv().await {
+            let new: Vec<u32> = chunk
+                .tokens
+                .iter()
+                .copied()
+                .filter(|t| !self.format.stop_tokens().contains(t))
+                .collect();
+            if !chunk.tokens.is_empty() && first_token_ms.is_none() {
+                first_token_ms = Some(started.elapsed().as_secs_f64() * 1e3);
+            }
+            tokens += chunk.tokens.len();
+            let delta = decoder.push(&new).map_err(invalid)?;
+            if !delta.is_empty() {
+                on_text(&delta);
+                text.push_str(&delta);
+            }
+            if let Some(output) = chunk.finished {
+                use izwi_core::engine::FinishReason;
+                return match output.finish_reason {
+                    FinishReason::Failed(message) => Err(RuntimeError::InvalidRequest(message)),
+                    reason => Ok(ChatReply {
+                        text: text.trim().to_string(),
+                        tokens,
+                        first_token_ms: first_token_ms.unwrap_or_default(),
+                        total_ms: started.elapsed().as_secs_f64() * 1e3,
+                        finished_turn: !matches!(reason, FinishReason::Length),
+                    }),
+                };
+            }
+        }
+        Err(RuntimeError::InvalidRequest("the engine stopped".into()))
+    }
+}
+
+fn invalid(e: impl std::fmt::Display) -> RuntimeError {
+    RuntimeError::InvalidRequest(e.to_string())
+}
+
+impl Runtime {
+    /// Loads the GGUF chat model at `path` on this runtime's device.
+    pub async fn open_chat_model(&self, path: &Path) -> Result<ChatModel, RuntimeError> {
+        let path = path.to_path_buf();
+        let device = self.inner.models.device().clone();
+        tokio::task::spawn_blocking(move || ChatModel::load(&path, &device))
+            .await
+            .map_err(|e| RuntimeError::InvalidRequest(format!("loading the chat model: {e}")))?
+    }
+}
