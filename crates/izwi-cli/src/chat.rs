@@ -1,6 +1,6 @@
 //! `izwi chat`: a typed conversation with a GGUF chat model, the reply streamed as it
 //! is written. Reads one message per line from standard input; an empty line or the
-//! end of input ends the conversation.
+//! end of input ends the conversation. The conversation is kept in the history's chats.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use clap::Args;
-use izwi_runtime::{ChatMessage, ChatParams, NoEvents, DEFAULT_SYSTEM_PROMPT};
+use izwi_runtime::{ChatParams, Conversation, NoEvents, DEFAULT_SYSTEM_PROMPT};
 
 #[derive(Args)]
 pub struct ChatArgs {
@@ -45,7 +45,7 @@ pub fn run(data_dir: Option<PathBuf>, args: ChatArgs) -> Result<()> {
     if interactive {
         eprintln!("{}: type a message, an empty line to end.", model.name());
     }
-    let mut messages = vec![ChatMessage::new("system", args.system)];
+    let mut conversation = Conversation::new(&args.system);
     let mut lines = std::io::stdin().lock().lines();
     loop {
         if interactive {
@@ -58,16 +58,17 @@ pub fn run(data_dir: Option<PathBuf>, args: ChatArgs) -> Result<()> {
         if line.is_empty() {
             break;
         }
-        messages.push(ChatMessage::new("user", line));
         let mut out = std::io::stdout().lock();
-        let reply = tokio.block_on(model.reply(&messages, &params, |delta| {
+        let say = runtime.say(&model, &mut conversation, line, &params, |delta| {
             if !args.json {
                 // A closed stdout ends the conversation at the next write below.
                 let _ = out.write_all(delta.as_bytes()).and_then(|_| out.flush());
             }
-        }))?;
+        });
+        let reply = tokio.block_on(say)?;
         if args.json {
             let json = serde_json::json!({
+                "chat_id": conversation.chat_id(),
                 "user_text": line,
                 "reply_text": reply.text,
                 "tokens": reply.tokens,
@@ -79,7 +80,6 @@ pub fn run(data_dir: Option<PathBuf>, args: ChatArgs) -> Result<()> {
         } else {
             writeln!(out)?;
         }
-        messages.push(ChatMessage::new("assistant", reply.text));
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! Chat with a GGUF chat model on the engine: the conversation rendered by the model's
-//! own template, the reply streamed back as text.
+//! own template, the reply streamed back as text, every message kept in the store's
+//! chats tables as it is said.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use izwi_core::models::llama::{GgufWeights, Llama};
 use izwi_core::models::shared::gguf::GgufFile;
 use izwi_core::text::{ChatFormat, ChatMessage};
 use izwi_core::Device;
+use izwi_store::{MessageRecord, MessageRole};
 
 use crate::error::RuntimeError;
 use crate::Runtime;
@@ -149,6 +151,34 @@ impl ChatModel {
     }
 }
 
+/// A conversation: what has been said, and the stored chat it is kept in (created
+/// with the first message from the user, titled by it).
+pub struct Conversation {
+    chat_id: Option<i64>,
+    messages: Vec<ChatMessage>,
+}
+
+/// Longest chat title, in characters, taken from the first message.
+const TITLE_CHARS: usize = 60;
+
+impl Conversation {
+    pub fn new(system_prompt: &str) -> Self {
+        Self {
+            chat_id: None,
+            messages: vec![ChatMessage::new("system", system_prompt)],
+        }
+    }
+
+    /// The stored chat, once something has been said.
+    pub fn chat_id(&self) -> Option<i64> {
+        self.chat_id
+    }
+
+    pub fn messages(&self) -> &[ChatMessage] {
+        &self.messages
+    }
+}
+
 fn invalid(e: impl std::fmt::Display) -> RuntimeError {
     RuntimeError::InvalidRequest(e.to_string())
 }
@@ -161,5 +191,49 @@ impl Runtime {
         tokio::task::spawn_blocking(move || ChatModel::load(&path, &device))
             .await
             .map_err(|e| RuntimeError::InvalidRequest(format!("loading the chat model: {e}")))?
+    }
+
+    /// Says `text` in `conversation` and streams the model's reply to `on_text`. The
+    /// user's message is stored before the model runs and the reply once it is whole,
+    /// so a failed or interrupted reply loses nothing the user said.
+    pub async fn say(
+        &self,
+        model: &ChatModel,
+        conversation: &mut Conversation,
+        text: &str,
+        params: &ChatParams,
+        on_text: impl FnMut(&str),
+    ) -> Result<ChatReply, RuntimeError> {
+        let store = &self.inner.store;
+        let chat_id = match conversation.chat_id {
+            Some(id) => id,
+            None => {
+                let title: String = text.chars().take(TITLE_CHARS).collect();
+                let chat = store.create_chat(title.trim(), Some(model.name())).await?;
+                let system = &conversation.messages[0].content;
+                store
+                    .add_message(chat.id, MessageRole::System, system, None)
+                    .await?;
+                conversation.chat_id = Some(chat.id);
+                chat.id
+            }
+        };
+        store
+            .add_message(chat_id, MessageRole::User, text, None)
+            .await?;
+        conversation.messages.push(ChatMessage::new("user", text));
+        let reply = model.reply(&conversation.messages, params, on_text).await?;
+        store
+            .add_message(chat_id, MessageRole::Assistant, &reply.text, None)
+            .await?;
+        conversation
+            .messages
+            .push(ChatMessage::new("assistant", reply.text.clone()));
+        Ok(reply)
+    }
+
+    /// The messages of a stored chat, oldest first.
+    pub async fn chat_messages(&self, chat_id: i64) -> Result<Vec<MessageRecord>, RuntimeError> {
+        Ok(self.inner.store.messages(chat_id).await?)
     }
 }

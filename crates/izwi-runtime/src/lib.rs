@@ -15,7 +15,7 @@ mod transcribe;
 mod vad;
 mod voices;
 
-pub use chat::{ChatModel, ChatParams, ChatReply, DEFAULT_SYSTEM_PROMPT};
+pub use chat::{ChatModel, ChatParams, ChatReply, Conversation, DEFAULT_SYSTEM_PROMPT};
 pub use error::{ErrorKind, RuntimeError};
 pub use events::{Event, EventSink, JobStage, NoEvents};
 pub use files::{
@@ -32,8 +32,8 @@ pub use izwi_core::text::ChatMessage;
 pub use izwi_core::transcript::{Segment, Transcript};
 pub use izwi_hub::{CancellationToken, DownloadProgress, ModelInfo, ModelStatus, ModelTask};
 pub use izwi_store::{
-    Job, JobFilter, JobKind, JobStatus, SearchHit, SegmentRecord, TranscriptRecord, VoiceSettings,
-    VoiceSource,
+    Job, JobFilter, JobKind, JobStatus, MessageRecord, MessageRole, SearchHit, SegmentRecord,
+    TranscriptRecord, VoiceSettings, VoiceSource,
 };
 pub use models::LoadedModel;
 pub use runtime::{Runtime, RuntimeConfig, DEFAULT_TRANSCRIBE_MODEL};
