@@ -6,7 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use izwi_core::engine::{Engine, EngineCoreConfig, EngineCoreRequest, GenerationParams};
+use izwi_core::engine::{
+    Engine, EngineCoreConfig, EngineCoreRequest, EngineStatus, GenerationParams, MetricsSnapshot,
+};
 use izwi_core::models::llama::{GgufWeights, Llama};
 use izwi_core::models::shared::gguf::GgufFile;
 use izwi_core::text::{ChatFormat, ChatMessage};
@@ -91,6 +93,16 @@ impl ChatModel {
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Requests in the engine and the KV blocks they hold.
+    pub async fn engine_status(&self) -> Result<EngineStatus, RuntimeError> {
+        self.engine.status().await.map_err(invalid)
+    }
+
+    /// What the engine has done so far: requests, aborts, tokens, latencies.
+    pub fn engine_metrics(&self) -> MetricsSnapshot {
+        self.engine.metrics()
     }
 
     /// The model's reply to `messages`, calling `on_text` with each piece of text as

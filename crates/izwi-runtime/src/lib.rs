@@ -27,6 +27,7 @@ pub use history::{
 };
 pub use izwi_audio::{peaks, write_wav};
 pub use izwi_core::allocator::tune_for_inference;
+pub use izwi_core::engine::{EngineStatus, MetricsSnapshot};
 pub use izwi_core::models::whisper::Task;
 pub use izwi_core::text::ChatMessage;
 pub use izwi_core::transcript::{Segment, Transcript};

@@ -1,11 +1,15 @@
 //! Conversations with the real SmolLM2-135M-Instruct (scripts/fetch-assets.sh): each
 //! message is in the store as it is said and is there after the runtime is reopened;
-//! the reply streamed to the caller is the reply stored.
+//! the reply streamed to the caller is the reply stored; a reply dropped while it is
+//! being written (what barge-in does) leaves the engine with nothing running and every
+//! KV block free.
 
 mod common;
 
 use common::{config, open_recording};
-use izwi_runtime::{ChatParams, Conversation, MessageRole, DEFAULT_SYSTEM_PROMPT};
+use std::time::{Duration, Instant};
+
+use izwi_runtime::{ChatMessage, ChatParams, Conversation, MessageRole, DEFAULT_SYSTEM_PROMPT};
 use izwi_test_support::asset;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -54,4 +58,44 @@ async fn a_conversation_is_kept_in_the_store() {
         ]
     );
     assert!(streamed[0].contains("Paris"), "{}", streamed[0]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reply_dropped_mid_stream_frees_the_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = asset("models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf");
+    let (runtime, _) = open_recording(config(dir.path())).await;
+    let model = runtime.open_chat_model(&path).await.unwrap();
+    let messages = [ChatMessage::new(
+        "user",
+        "Write a long story about a lighthouse keeper.",
+    )];
+    let params = ChatParams {
+        max_tokens: 400,
+        ..ChatParams::default()
+    };
+    let (first, mut got_first) = tokio::sync::mpsc::unbounded_channel();
+    let reply = model.reply(&messages, &params, |delta| {
+        let _ = first.send(delta.to_string());
+    });
+    tokio::select! {
+        result = reply => panic!("the reply ended before it was dropped: {result:?}"),
+        _ = got_first.recv() => {}
+    }
+    // The engine learns of the drop at its next step and aborts the request there.
+    let dropped = Instant::now();
+    loop {
+        let status = model.engine_status().await.unwrap();
+        if status.running == 0 && status.waiting == 0 && status.kv_cache.used_blocks() == 0 {
+            break;
+        }
+        // A guard against hanging, not a speed check: the bound is in tokens, below.
+        assert!(dropped.elapsed() < Duration::from_secs(120), "{status:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let metrics = model.engine_metrics();
+    assert_eq!(metrics.aborted_requests, 1, "{metrics:?}");
+    // Aborted within a step or two of the first token, not run on to max_tokens.
+    let generated = metrics.total_tokens_generated;
+    assert!((1..=8).contains(&generated), "{metrics:?}");
 }
