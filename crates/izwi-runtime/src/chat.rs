@@ -79,8 +79,7 @@ impl ChatModel {
         }
         let file = GgufFile::open(path).map_err(|e| load(e.to_string()))?;
         let format = ChatFormat::from_gguf(&file).map_err(|e| load(e.to_string()))?;
-        drop(file);
-        let model = Llama::from_gguf(path, GgufWeights::Quantized, device)
+        let model = Llama::from_gguf(&file, GgufWeights::Quantized, device)
             .map_err(|e| load(e.to_string()))?;
         let engine = Engine::new(EngineCoreConfig::default(), Box::new(model))
             .map_err(|e| load(e.to_string()))?;

@@ -55,25 +55,17 @@ impl ChatFormat {
         })
     }
 
-    pub fn tokenizer(&self) -> &Tokenizer {
-        &self.tokenizer
-    }
-
     /// Tokens that end the model's turn.
     pub fn stop_tokens(&self) -> &[u32] {
         &self.stop_tokens
     }
 
-    /// The prompt text for `messages`, ready for the assistant's reply.
-    pub fn prompt_text(&self, messages: &[ChatMessage]) -> Result<String> {
-        self.template
-            .render(messages)
-            .map_err(|e| candle_core::Error::msg(e.to_string()))
-    }
-
-    /// The prompt tokens for `messages`.
+    /// The prompt tokens for `messages`, ready for the assistant's reply.
     pub fn prompt_tokens(&self, messages: &[ChatMessage]) -> Result<Vec<u32>> {
-        let text = self.prompt_text(messages)?;
+        let text = self
+            .template
+            .render(messages)
+            .map_err(|e| candle_core::Error::msg(e.to_string()))?;
         let mut tokens = self.encode(&text)?;
         if let Some(bos) = self.bos.filter(|_| self.add_bos) {
             // Templates that write the BOS text themselves already have it.

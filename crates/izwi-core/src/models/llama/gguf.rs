@@ -1,7 +1,6 @@
 //! Llama-family checkpoints in GGUF (llama.cpp's format): the config from the file's
 //! metadata and the weights from its tensors, kept quantized.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use candle_core::{DType, Device, Result};
@@ -25,14 +24,14 @@ pub enum GgufWeights {
 }
 
 impl Llama {
-    /// Loads a Llama-architecture GGUF file (Llama 2/3, SmolLM, TinyLlama...).
-    pub fn from_gguf(path: &Path, weights: GgufWeights, device: &Device) -> Result<Self> {
-        let file = GgufFile::open(path)?;
-        let config = config_from_gguf(&file)?;
+    /// Loads a Llama-architecture GGUF file (Llama 3.0, SmolLM...), opened by the
+    /// caller, who may read its tokenizer and chat template from the same file.
+    pub fn from_gguf(file: &GgufFile, weights: GgufWeights, device: &Device) -> Result<Self> {
+        let config = config_from_gguf(file)?;
         Self::build(
             config,
             &GgufSource {
-                file: &file,
+                file,
                 weights,
                 device: device.clone(),
             },
