@@ -15,11 +15,12 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use candle_core::Device;
-use common::max_abs_diff;
+use common::{greedy_on_engine, max_abs_diff};
 use izwi_core::engine::{EngineCore, EngineCoreConfig, EngineCoreRequest, GenerationParams};
 use izwi_core::models::llama::{DenseKvCache, GgufWeights, Llama};
 use izwi_core::models::shared::gguf::GgufFile;
 use izwi_core::text::{ChatFormat, ChatMessage};
+use izwi_test_support::asset;
 use serde::Deserialize;
 
 const TOLERANCE: f32 = 1e-4;
@@ -75,10 +76,6 @@ impl Case {
     }
 }
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llama-gguf")
 }
@@ -88,13 +85,12 @@ fn tiny() -> PathBuf {
 }
 
 fn smollm2() -> PathBuf {
-    let path = root().join(".assets/models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf");
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/fetch-assets.sh first",
-        path.display()
-    );
-    path
+    asset("models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf")
+}
+
+fn load(path: &Path, weights: GgufWeights) -> Llama {
+    let file = GgufFile::open(path).expect("opens");
+    Llama::from_gguf(&file, weights, &Device::Cpu).expect("loads")
 }
 
 fn reference(name: &str) -> Reference {
@@ -133,39 +129,24 @@ fn check_engine(model: Llama, reference: &Reference, tolerance: f32) {
         chunked_prefill_threshold: 24,
         ..EngineCoreConfig::default()
     };
-    let mut core = EngineCore::new(config, Box::new(model)).expect("engine");
-    let mut ids = HashMap::new();
-    for (n, case) in reference.cases.iter().enumerate() {
-        let params = GenerationParams {
-            max_tokens: case.greedy_tokens.len(),
-            ignore_eos: true,
-            return_logits: true,
-            ..GenerationParams::default()
-        };
-        let id = core
-            .add_request(EngineCoreRequest::new(case.prompt.clone()).with_params(params))
-            .expect("accepted");
-        ids.insert(id, n);
-    }
-    let mut finished = 0;
-    while core.has_unfinished() {
-        for out in core.step().into_iter().filter_map(|o| o.finished) {
-            let n = ids[&out.request_id];
-            let case = &reference.cases[n];
-            assert_eq!(out.tokens, case.greedy_tokens, "case {n}");
-            for (i, row) in out.logits.iter().enumerate() {
-                let (ids, want): (Vec<usize>, Vec<f32>) = case.kept(i).into_iter().unzip();
-                let got: Vec<f32> = ids.iter().map(|&t| row[t]).collect();
-                let diff = max_abs_diff(&got, &want);
-                assert!(
-                    diff <= tolerance,
-                    "case {n} step {i}: logits differ by {diff}"
-                );
-            }
-            finished += 1;
+    let cases: Vec<_> = reference
+        .cases
+        .iter()
+        .map(|case| (case.prompt.clone(), case.greedy_tokens.len()))
+        .collect();
+    let outputs = greedy_on_engine(model, config, &cases);
+    for (n, (out, case)) in outputs.iter().zip(&reference.cases).enumerate() {
+        assert_eq!(out.tokens, case.greedy_tokens, "case {n}");
+        for (i, row) in out.logits.iter().enumerate() {
+            let (ids, want): (Vec<usize>, Vec<f32>) = case.kept(i).into_iter().unzip();
+            let got: Vec<f32> = ids.iter().map(|&t| row[t]).collect();
+            let diff = max_abs_diff(&got, &want);
+            assert!(
+                diff <= tolerance,
+                "case {n} step {i}: logits differ by {diff}"
+            );
         }
     }
-    assert_eq!(finished, reference.cases.len());
 }
 
 /// Feeds each case's reference tokens to the quantized model (teacher forcing, so a
@@ -207,13 +188,13 @@ fn tiny_tokenizer_and_chat_template_match_transformers() {
 
 #[test]
 fn tiny_dequantized_on_the_engine_matches_transformers() {
-    let model = Llama::from_gguf(&tiny(), GgufWeights::Dequantized, &Device::Cpu).expect("loads");
+    let model = load(&tiny(), GgufWeights::Dequantized);
     check_engine(model, &reference("reference.json"), TOLERANCE);
 }
 
 #[test]
 fn tiny_quantized_stays_within_tolerance() {
-    let model = Llama::from_gguf(&tiny(), GgufWeights::Quantized, &Device::Cpu).expect("loads");
+    let model = load(&tiny(), GgufWeights::Quantized);
     let error = quantized_error(&model, &reference("reference.json"));
     println!(
         "tiny quantized: largest logit error {:.4} of the spread",
@@ -229,14 +210,13 @@ fn smollm2_tokenizer_and_chat_template_match_transformers() {
 
 #[test]
 fn smollm2_dequantized_on_the_engine_matches_transformers() {
-    let model =
-        Llama::from_gguf(&smollm2(), GgufWeights::Dequantized, &Device::Cpu).expect("loads");
+    let model = load(&smollm2(), GgufWeights::Dequantized);
     check_engine(model, &reference("smollm2-reference.json"), REAL_TOLERANCE);
 }
 
 #[test]
 fn smollm2_quantized_stays_within_tolerance() {
-    let model = Llama::from_gguf(&smollm2(), GgufWeights::Quantized, &Device::Cpu).expect("loads");
+    let model = load(&smollm2(), GgufWeights::Quantized);
     let error = quantized_error(&model, &reference("smollm2-reference.json"));
     println!(
         "SmolLM2 quantized: largest logit error {:.4} of the spread",
@@ -250,20 +230,14 @@ fn files_it_cannot_run_are_refused_by_name() {
     let dir = tempfile::tempdir().expect("temp dir");
     let not_gguf = dir.path().join("model.gguf");
     std::fs::write(&not_gguf, b"not a gguf file at all").expect("write");
-    let err = Llama::from_gguf(&not_gguf, GgufWeights::Quantized, &Device::Cpu)
-        .err()
-        .expect("refused");
+    let err = GgufFile::open(&not_gguf).err().expect("refused");
     assert!(
         err.to_string().contains("not a readable GGUF file"),
         "{err}"
     );
-    let err = Llama::from_gguf(
-        &dir.path().join("missing.gguf"),
-        GgufWeights::Quantized,
-        &Device::Cpu,
-    )
-    .err()
-    .expect("refused");
+    let err = GgufFile::open(&dir.path().join("missing.gguf"))
+        .err()
+        .expect("refused");
     assert!(err.to_string().contains("cannot open"), "{err}");
 }
 
@@ -272,9 +246,9 @@ const SYSTEM_PROMPT: &str = "You are a helpful voice assistant. Answer in one sh
 
 #[test]
 fn smollm2_answers_simple_questions() {
-    let path = smollm2();
-    let format = ChatFormat::from_gguf(&GgufFile::open(&path).expect("opens")).expect("format");
-    let model = Llama::from_gguf(&path, GgufWeights::Quantized, &Device::Cpu).expect("loads");
+    let file = GgufFile::open(&smollm2()).expect("opens");
+    let format = ChatFormat::from_gguf(&file).expect("format");
+    let model = Llama::from_gguf(&file, GgufWeights::Quantized, &Device::Cpu).expect("loads");
     let mut core = EngineCore::new(EngineCoreConfig::default(), Box::new(model)).expect("engine");
     let questions = [
         ("What is the capital of France?", "paris"),

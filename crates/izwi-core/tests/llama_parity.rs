@@ -5,12 +5,11 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 use candle_core::{DType, Device};
-use common::max_abs_diff;
-use izwi_core::engine::{EngineCore, EngineCoreConfig, EngineCoreRequest, GenerationParams};
+use common::{greedy_on_engine, max_abs_diff};
+use izwi_core::engine::EngineCoreConfig;
 use izwi_core::models::llama::{DenseKvCache, Llama};
 use izwi_core::models::shared::sampling::argmax;
 use serde::Deserialize;
@@ -82,31 +81,17 @@ fn paged_engine_matches_transformers() {
         chunked_prefill_threshold: 8,
         ..EngineCoreConfig::default()
     };
-    let mut core = EngineCore::new(config, Box::new(load())).expect("engine");
     let reference = reference();
-    let mut ids = HashMap::new();
-    for (n, case) in reference.cases.iter().enumerate() {
-        let params = GenerationParams {
-            max_tokens: case.greedy_tokens.len(),
-            ignore_eos: true,
-            return_logits: true,
-            ..GenerationParams::default()
-        };
-        let id = core
-            .add_request(EngineCoreRequest::new(case.prompt.clone()).with_params(params))
-            .expect("accepted");
-        ids.insert(id, n);
+    let cases: Vec<_> = reference
+        .cases
+        .iter()
+        .map(|case| (case.prompt.clone(), case.greedy_tokens.len()))
+        .collect();
+    let outputs = greedy_on_engine(load(), config, &cases);
+    for (n, (out, case)) in outputs.iter().zip(&reference.cases).enumerate() {
+        assert_eq!(out.tokens, case.greedy_tokens, "case {n}");
+        assert_logits_match(&out.logits, &case.logits, &format!("case {n}"));
     }
-    let mut finished = 0;
-    while core.has_unfinished() {
-        for out in core.step().into_iter().filter_map(|o| o.finished) {
-            let case = &reference.cases[ids[&out.request_id]];
-            assert_eq!(out.tokens, case.greedy_tokens);
-            assert_logits_match(&out.logits, &case.logits, out.request_id.as_str());
-            finished += 1;
-        }
-    }
-    assert_eq!(finished, reference.cases.len());
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use candle_core::Device;
 use izwi_core::models::vad::{speech_segments, SileroVad, VadEvent, VadOptions, VadStream};
+use izwi_test_support::asset;
 use serde_json::Value;
 
 fn root() -> PathBuf {
@@ -14,12 +15,7 @@ fn root() -> PathBuf {
 }
 
 fn vad() -> SileroVad {
-    let path = root().join(".assets/models/silero-vad/silero_vad_16k_op15.onnx");
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/fetch-assets.sh first",
-        path.display()
-    );
+    let path = asset("models/silero-vad/silero_vad_16k_op15.onnx");
     SileroVad::load(&path, &Device::Cpu).expect("the VAD loads")
 }
 

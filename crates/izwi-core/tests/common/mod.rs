@@ -2,7 +2,9 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use candle_core::{DType, Device};
-use izwi_core::engine::{EngineCoreConfig, GenerationParams};
+use izwi_core::engine::{
+    EngineCore, EngineCoreConfig, EngineCoreRequest, EngineOutput, GenerationParams,
+};
 use izwi_core::models::llama::{DenseKvCache, Llama, LlamaConfig};
 use izwi_core::models::shared::sampling::argmax;
 use rand::rngs::StdRng;
@@ -99,6 +101,39 @@ pub fn greedy(max_tokens: usize) -> GenerationParams {
         return_logits: true,
         ..GenerationParams::default()
     }
+}
+
+/// Runs each `(prompt, new tokens)` through one engine together, greedy with every
+/// logit returned and end-of-sequence ignored, and gives the outputs in case order.
+pub fn greedy_on_engine(
+    model: Llama,
+    config: EngineCoreConfig,
+    cases: &[(Vec<u32>, usize)],
+) -> Vec<EngineOutput> {
+    let mut core = EngineCore::new(config, Box::new(model)).expect("engine");
+    let mut ids = std::collections::HashMap::new();
+    for (n, (prompt, new_tokens)) in cases.iter().enumerate() {
+        let params = GenerationParams {
+            max_tokens: *new_tokens,
+            ignore_eos: true,
+            ..greedy(*new_tokens)
+        };
+        let id = core
+            .add_request(EngineCoreRequest::new(prompt.clone()).with_params(params))
+            .expect("accepted");
+        ids.insert(id, n);
+    }
+    let mut outputs: Vec<Option<EngineOutput>> = vec![None; cases.len()];
+    while core.has_unfinished() {
+        for out in core.step().into_iter().filter_map(|o| o.finished) {
+            let n = ids[&out.request_id];
+            outputs[n] = Some(out);
+        }
+    }
+    outputs
+        .into_iter()
+        .map(|out| out.expect("every case finished"))
+        .collect()
 }
 
 /// Largest absolute difference between two logits rows.
