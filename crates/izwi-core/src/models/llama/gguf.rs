@@ -42,7 +42,7 @@ impl Llama {
 /// The architectures whose GGUF layout this loader knows.
 const ARCHITECTURES: &[&str] = &["llama"];
 
-pub fn config_from_gguf(file: &GgufFile) -> Result<LlamaConfig> {
+fn config_from_gguf(file: &GgufFile) -> Result<LlamaConfig> {
     let arch = file.required_string("general.architecture")?;
     if !ARCHITECTURES.contains(&arch) {
         candle_core::bail!(

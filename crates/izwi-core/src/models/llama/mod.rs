@@ -10,5 +10,5 @@ mod model;
 
 pub use config::LlamaConfig;
 pub use dense::DenseKvCache;
-pub use gguf::{config_from_gguf, GgufWeights};
+pub use gguf::GgufWeights;
 pub use model::Llama;
