@@ -135,6 +135,19 @@ mod tests {
             .unwrap()
     }
 
+    /// Largest elementwise `|a − b| / |b|`. A softmax output is a ratio to a row sum, and
+    /// sums of tens of thousands of terms differ in their last bits with the order of
+    /// summation, so every output carries that relative error: an absolute bound fails
+    /// on the occasional random row whose largest probability is near one.
+    fn max_relative_diff(a: &Tensor, b: &Tensor) -> f32 {
+        let a = a.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+        let b = b.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+        a.iter()
+            .zip(&b)
+            .map(|(a, b)| (a - b).abs() / b.abs().max(f32::MIN_POSITIVE))
+            .fold(0.0, f32::max)
+    }
+
     #[test]
     fn softmax_matches_candle_on_odd_shapes() -> Result<()> {
         let dev = Device::Cpu;
@@ -148,16 +161,16 @@ mod tests {
             let x = (Tensor::randn(0f32, 4.0, shape, &dev)? - 2.0)?;
             let ours = softmax_last_dim(&x)?;
             let theirs = candle_nn::ops::softmax_last_dim(&x)?;
-            // Sums of tens of thousands of terms differ in their last bits by order.
-            let diff = max_diff(&ours, &theirs);
-            assert!(diff < 5e-6, "{shape:?}: {diff}");
+            // 1e-4 is 7× the worst of 600 random rows of the largest shapes.
+            let diff = max_relative_diff(&ours, &theirs);
+            assert!(diff < 1e-4, "{shape:?}: {diff}");
             // A transposed (non-contiguous) view goes through the same kernel.
             let t = x.transpose(1, 2)?;
-            let diff = max_diff(
+            let diff = max_relative_diff(
                 &softmax_last_dim(&t)?,
                 &candle_nn::ops::softmax_last_dim(&t.contiguous()?)?,
             );
-            assert!(diff < 5e-6, "{shape:?} transposed: {diff}");
+            assert!(diff < 1e-4, "{shape:?} transposed: {diff}");
         }
         Ok(())
     }
