@@ -1,5 +1,6 @@
 //! `izwi bench ...`
 
+mod chat;
 mod piper;
 mod process;
 mod whisper;
@@ -33,6 +34,9 @@ pub enum BenchCommand {
     /// Whisper transcription speed on real speech, whole process with the defaults,
     /// beside faster-whisper on the same weights.
     Whisper(whisper::WhisperBenchArgs),
+    /// How soon a spoken question is answered aloud: Whisper, the chat model and the
+    /// voice in one spoken turn, p50/p90 over several turns, stage by stage.
+    Chat(chat::ChatBenchArgs),
     /// Piper voice synthesis speed (real-time factor) of our VITS beside piper's own
     /// runtime (onnxruntime) on the same voice and phoneme ids.
     Piper(piper::PiperBenchArgs),
@@ -42,6 +46,7 @@ pub fn run(command: BenchCommand) -> Result<()> {
     match command {
         BenchCommand::Whisper(args) => whisper::run(args),
         BenchCommand::Piper(args) => piper::run(args),
+        BenchCommand::Chat(args) => chat::run(args),
         BenchCommand::Engine {
             batch_sizes,
             tokens,

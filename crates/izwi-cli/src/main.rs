@@ -40,7 +40,7 @@ enum Command {
     /// Measure performance.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
-    /// Chat by typing with a GGUF chat model, the reply streamed as it is written.
+    /// Chat with a GGUF chat model: typed, or spoken turns from recordings answered aloud.
     Chat(chat::ChatArgs),
     /// Convert checkpoints from other tools.
     #[command(subcommand)]

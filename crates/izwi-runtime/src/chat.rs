@@ -13,7 +13,7 @@ use izwi_core::models::llama::{GgufWeights, Llama};
 use izwi_core::models::shared::gguf::GgufFile;
 use izwi_core::text::{ChatFormat, ChatMessage};
 use izwi_core::Device;
-use izwi_store::{MessageRecord, MessageRole};
+use izwi_store::{MessageMetrics, MessageRecord, MessageRole, NewMessage};
 
 use crate::error::RuntimeError;
 use crate::Runtime;
@@ -188,6 +188,10 @@ impl Conversation {
     pub fn messages(&self) -> &[ChatMessage] {
         &self.messages
     }
+
+    pub(crate) fn push(&mut self, message: ChatMessage) {
+        self.messages.push(message);
+    }
 }
 
 fn invalid(e: impl std::fmt::Display) -> RuntimeError {
@@ -216,31 +220,50 @@ impl Runtime {
         on_text: impl FnMut(&str),
     ) -> Result<ChatReply, RuntimeError> {
         let store = &self.inner.store;
-        let chat_id = match conversation.chat_id {
-            Some(id) => id,
-            None => {
-                let title: String = text.chars().take(TITLE_CHARS).collect();
-                let chat = store.create_chat(title.trim(), Some(model.name())).await?;
-                let system = &conversation.messages[0].content;
-                store
-                    .add_message(chat.id, MessageRole::System, system, None)
-                    .await?;
-                conversation.chat_id = Some(chat.id);
-                chat.id
-            }
+        let chat_id = self.chat_for(model, conversation, text).await?;
+        store
+            .add_message(chat_id, NewMessage::text(MessageRole::User, text))
+            .await?;
+        conversation.push(ChatMessage::new("user", text));
+        let reply = model.reply(&conversation.messages, params, on_text).await?;
+        let metrics = MessageMetrics {
+            first_token_ms: Some(reply.first_token_ms),
+            total_ms: Some(reply.total_ms),
+            ..MessageMetrics::default()
         };
         store
-            .add_message(chat_id, MessageRole::User, text, None)
+            .add_message(
+                chat_id,
+                NewMessage {
+                    metrics: Some(&metrics),
+                    ..NewMessage::text(MessageRole::Assistant, &reply.text)
+                },
+            )
             .await?;
-        conversation.messages.push(ChatMessage::new("user", text));
-        let reply = model.reply(&conversation.messages, params, on_text).await?;
-        store
-            .add_message(chat_id, MessageRole::Assistant, &reply.text, None)
-            .await?;
-        conversation
-            .messages
-            .push(ChatMessage::new("assistant", reply.text.clone()));
+        conversation.push(ChatMessage::new("assistant", reply.text.clone()));
         Ok(reply)
+    }
+
+    /// The stored chat of `conversation`, created (with its system prompt, titled by
+    /// `first_words`) when nothing has been said in it yet.
+    pub(crate) async fn chat_for(
+        &self,
+        model: &ChatModel,
+        conversation: &mut Conversation,
+        first_words: &str,
+    ) -> Result<i64, RuntimeError> {
+        if let Some(id) = conversation.chat_id {
+            return Ok(id);
+        }
+        let store = &self.inner.store;
+        let title: String = first_words.chars().take(TITLE_CHARS).collect();
+        let chat = store.create_chat(title.trim(), Some(model.name())).await?;
+        let system = &conversation.messages[0].content;
+        store
+            .add_message(chat.id, NewMessage::text(MessageRole::System, system))
+            .await?;
+        conversation.chat_id = Some(chat.id);
+        Ok(chat.id)
     }
 
     /// The messages of a stored chat, oldest first.

@@ -13,6 +13,7 @@ mod runtime;
 mod speak;
 mod transcribe;
 mod vad;
+mod voice_chat;
 mod voices;
 
 pub use chat::{ChatModel, ChatParams, ChatReply, Conversation, DEFAULT_SYSTEM_PROMPT};
@@ -25,7 +26,7 @@ pub use files::{
 pub use history::{
     BatchDetail, BatchLine, BatchLineStatus, JobDetail, SpeechDetail, TranscriptDetail, VoiceUsed,
 };
-pub use izwi_audio::{peaks, write_wav};
+pub use izwi_audio::{load_for_asr, peaks, write_wav};
 pub use izwi_core::allocator::tune_for_inference;
 pub use izwi_core::engine::{EngineStatus, MetricsSnapshot};
 pub use izwi_core::models::whisper::Task;
@@ -33,8 +34,8 @@ pub use izwi_core::text::ChatMessage;
 pub use izwi_core::transcript::{Segment, Transcript};
 pub use izwi_hub::{CancellationToken, DownloadProgress, ModelInfo, ModelStatus, ModelTask};
 pub use izwi_store::{
-    Job, JobFilter, JobKind, JobStatus, MessageRecord, MessageRole, SearchHit, SegmentRecord,
-    TranscriptRecord, VoiceSettings, VoiceSource,
+    Job, JobFilter, JobKind, JobStatus, MessageMetrics, MessageRecord, MessageRole, SearchHit,
+    SegmentRecord, TranscriptRecord, VoiceSettings, VoiceSource,
 };
 pub use models::LoadedModel;
 pub use runtime::{Runtime, RuntimeConfig, DEFAULT_TRANSCRIBE_MODEL};
@@ -44,4 +45,5 @@ pub use speak::{
 };
 pub use transcribe::TranscribeRequest;
 pub use vad::vad_path;
+pub use voice_chat::{Interrupt, TurnEvent, VoiceChatSetup, VoiceTurn};
 pub use voices::{VoiceInfo, VoiceLimits, VOICE_LIMITS};

@@ -31,7 +31,7 @@ use crate::voices::{check_settings, VoiceChoice};
 use crate::{Event, Runtime, RuntimeError};
 
 /// Silence between sentences: the voice's own trailing silence is short.
-const SENTENCE_GAP_SECONDS: f32 = 0.15;
+pub(crate) const SENTENCE_GAP_SECONDS: f32 = 0.15;
 /// Peak level each sentence is normalized to (piper normalizes to full scale; a
 /// little headroom keeps 16-bit files from clipping after resampling).
 const PEAK: f32 = 0.95;

@@ -76,7 +76,7 @@ impl TranscribeRequest {
 
 /// Where to cut the audio into windows: the VAD's chunks of speech (silence is not
 /// decoded at all), or without a VAD the quietest points at most 30 s apart.
-async fn windows(
+pub(crate) async fn windows(
     inner: &Arc<Inner>,
     samples: &Arc<Vec<f32>>,
 ) -> Result<Vec<Range<usize>>, RuntimeError> {

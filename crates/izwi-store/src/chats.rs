@@ -47,6 +47,23 @@ impl MessageRole {
     }
 }
 
+/// How a message came about, in milliseconds. A spoken turn's clock starts at the end
+/// of the user's speech; a typed reply's at the request.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MessageMetrics {
+    /// Until the user's words were recognised.
+    pub asr_ms: Option<f64>,
+    /// Until the reply's first token.
+    pub first_token_ms: Option<f64>,
+    /// Until the reply's first sample of audio was ready to play.
+    pub first_audio_ms: Option<f64>,
+    /// Until the reply was whole (or cut off).
+    pub total_ms: Option<f64>,
+    /// The user spoke over the reply: its text is what had been said by then.
+    #[serde(default)]
+    pub interrupted: bool,
+}
+
 /// A message as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MessageRecord {
@@ -56,7 +73,30 @@ pub struct MessageRecord {
     pub content: String,
     /// Spoken form of the message, relative to the data dir.
     pub audio_path: Option<String>,
+    pub metrics: Option<MessageMetrics>,
     pub created_at: i64,
+}
+
+/// What [`Store::add_message`] needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewMessage<'a> {
+    pub role: MessageRole,
+    pub content: &'a str,
+    /// Relative to the data dir.
+    pub audio_path: Option<&'a str>,
+    pub metrics: Option<&'a MessageMetrics>,
+}
+
+impl<'a> NewMessage<'a> {
+    /// A message of text alone.
+    pub fn text(role: MessageRole, content: &'a str) -> Self {
+        Self {
+            role,
+            content,
+            audio_path: None,
+            metrics: None,
+        }
+    }
 }
 
 /// A `messages` row as SQLite returns it, before its role is checked.
@@ -67,6 +107,7 @@ struct MessageRow {
     role: String,
     content: String,
     audio_path: Option<String>,
+    metrics: Option<String>,
     created_at: i64,
 }
 
@@ -80,6 +121,10 @@ impl TryFrom<MessageRow> for MessageRecord {
             role: MessageRole::from_db(&row.role)?,
             content: row.content,
             audio_path: row.audio_path,
+            metrics: row
+                .metrics
+                .map(|json| serde_json::from_str(&json))
+                .transpose()?,
             created_at: row.created_at,
         })
     }
@@ -109,13 +154,12 @@ impl Store {
     pub async fn add_message(
         &self,
         chat_id: i64,
-        role: MessageRole,
-        content: &str,
-        audio_path: Option<&str>,
+        message: NewMessage<'_>,
     ) -> Result<MessageRecord, StoreError> {
-        if let Some(audio_path) = audio_path {
+        if let Some(audio_path) = message.audio_path {
             check_relative(audio_path)?;
         }
+        let metrics = message.metrics.map(serde_json::to_string).transpose()?;
         let now = now_ms();
         let mut tx = self.write_tx().await?;
         let bumped = sqlx::query("UPDATE chats SET updated_at = ? WHERE id = ?")
@@ -131,13 +175,14 @@ impl Store {
             });
         }
         let row: MessageRow = sqlx::query_as(
-            "INSERT INTO messages (chat_id, role, content, audio_path, created_at) \
-             VALUES (?, ?, ?, ?, ?) RETURNING *",
+            "INSERT INTO messages (chat_id, role, content, audio_path, metrics, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?) RETURNING *",
         )
         .bind(chat_id)
-        .bind(role.as_str())
-        .bind(content)
-        .bind(audio_path)
+        .bind(message.role.as_str())
+        .bind(message.content)
+        .bind(message.audio_path)
+        .bind(metrics)
         .bind(now)
         .fetch_one(&mut *tx)
         .await?;

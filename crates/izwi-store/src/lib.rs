@@ -23,7 +23,7 @@ mod store;
 mod transcripts;
 mod voices;
 
-pub use chats::{ChatRecord, MessageRecord, MessageRole};
+pub use chats::{ChatRecord, MessageMetrics, MessageRecord, MessageRole, NewMessage};
 pub use error::StoreError;
 pub use jobs::{Job, JobFilter, JobKind, JobMetrics, JobStatus, NewJob};
 pub use session::{OPEN_LOCK_NAME, OPEN_LOCK_WAIT, SESSIONS_DIR_NAME};

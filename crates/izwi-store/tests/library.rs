@@ -1,6 +1,9 @@
 //! Voices, chats and settings.
 
-use izwi_store::{MessageRole, NewVoice, Store, StoreError, VoiceSettings, VoiceSource};
+use izwi_store::{
+    MessageMetrics, MessageRole, NewMessage, NewVoice, Store, StoreError, VoiceSettings,
+    VoiceSource,
+};
 
 async fn open() -> (tempfile::TempDir, Store) {
     let temp = tempfile::tempdir().unwrap();
@@ -157,25 +160,40 @@ async fn chats_keep_messages_in_order_and_sort_by_activity() {
     // Let the clock move so the bump is visible.
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     let system = store
-        .add_message(first.id, MessageRole::System, "Be brief.", None)
+        .add_message(first.id, NewMessage::text(MessageRole::System, "Be brief."))
         .await
         .unwrap();
     let user = store
         .add_message(
             first.id,
-            MessageRole::User,
-            "Hi",
-            Some("audio/chats/1/user-1.wav"),
+            NewMessage {
+                audio_path: Some("audio/chats/1/user-1.wav"),
+                ..NewMessage::text(MessageRole::User, "Hi")
+            },
         )
         .await
         .unwrap();
+    let metrics = MessageMetrics {
+        asr_ms: Some(120.5),
+        first_audio_ms: Some(640.0),
+        interrupted: true,
+        ..MessageMetrics::default()
+    };
     let reply = store
-        .add_message(first.id, MessageRole::Assistant, "Hello!", None)
+        .add_message(
+            first.id,
+            NewMessage {
+                metrics: Some(&metrics),
+                ..NewMessage::text(MessageRole::Assistant, "Hello!")
+            },
+        )
         .await
         .unwrap();
     assert_eq!(user.chat_id, first.id);
     assert_eq!(user.role, MessageRole::User);
     assert_eq!(user.audio_path.as_deref(), Some("audio/chats/1/user-1.wav"));
+    assert_eq!(user.metrics, None);
+    assert_eq!(reply.metrics.as_ref(), Some(&metrics));
     assert_eq!(
         store.messages(first.id).await.unwrap(),
         [system, user, reply.clone()]
@@ -209,7 +227,9 @@ async fn chats_keep_messages_in_order_and_sort_by_activity() {
 async fn messages_need_a_chat_and_a_safe_audio_path() {
     let (_temp, store) = open().await;
     assert!(matches!(
-        store.add_message(5, MessageRole::User, "hi", None).await,
+        store
+            .add_message(5, NewMessage::text(MessageRole::User, "hi"))
+            .await,
         Err(StoreError::NotFound {
             what: "chat",
             id: 5
@@ -225,7 +245,13 @@ async fn messages_need_a_chat_and_a_safe_audio_path() {
     let chat = store.create_chat("c", None).await.unwrap();
     assert!(matches!(
         store
-            .add_message(chat.id, MessageRole::User, "hi", Some("/tmp/x.wav"))
+            .add_message(
+                chat.id,
+                NewMessage {
+                    audio_path: Some("/tmp/x.wav"),
+                    ..NewMessage::text(MessageRole::User, "hi")
+                }
+            )
             .await,
         Err(StoreError::PathOutsideDataDir(_))
     ));

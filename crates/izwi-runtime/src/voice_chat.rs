@@ -1,0 +1,396 @@
+//! A spoken turn of a conversation: the user's speech → Whisper → the chat model,
+//! streamed → each sentence of the reply spoken by a voice as soon as the model has
+//! finished writing it, so the first sentence plays while the rest is being written.
+//!
+//! The turn's clock starts at the end of the user's speech (the caller says when that
+//! was): the metrics it records are from there to the transcript, to the reply's first
+//! token and to its first sample of audio. Both sides of the turn are kept: the user's
+//! words and recording are stored before the model runs, the reply (its text and audio)
+//! when it is done or interrupted.
+//!
+//! Barge-in: the caller raises [`Interrupt`] with how much of the reply it has played
+//! when the user speaks over it. The turn stops at once (the engine request is aborted,
+//! synthesis stops) and keeps in the history the sentences that had begun to play.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use izwi_core::models::whisper::TranscribeOptions;
+use izwi_core::text::{split_sentences, ChatMessage, Sentence};
+use izwi_store::{MessageMetrics, MessageRole, NewMessage};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::chat::{ChatModel, ChatParams, Conversation};
+use crate::speak::{Speaker, SENTENCE_GAP_SECONDS};
+use crate::transcribe::windows;
+use crate::{Runtime, RuntimeError};
+
+/// The models of a spoken conversation.
+#[derive(Debug, Clone)]
+pub struct VoiceChatSetup {
+    /// A Whisper model: an id, `local/NAME` or a model folder, as `transcribe` takes.
+    pub asr: String,
+    /// A voice: a library voice's name or id, a voice model, or a Piper `.onnx` file.
+    pub voice: String,
+    /// The language the user speaks (ISO code); None detects it each turn.
+    pub language: Option<String>,
+}
+
+/// Something a turn has to show or play, as it happens.
+#[derive(Debug)]
+pub enum TurnEvent<'a> {
+    /// The user's words, recognised.
+    Heard(&'a str),
+    /// The next piece of the reply's text.
+    ReplyText(&'a str),
+    /// The next piece of the reply's audio, to be played after the previous one.
+    ReplyAudio {
+        samples: &'a [f32],
+        sample_rate: u32,
+    },
+}
+
+/// Raised by whoever plays a reply when the user speaks over it.
+#[derive(Debug, Clone, Default)]
+pub struct Interrupt {
+    token: CancellationToken,
+    played_seconds: Arc<Mutex<f64>>,
+}
+
+impl Interrupt {
+    /// Stops the turn; `played_seconds` of its audio had been heard.
+    pub fn interrupt(&self, played_seconds: f64) {
+        if let Ok(mut played) = self.played_seconds.lock() {
+            *played = played_seconds;
+        }
+        self.token.cancel();
+    }
+
+    fn played_seconds(&self) -> f64 {
+        self.played_seconds.lock().map_or(0.0, |p| *p)
+    }
+}
+
+/// A spoken turn as it went. Times are milliseconds from the end of the user's speech.
+#[derive(Debug, Clone)]
+pub struct VoiceTurn {
+    pub chat_id: i64,
+    pub user_text: String,
+    /// What the reply said: all of it, or what had begun to play when interrupted.
+    pub reply_text: String,
+    pub reply_tokens: usize,
+    /// The reply's audio at `sample_rate` (all that was made, also when interrupted).
+    pub reply_audio: Vec<f32>,
+    pub sample_rate: u32,
+    /// The stored recordings of the user's words and the reply (WAV, in the data folder).
+    pub user_audio_path: PathBuf,
+    pub reply_audio_path: PathBuf,
+    pub metrics: MessageMetrics,
+    /// Until the reply's first sentence was written out by the model.
+    pub first_sentence_ms: Option<f64>,
+}
+
+/// One sentence of the reply as it was spoken.
+struct SpokenSentence {
+    text: String,
+    /// Where it starts in the reply's audio.
+    start_sample: usize,
+}
+
+/// What the speaking half of a turn has done; shared so that an interrupted turn
+/// still knows it.
+#[derive(Default)]
+struct Spoken {
+    audio: Vec<f32>,
+    sentences: Vec<SpokenSentence>,
+    first_audio: Option<Instant>,
+}
+
+impl Runtime {
+    /// Loads the turn's models ahead of the first turn, so it is not the one that waits.
+    pub async fn prepare_voice_chat(&self, setup: &VoiceChatSetup) -> Result<(), RuntimeError> {
+        self.inner
+            .models
+            .whisper(&self.inner.hub.info(&setup.asr)?.id)
+            .await?;
+        let choice = self.inner.choose_voice(&setup.voice).await?;
+        Speaker::load(&self.inner, &choice, None).await?;
+        Ok(())
+    }
+
+    /// One spoken turn: `speech` (16 kHz mono, the user's words, which ended at
+    /// `speech_ended`) is recognised, answered by `model` in `conversation`, and the
+    /// answer spoken sentence by sentence through `on_event`. None when no words were
+    /// heard in `speech` (nothing is stored then).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn voice_turn(
+        &self,
+        setup: &VoiceChatSetup,
+        model: &ChatModel,
+        conversation: &mut Conversation,
+        params: &ChatParams,
+        speech: Vec<f32>,
+        speech_ended: Instant,
+        interrupt: &Interrupt,
+        on_event: impl Fn(TurnEvent<'_>) + Sync,
+    ) -> Result<Option<VoiceTurn>, RuntimeError> {
+        let ms = |at: Instant| at.duration_since(speech_ended).as_secs_f64() * 1e3;
+        let inner = &self.inner;
+        let asr_id = inner.hub.info(&setup.asr)?.id;
+        let whisper = inner.models.whisper(&asr_id).await?;
+        let choice = inner.choose_voice(&setup.voice).await?;
+        let speaker = Speaker::load(inner, &choice, None).await?;
+
+        let speech = Arc::new(speech);
+        let windows = windows(inner, &speech).await?;
+        let options = TranscribeOptions {
+            language: setup.language.clone(),
+            ..TranscribeOptions::default()
+        };
+        let transcript = whisper
+            .transcriber
+            .transcribe(&speech, &windows, &options, |_| {})
+            .await?;
+        let user_text = transcript.text().trim().to_string();
+        let asr_ms = ms(Instant::now());
+        if !user_text.chars().any(char::is_alphanumeric) {
+            return Ok(None);
+        }
+        on_event(TurnEvent::Heard(&user_text));
+
+        let chat_id = self.chat_for(model, conversation, &user_text).await?;
+        let turn = conversation.messages().len();
+        let audio_dir = inner.store.audio_dir().join(format!("chat-{chat_id}"));
+        let user_audio_path = audio_dir.join(format!("{turn:03}-user.wav"));
+        self.save_audio(&user_audio_path, &speech, izwi_audio::ASR_SAMPLE_RATE)
+            .await?;
+        let relative = inner.store.relative(&user_audio_path)?;
+        inner
+            .store
+            .add_message(
+                chat_id,
+                NewMessage {
+                    audio_path: Some(&relative),
+                    metrics: Some(&MessageMetrics {
+                        asr_ms: Some(asr_ms),
+                        ..MessageMetrics::default()
+                    }),
+                    ..NewMessage::text(MessageRole::User, &user_text)
+                },
+            )
+            .await?;
+        conversation.push(ChatMessage::new("user", user_text.clone()));
+
+        // The model writes; each sentence it completes goes to the voice at once.
+        let (sentence_tx, mut sentence_rx) = mpsc::unbounded_channel::<Sentence>();
+        let first_sentence: Mutex<Option<Instant>> = Mutex::new(None);
+        let first_text: Mutex<Option<Instant>> = Mutex::new(None);
+        let write = async {
+            let mut text = String::new();
+            let mut sent = 0;
+            let send = |sentences: Vec<Sentence>| {
+                if let Ok(mut first) = first_sentence.lock() {
+                    first.get_or_insert_with(Instant::now);
+                }
+                for sentence in sentences {
+                    let _ = sentence_tx.send(sentence);
+                }
+            };
+            let reply = model
+                .reply(conversation.messages(), params, |delta| {
+                    if let Ok(mut first) = first_text.lock() {
+                        first.get_or_insert_with(Instant::now);
+                    }
+                    on_event(TurnEvent::ReplyText(delta));
+                    text.push_str(delta);
+                    let complete = complete_sentences(&text, &mut sent);
+                    if !complete.is_empty() {
+                        send(complete);
+                    }
+                })
+                .await;
+            // The last sentence is complete when the reply is.
+            let rest: Vec<Sentence> = split_sentences(&spoken_form(&text))
+                .into_iter()
+                .skip(sent)
+                .collect();
+            if !rest.is_empty() {
+                send(rest);
+            }
+            drop(sentence_tx);
+            reply
+        };
+        let spoken = Mutex::new(Spoken::default());
+        let rate = speaker.sample_rate();
+        let speak = async {
+            let gap = vec![0f32; (SENTENCE_GAP_SECONDS * rate as f32) as usize];
+            let mut index = 0u64;
+            while let Some(sentence) = sentence_rx.recv().await {
+                let text = sentence.text();
+                let Some(phonemized) = speaker.phonemize(vec![sentence]).await?.pop() else {
+                    continue;
+                };
+                let mut audio = speaker.sentence(phonemized.ids, index).await?;
+                if index > 0 {
+                    audio.splice(0..0, gap.iter().copied());
+                }
+                index += 1;
+                let start_sample = {
+                    let mut spoken = spoken.lock().map_err(poisoned)?;
+                    spoken.first_audio.get_or_insert_with(Instant::now);
+                    let start = spoken.audio.len() + if index > 1 { gap.len() } else { 0 };
+                    spoken.audio.extend_from_slice(&audio);
+                    start
+                };
+                spoken
+                    .lock()
+                    .map_err(poisoned)?
+                    .sentences
+                    .push(SpokenSentence { text, start_sample });
+                if interrupt.token.is_cancelled() {
+                    break;
+                }
+                on_event(TurnEvent::ReplyAudio {
+                    samples: &audio,
+                    sample_rate: rate,
+                });
+            }
+            Ok::<_, RuntimeError>(())
+        };
+        let (reply, interrupted) = tokio::select! {
+            (reply, spoken) = async { tokio::join!(write, speak) } => {
+                spoken?;
+                (Some(reply?), false)
+            }
+            () = interrupt.token.cancelled() => (None, true),
+        };
+        let finished = Instant::now();
+
+        let spoken = spoken.into_inner().map_err(poisoned)?;
+        let reply_text = match &reply {
+            Some(reply) => reply.text.clone(),
+            None => {
+                let heard = (interrupt.played_seconds() * f64::from(rate)) as usize;
+                let said: Vec<&str> = spoken
+                    .sentences
+                    .iter()
+                    .filter(|s| s.start_sample <= heard)
+                    .map(|s| s.text.as_str())
+                    .collect();
+                said.join(" ")
+            }
+        };
+        let metrics = MessageMetrics {
+            asr_ms: Some(asr_ms),
+            first_token_ms: first_text.into_inner().ok().flatten().map(ms),
+            first_audio_ms: spoken.first_audio.map(ms),
+            total_ms: Some(ms(finished)),
+            interrupted,
+        };
+        let reply_audio_path = audio_dir.join(format!("{:03}-assistant.wav", turn + 1));
+        self.save_audio(&reply_audio_path, &spoken.audio, rate)
+            .await?;
+        let relative = inner.store.relative(&reply_audio_path)?;
+        inner
+            .store
+            .add_message(
+                chat_id,
+                NewMessage {
+                    audio_path: Some(&relative),
+                    metrics: Some(&metrics),
+                    ..NewMessage::text(MessageRole::Assistant, &reply_text)
+                },
+            )
+            .await?;
+        conversation.push(ChatMessage::new("assistant", reply_text.clone()));
+        let first_sentence_ms = first_sentence.into_inner().ok().flatten().map(ms);
+        Ok(Some(VoiceTurn {
+            chat_id,
+            user_text,
+            reply_text,
+            reply_tokens: reply.as_ref().map_or(0, |r| r.tokens),
+            reply_audio: spoken.audio,
+            sample_rate: rate,
+            user_audio_path,
+            reply_audio_path,
+            metrics,
+            first_sentence_ms,
+        }))
+    }
+
+    async fn save_audio(
+        &self,
+        path: &std::path::Path,
+        samples: &[f32],
+        rate: u32,
+    ) -> Result<(), RuntimeError> {
+        let (path, samples) = (path.to_path_buf(), samples.to_vec());
+        tokio::task::spawn_blocking(move || {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(|source| RuntimeError::Io {
+                    path: dir.to_path_buf(),
+                    source,
+                })?;
+            }
+            izwi_audio::write_wav(&path, &samples, rate)
+                .map_err(|source| RuntimeError::Audio { path, source })
+        })
+        .await
+        .map_err(|e| RuntimeError::InvalidRequest(format!("saving audio stopped: {e}")))?
+    }
+}
+
+/// The sentences of `text` that are complete (another has begun after them) and were
+/// not yet sent; `sent` counts those sent. A sentence is only known to be over when the
+/// next begins: its end mark alone could be an abbreviation's or a number's.
+fn complete_sentences(text: &str, sent: &mut usize) -> Vec<Sentence> {
+    let mut sentences = split_sentences(&spoken_form(text));
+    sentences.pop();
+    if sentences.len() <= *sent {
+        return Vec::new();
+    }
+    let new = sentences.split_off(*sent);
+    *sent += new.len();
+    new
+}
+
+/// The reply as a voice should read it: chat models write Markdown, whose marks a
+/// voice would otherwise read out or stumble on.
+fn spoken_form(text: &str) -> String {
+    text.chars()
+        .filter(|c| !matches!(c, '*' | '#' | '`' | '_'))
+        .collect()
+}
+
+fn poisoned<T>(_: std::sync::PoisonError<T>) -> RuntimeError {
+    RuntimeError::InvalidRequest("a spoken turn's state was left half-written".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentences_are_sent_once_when_the_next_begins() {
+        let mut sent = 0;
+        assert!(complete_sentences("The capital is Paris", &mut sent).is_empty());
+        assert!(complete_sentences("The capital is Paris.", &mut sent).is_empty());
+        let first = complete_sentences("The capital is Paris. It is", &mut sent);
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].text(), "The capital is Paris.");
+        assert!(complete_sentences("The capital is Paris. It is big", &mut sent).is_empty());
+        // An abbreviation's period does not end the sentence.
+        let text = "The capital is Paris. It is big, e.g. bigger than Lyon. So";
+        let second = complete_sentences(text, &mut sent);
+        assert_eq!(second.len(), 1, "{second:?}");
+        assert!(second[0].text().contains("bigger than Lyon."));
+        assert_eq!(sent, 2);
+    }
+
+    #[test]
+    fn markdown_marks_are_not_read_out() {
+        assert_eq!(spoken_form("**Paris** is `the` #1"), "Paris is the 1");
+    }
+}
