@@ -28,8 +28,9 @@ const TOLERANCE: f32 = 1e-4;
 /// orders from PyTorch's) moves them by about 1e-4 there.
 const REAL_TOLERANCE: f32 = 5e-4;
 /// Largest difference from the dequantized reference, as a share of the spread
-/// (max − min) of that step's logits (measured: 0.012 tiny, 0.020 SmolLM2).
-const QUANTIZED_TOLERANCE: f32 = 0.03;
+/// (max − min) of that step's logits. Measured: 0.016 tiny, 0.041 SmolLM2 (their Q4_1
+/// and Q5 weights run as Q8_0 on the CPU, see `for_matmul`; as stored: 0.012, 0.020).
+const QUANTIZED_TOLERANCE: f32 = 0.05;
 
 #[derive(Deserialize)]
 struct Reference {

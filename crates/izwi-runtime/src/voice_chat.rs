@@ -149,6 +149,7 @@ impl Runtime {
             language: setup.language.clone(),
             ..TranscribeOptions::default()
         };
+        tracing::debug!(ms = ms(Instant::now()), "turn: speech cut into windows");
         let transcript = whisper
             .transcriber
             .transcribe(&speech, &windows, &options, |_| {})
@@ -182,6 +183,7 @@ impl Runtime {
             )
             .await?;
         conversation.push(ChatMessage::new("user", user_text.clone()));
+        tracing::debug!(ms = ms(Instant::now()), asr_ms, "turn: the user's words stored");
 
         // The model writes; each sentence it completes goes to the voice at once.
         let (sentence_tx, mut sentence_rx) = mpsc::unbounded_channel::<Sentence>();

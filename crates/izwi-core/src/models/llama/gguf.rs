@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{DType, Device, Result};
 use candle_nn::RmsNorm;
 
@@ -146,8 +147,24 @@ fn gguf_name(hf: &str) -> Result<String> {
     Ok(format!("{name}.weight"))
 }
 
+/// A quantized weight in the form the matmul runs fastest on this device. On the CPU,
+/// candle has vectorised x86 dot products for Q4_0, Q8_0 and the K-quants only: Q4_1,
+/// Q5_0 and Q5_1 run a scalar loop, which made SmolLM2 Q4_1's prompt take seconds
+/// (docs/chat-models.md). Those are requantized to Q8_0 at load: 8.5 bits a weight
+/// instead of 5 to 6, and an error under an eighth of the stored format's own.
+fn for_matmul(tensor: QTensor, device: &Device) -> Result<QTensor> {
+    let scalar_only = matches!(
+        tensor.dtype(),
+        GgmlDType::Q4_1 | GgmlDType::Q5_0 | GgmlDType::Q5_1
+    );
+    if !device.is_cpu() || !scalar_only {
+        return Ok(tensor);
+    }
+    QTensor::quantize(&tensor.dequantize(device)?, GgmlDType::Q8_0)
+}
+
 impl GgufSource<'_> {
-    fn tensor(&self, hf: &str, shape: &[usize]) -> Result<candle_core::quantized::QTensor> {
+    fn tensor(&self, hf: &str, shape: &[usize]) -> Result<QTensor> {
         let name = gguf_name(hf)?;
         let tensor = self.file.tensor(&name, &self.device)?;
         if tensor.shape().dims() != shape {
@@ -165,7 +182,9 @@ impl LlamaWeights for GgufSource<'_> {
     fn linear(&self, name: &str, in_dim: usize, out_dim: usize) -> Result<Linear> {
         let tensor = self.tensor(name, &[out_dim, in_dim])?;
         match self.weights {
-            GgufWeights::Quantized => Linear::quantized(Arc::new(tensor), None),
+            GgufWeights::Quantized => {
+                Linear::quantized(Arc::new(for_matmul(tensor, &self.device)?), None)
+            }
             GgufWeights::Dequantized => Linear::new(&tensor.dequantize(&self.device)?, None),
         }
     }
@@ -178,7 +197,10 @@ impl LlamaWeights for GgufSource<'_> {
     fn embedding(&self, name: &str, vocab: usize, hidden: usize) -> Result<Embedding> {
         let tensor = self.tensor(name, &[vocab, hidden])?;
         Ok(match self.weights {
-            GgufWeights::Quantized => Embedding::Quantized(Arc::new(tensor)),
+            // Also the output projection when the embeddings are tied.
+            GgufWeights::Quantized => {
+                Embedding::Quantized(Arc::new(for_matmul(tensor, &self.device)?))
+            }
             GgufWeights::Dequantized => Embedding::Dense(tensor.dequantize(&self.device)?),
         })
     }
