@@ -82,4 +82,8 @@ pub enum AudioError {
     /// The caller asked decoding to stop (see [`crate::decode_peaks`]).
     #[error("decoding was stopped")]
     Cancelled,
+
+    /// A microphone or speaker that cannot be found, opened or kept running.
+    #[error("{0}")]
+    Device(String),
 }

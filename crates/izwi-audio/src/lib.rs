@@ -1,5 +1,6 @@
 //! Audio in and out for Izwi: decode any supported file to f32 samples, resample, write
-//! WAV, and split long recordings into windows for the speech models.
+//! WAV, split long recordings into windows for the speech models, and capture from a
+//! microphone and play on a speaker ([`Microphone`], [`Playback`]).
 //!
 //! The transcription pipeline needs one call, [`load_for_asr`]: any file in, 16 kHz mono
 //! f32 out, then [`split_at_silence`] for audio longer than the model's window.
@@ -10,6 +11,7 @@
 
 pub mod atomic;
 mod decode;
+mod device;
 mod error;
 mod limits;
 mod peaks;
@@ -19,6 +21,7 @@ mod wav;
 
 pub use atomic::{write_atomically, AtomicFile};
 pub use decode::{decode_bytes, decode_file, load_for_asr, Audio, AAC_PRIMING_FRAMES};
+pub use device::{input_devices, output_devices, DeviceInfo, Microphone, Playback};
 pub use error::AudioError;
 pub use limits::{
     max_frames, MAX_CHANNELS, MAX_DECODED_SAMPLES, MAX_DURATION_SECONDS, MAX_SAMPLE_RATE,

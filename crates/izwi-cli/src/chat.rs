@@ -12,7 +12,8 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use clap::Args;
 use izwi_runtime::{
-    ChatModel, ChatParams, Conversation, Interrupt, NoEvents, Runtime, TurnEvent, VoiceChatSetup,
+    CancellationToken, ChatModel, ChatParams, Conversation, LiveChatOptions, LiveEvent, Microphone,
+    NoEvents, NoPlayback, Playback, Runtime, TurnEvent, VoiceChatSetup, VoiceTurn,
     DEFAULT_SYSTEM_PROMPT,
 };
 
@@ -55,6 +56,25 @@ pub struct ChatArgs {
     /// Where the spoken reply goes (a WAV), with one --input.
     #[arg(long, requires = "input")]
     output: Option<PathBuf>,
+    /// Talk through the microphone and hear the replies on the speaker, until Ctrl-C.
+    #[arg(long, requires = "voice", conflicts_with = "input")]
+    mic: bool,
+    /// The microphone (an id from `izwi devices`); default: the system's.
+    #[arg(long, requires = "mic")]
+    input_device: Option<String>,
+    /// The speaker (an id from `izwi devices`); default: the system's.
+    #[arg(long, requires = "mic")]
+    output_device: Option<String>,
+    /// The pause, in milliseconds, that ends what you say.
+    #[arg(long, default_value_t = 500)]
+    end_silence_ms: u32,
+    /// Let replies finish even when you speak over them (use it with speakers the
+    /// microphone hears, or the reply interrupts itself).
+    #[arg(long, requires = "mic")]
+    no_barge_in: bool,
+    /// End after this many spoken turns.
+    #[arg(long, requires = "mic")]
+    max_turns: Option<usize>,
 }
 
 pub fn run(data_dir: Option<PathBuf>, args: ChatArgs) -> Result<()> {
@@ -70,6 +90,9 @@ pub fn run(data_dir: Option<PathBuf>, args: ChatArgs) -> Result<()> {
     };
     if !args.input.is_empty() {
         return tokio.block_on(spoken_turns(&runtime, &model, &params, &args));
+    }
+    if args.mic {
+        return tokio.block_on(live(&runtime, &model, &params, &args));
     }
     let interactive = std::io::stdin().is_terminal();
     if interactive {
@@ -114,6 +137,122 @@ pub fn run(data_dir: Option<PathBuf>, args: ChatArgs) -> Result<()> {
     Ok(())
 }
 
+async fn setup(runtime: &Runtime, args: &ChatArgs) -> Result<VoiceChatSetup> {
+    Ok(VoiceChatSetup {
+        asr: match &args.asr {
+            Some(asr) => asr.clone(),
+            None => runtime.default_transcribe_model().await?,
+        },
+        voice: args.voice.clone().unwrap_or_default(),
+        language: args.language.clone(),
+    })
+}
+
+/// A spoken conversation through the microphone and speaker, until Ctrl-C.
+async fn live(
+    runtime: &Runtime,
+    model: &ChatModel,
+    params: &ChatParams,
+    args: &ChatArgs,
+) -> Result<()> {
+    let setup = setup(runtime, args).await?;
+    let microphone = Microphone::open(args.input_device.as_deref())?;
+    let playback = Playback::open(args.output_device.as_deref())?;
+    eprintln!(
+        "{}: listening on {}, answering on {}. Speak; Ctrl-C ends.",
+        model.name(),
+        microphone.name(),
+        playback.name()
+    );
+    let stop = CancellationToken::new();
+    let on_ctrl_c = stop.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
+    let options = LiveChatOptions {
+        end_silence_ms: args.end_silence_ms,
+        barge_in_ms: if args.no_barge_in {
+            None
+        } else {
+            LiveChatOptions::default().barge_in_ms
+        },
+        max_turns: args.max_turns,
+    };
+    let json = args.json;
+    let show = move |event: LiveEvent<'_>| {
+        let mut out = std::io::stdout().lock();
+        let _ = if json {
+            live_json(&event).map_or(Ok(()), |line| writeln!(out, "{line}"))
+        } else {
+            match event {
+                LiveEvent::Turn(TurnEvent::Heard(text)) => writeln!(out, "> {text}"),
+                LiveEvent::Turn(TurnEvent::ReplyText(delta)) => write!(out, "{delta}"),
+                LiveEvent::BargeIn => write!(out, " [interrupted]"),
+                LiveEvent::TurnDone(_) => writeln!(out),
+                _ => Ok(()),
+            }
+        }
+        .and_then(|()| out.flush());
+    };
+    runtime
+        .live_chat(
+            &setup,
+            model,
+            Conversation::new(&args.system),
+            params,
+            microphone,
+            &playback,
+            &options,
+            &stop,
+            show,
+        )
+        .await?;
+    Ok(())
+}
+
+/// A live chat's events as JSON lines (`event` names the kind), for scripts: the
+/// reply's text deltas are left out, its sentences are there as they start to play.
+fn live_json(event: &LiveEvent<'_>) -> Option<serde_json::Value> {
+    use serde_json::json;
+    Some(match event {
+        LiveEvent::SpeechStarted => json!({"event": "speech_started"}),
+        LiveEvent::SpeechEnded => json!({"event": "speech_ended"}),
+        LiveEvent::BargeIn => json!({"event": "barge_in"}),
+        LiveEvent::Turn(TurnEvent::Heard(text)) => json!({"event": "heard", "text": text}),
+        LiveEvent::Turn(TurnEvent::ReplySpoken(text)) => {
+            json!({"event": "reply_sentence", "text": text})
+        }
+        LiveEvent::Turn(TurnEvent::ReplyText(_)) => return None,
+        LiveEvent::TurnDone(turn) => {
+            let mut line = turn_json(turn, None);
+            line["event"] = json!("turn");
+            line
+        }
+    })
+}
+
+fn turn_json(turn: &VoiceTurn, input: Option<&PathBuf>) -> serde_json::Value {
+    let m = &turn.metrics;
+    serde_json::json!({
+        "chat_id": turn.chat_id,
+        "input": input,
+        "user_text": turn.user_text,
+        "reply_text": turn.reply_text,
+        "reply_tokens": turn.reply_tokens,
+        "interrupted": m.interrupted,
+        "asr_ms": m.asr_ms,
+        "first_token_ms": m.first_token_ms,
+        "first_sentence_ms": turn.first_sentence_ms,
+        "first_audio_ms": m.first_audio_ms,
+        "total_ms": m.total_ms,
+        "reply_seconds": turn.reply_audio.len() as f64 / f64::from(turn.sample_rate),
+        "reply_audio": turn.reply_audio_path,
+        "user_audio": turn.user_audio_path,
+    })
+}
+
 /// Each `--input` recording as a spoken turn of one conversation.
 async fn spoken_turns(
     runtime: &Runtime,
@@ -121,14 +260,7 @@ async fn spoken_turns(
     params: &ChatParams,
     args: &ChatArgs,
 ) -> Result<()> {
-    let setup = VoiceChatSetup {
-        asr: match &args.asr {
-            Some(asr) => asr.clone(),
-            None => runtime.default_transcribe_model().await?,
-        },
-        voice: args.voice.clone().unwrap_or_default(),
-        language: args.language.clone(),
-    };
+    let setup = setup(runtime, args).await?;
     runtime.prepare_voice_chat(&setup).await?;
     let mut conversation = Conversation::new(&args.system);
     for input in &args.input {
@@ -146,7 +278,7 @@ async fn spoken_turns(
             let _ = match event {
                 TurnEvent::Heard(text) => writeln!(out, "> {text}"),
                 TurnEvent::ReplyText(delta) => write!(out, "{delta}").and_then(|_| out.flush()),
-                TurnEvent::ReplyAudio { .. } => Ok(()),
+                TurnEvent::ReplySpoken(_) => Ok(()),
             };
         };
         let turn = runtime
@@ -157,7 +289,8 @@ async fn spoken_turns(
                 params,
                 speech,
                 ended,
-                &Interrupt::default(),
+                &NoPlayback::default(),
+                &CancellationToken::new(),
                 show,
             )
             .await?;
@@ -170,22 +303,8 @@ async fn spoken_turns(
         }
         let mut out = std::io::stdout().lock();
         if args.json {
-            let m = &turn.metrics;
-            let json = serde_json::json!({
-                "chat_id": turn.chat_id,
-                "input": input,
-                "user_text": turn.user_text,
-                "reply_text": turn.reply_text,
-                "reply_tokens": turn.reply_tokens,
-                "asr_ms": m.asr_ms,
-                "first_token_ms": m.first_token_ms,
-                "first_sentence_ms": turn.first_sentence_ms,
-                "first_audio_ms": m.first_audio_ms,
-                "total_ms": m.total_ms,
-                "reply_seconds": turn.reply_audio.len() as f64 / f64::from(turn.sample_rate),
-                "reply_audio": turn.reply_audio_path,
-                "output": args.output,
-            });
+            let mut json = turn_json(&turn, Some(input));
+            json["output"] = serde_json::json!(args.output);
             writeln!(out, "{json}")?;
         } else {
             writeln!(out)?;

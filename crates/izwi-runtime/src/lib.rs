@@ -8,6 +8,7 @@ mod events;
 mod files;
 mod history;
 mod jobs;
+mod live_chat;
 mod models;
 mod runtime;
 mod speak;
@@ -26,6 +27,7 @@ pub use files::{
 pub use history::{
     BatchDetail, BatchLine, BatchLineStatus, JobDetail, SpeechDetail, TranscriptDetail, VoiceUsed,
 };
+pub use izwi_audio::{input_devices, output_devices, DeviceInfo, Microphone, Playback};
 pub use izwi_audio::{load_for_asr, peaks, write_wav};
 pub use izwi_core::allocator::tune_for_inference;
 pub use izwi_core::engine::{EngineStatus, MetricsSnapshot};
@@ -37,6 +39,7 @@ pub use izwi_store::{
     Job, JobFilter, JobKind, JobStatus, MessageMetrics, MessageRecord, MessageRole, SearchHit,
     SegmentRecord, TranscriptRecord, VoiceSettings, VoiceSource,
 };
+pub use live_chat::{LiveChatOptions, LiveEvent};
 pub use models::LoadedModel;
 pub use runtime::{Runtime, RuntimeConfig, DEFAULT_TRANSCRIBE_MODEL};
 pub use speak::{
@@ -45,5 +48,5 @@ pub use speak::{
 };
 pub use transcribe::TranscribeRequest;
 pub use vad::vad_path;
-pub use voice_chat::{Interrupt, TurnEvent, VoiceChatSetup, VoiceTurn};
+pub use voice_chat::{NoPlayback, ReplyOutput, TurnEvent, VoiceChatSetup, VoiceTurn};
 pub use voices::{VoiceInfo, VoiceLimits, VOICE_LIMITS};

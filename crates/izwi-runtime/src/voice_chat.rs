@@ -8,9 +8,10 @@
 //! words and recording are stored before the model runs, the reply (its text and audio)
 //! when it is done or interrupted.
 //!
-//! Barge-in: the caller raises [`Interrupt`] with how much of the reply it has played
-//! when the user speaks over it. The turn stops at once (the engine request is aborted,
-//! synthesis stops) and keeps in the history the sentences that had begun to play.
+//! The turn lasts until its reply has played to the end. Barge-in: the caller cancels
+//! the turn's token when the user speaks over the reply. The turn stops at once
+//! (playback stops, the engine request is aborted, synthesis stops) and keeps in the
+//! history the sentences that had begun to play.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -38,40 +39,76 @@ pub struct VoiceChatSetup {
     pub language: Option<String>,
 }
 
-/// Something a turn has to show or play, as it happens.
+/// Something a turn has to show, as it happens.
 #[derive(Debug)]
 pub enum TurnEvent<'a> {
     /// The user's words, recognised.
     Heard(&'a str),
     /// The next piece of the reply's text.
     ReplyText(&'a str),
-    /// The next piece of the reply's audio, to be played after the previous one.
-    ReplyAudio {
-        samples: &'a [f32],
-        sample_rate: u32,
-    },
+    /// The next sentence of the reply was queued to play.
+    ReplySpoken(&'a str),
 }
 
-/// Raised by whoever plays a reply when the user speaks over it.
-#[derive(Debug, Clone, Default)]
-pub struct Interrupt {
-    token: CancellationToken,
-    played_seconds: Arc<Mutex<f64>>,
+/// Where a turn's reply is played: a speaker ([`izwi_audio::Playback`]), or nowhere
+/// but the stored recording ([`NoPlayback`]).
+pub trait ReplyOutput: Sync {
+    /// Queues the next piece of the reply (mono, `sample_rate` Hz).
+    fn play(&self, samples: &[f32], sample_rate: u32) -> Result<(), RuntimeError>;
+    /// Seconds of the reply played so far.
+    fn played_seconds(&self) -> f64;
+    /// Whether all that was queued has been played.
+    fn is_drained(&self) -> bool;
+    /// Drops what is queued and not yet played.
+    fn stop(&self);
 }
 
-impl Interrupt {
-    /// Stops the turn; `played_seconds` of its audio had been heard.
-    pub fn interrupt(&self, played_seconds: f64) {
-        if let Ok(mut played) = self.played_seconds.lock() {
-            *played = played_seconds;
+/// A reply that is only recorded: counted as heard as soon as it is made.
+#[derive(Debug, Default)]
+pub struct NoPlayback {
+    seconds: Mutex<f64>,
+}
+
+impl ReplyOutput for NoPlayback {
+    fn play(&self, samples: &[f32], sample_rate: u32) -> Result<(), RuntimeError> {
+        if let Ok(mut seconds) = self.seconds.lock() {
+            *seconds += samples.len() as f64 / f64::from(sample_rate.max(1));
         }
-        self.token.cancel();
+        Ok(())
     }
 
     fn played_seconds(&self) -> f64 {
-        self.played_seconds.lock().map_or(0.0, |p| *p)
+        self.seconds.lock().map_or(0.0, |s| *s)
+    }
+
+    fn is_drained(&self) -> bool {
+        true
+    }
+
+    fn stop(&self) {}
+}
+
+impl ReplyOutput for izwi_audio::Playback {
+    fn play(&self, samples: &[f32], sample_rate: u32) -> Result<(), RuntimeError> {
+        izwi_audio::Playback::play(self, samples, sample_rate)
+            .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))
+    }
+
+    fn played_seconds(&self) -> f64 {
+        izwi_audio::Playback::played_seconds(self)
+    }
+
+    fn is_drained(&self) -> bool {
+        izwi_audio::Playback::is_drained(self)
+    }
+
+    fn stop(&self) {
+        izwi_audio::Playback::stop(self)
     }
 }
+
+/// How often a turn looks whether its reply has finished playing.
+const DRAIN_POLL: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// A spoken turn as it went. Times are milliseconds from the end of the user's speech.
 #[derive(Debug, Clone)]
@@ -122,8 +159,9 @@ impl Runtime {
 
     /// One spoken turn: `speech` (16 kHz mono, the user's words, which ended at
     /// `speech_ended`) is recognised, answered by `model` in `conversation`, and the
-    /// answer spoken sentence by sentence through `on_event`. None when no words were
-    /// heard in `speech` (nothing is stored then).
+    /// answer spoken sentence by sentence to `output`, starting from an output with
+    /// nothing queued. None when no words were heard in `speech` (nothing is stored
+    /// then). Cancelling `interrupt` is barge-in.
     #[allow(clippy::too_many_arguments)]
     pub async fn voice_turn(
         &self,
@@ -133,7 +171,8 @@ impl Runtime {
         params: &ChatParams,
         speech: Vec<f32>,
         speech_ended: Instant,
-        interrupt: &Interrupt,
+        output: &dyn ReplyOutput,
+        interrupt: &CancellationToken,
         on_event: impl Fn(TurnEvent<'_>) + Sync,
     ) -> Result<Option<VoiceTurn>, RuntimeError> {
         let ms = |at: Instant| at.duration_since(speech_ended).as_secs_f64() * 1e3;
@@ -183,7 +222,11 @@ impl Runtime {
             )
             .await?;
         conversation.push(ChatMessage::new("user", user_text.clone()));
-        tracing::debug!(ms = ms(Instant::now()), asr_ms, "turn: the user's words stored");
+        tracing::debug!(
+            ms = ms(Instant::now()),
+            asr_ms,
+            "turn: the user's words stored"
+        );
 
         // The model writes; each sentence it completes goes to the voice at once.
         let (sentence_tx, mut sentence_rx) = mpsc::unbounded_channel::<Sentence>();
@@ -251,13 +294,15 @@ impl Runtime {
                     .map_err(poisoned)?
                     .sentences
                     .push(SpokenSentence { text, start_sample });
-                if interrupt.token.is_cancelled() {
+                if interrupt.is_cancelled() {
                     break;
                 }
-                on_event(TurnEvent::ReplyAudio {
-                    samples: &audio,
-                    sample_rate: rate,
-                });
+                output.play(&audio, rate)?;
+                on_event(TurnEvent::ReplySpoken(&text_of_last(&spoken)?));
+            }
+            // The turn is over when the user has heard it all.
+            while !output.is_drained() {
+                tokio::time::sleep(DRAIN_POLL).await;
             }
             Ok::<_, RuntimeError>(())
         };
@@ -266,15 +311,19 @@ impl Runtime {
                 spoken?;
                 (Some(reply?), false)
             }
-            () = interrupt.token.cancelled() => (None, true),
+            () = interrupt.cancelled() => (None, true),
         };
+        let heard_seconds = output.played_seconds();
+        if interrupted {
+            output.stop();
+        }
         let finished = Instant::now();
 
         let spoken = spoken.into_inner().map_err(poisoned)?;
         let reply_text = match &reply {
             Some(reply) => reply.text.clone(),
             None => {
-                let heard = (interrupt.played_seconds() * f64::from(rate)) as usize;
+                let heard = (heard_seconds * f64::from(rate)) as usize;
                 let said: Vec<&str> = spoken
                     .sentences
                     .iter()
@@ -364,6 +413,15 @@ fn spoken_form(text: &str) -> String {
     text.chars()
         .filter(|c| !matches!(c, '*' | '#' | '`' | '_'))
         .collect()
+}
+
+fn text_of_last(spoken: &Mutex<Spoken>) -> Result<String, RuntimeError> {
+    let spoken = spoken.lock().map_err(poisoned)?;
+    Ok(spoken
+        .sentences
+        .last()
+        .map(|s| s.text.clone())
+        .unwrap_or_default())
 }
 
 fn poisoned<T>(_: std::sync::PoisonError<T>) -> RuntimeError {

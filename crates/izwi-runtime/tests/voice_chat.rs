@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use common::{config, open_recording};
 use izwi_runtime::{
-    ChatParams, Conversation, Interrupt, MessageRole, Runtime, TurnEvent, VoiceChatSetup,
+    CancellationToken, ChatParams, Conversation, MessageRole, ReplyOutput, Runtime, RuntimeError,
+    TurnEvent, VoiceChatSetup,
 };
 use izwi_test_support::asset;
 
@@ -35,6 +36,37 @@ async fn runtime(dir: &Path) -> Runtime {
         .await
         .expect("VAD installed");
     runtime
+}
+
+/// A speaker that plays in real time, as a device does (the device itself is tested
+/// through PulseAudio in the CLI's live chat test).
+#[derive(Default)]
+struct RealTimeSpeaker {
+    state: Mutex<(Option<Instant>, f64)>,
+}
+
+impl ReplyOutput for RealTimeSpeaker {
+    fn play(&self, samples: &[f32], sample_rate: u32) -> Result<(), RuntimeError> {
+        let mut state = self.state.lock().unwrap();
+        state.0.get_or_insert_with(Instant::now);
+        state.1 += samples.len() as f64 / f64::from(sample_rate);
+        Ok(())
+    }
+
+    fn played_seconds(&self) -> f64 {
+        let state = self.state.lock().unwrap();
+        state
+            .0
+            .map_or(0.0, |t| t.elapsed().as_secs_f64().min(state.1))
+    }
+
+    fn is_drained(&self) -> bool {
+        self.played_seconds() >= self.state.lock().unwrap().1
+    }
+
+    fn stop(&self) {
+        *self.state.lock().unwrap() = (None, 0.0);
+    }
 }
 
 fn setup() -> VoiceChatSetup {
@@ -68,7 +100,8 @@ async fn speaking_over_the_reply_stops_it_and_keeps_what_was_said() {
         max_tokens: 400,
         ..ChatParams::default()
     };
-    let interrupt = Interrupt::default();
+    let interrupt = CancellationToken::new();
+    let speaker = RealTimeSpeaker::default();
     // Pieces of text streamed (one per token at most) when the user spoke.
     let at_interrupt: Mutex<Option<u64>> = Mutex::new(None);
     let texts = Mutex::new(0u64);
@@ -81,16 +114,17 @@ async fn speaking_over_the_reply_stops_it_and_keeps_what_was_said() {
             &params,
             speech,
             Instant::now(),
+            &speaker,
             &interrupt,
             |event| match event {
                 TurnEvent::ReplyText(_) => *texts.lock().unwrap() += 1,
-                TurnEvent::ReplyAudio { .. } => {
+                TurnEvent::ReplySpoken(_) => {
                     let mut at = at_interrupt.lock().unwrap();
                     match *at {
-                        // The user speaks 0.3 s into the first sentence.
+                        // The user speaks as the first sentence begins to play.
                         None => {
                             *at = Some(*texts.lock().unwrap());
-                            interrupt.interrupt(0.3);
+                            interrupt.cancel();
                         }
                         Some(_) => *audio_after.lock().unwrap() += 1,
                     }
@@ -104,6 +138,8 @@ async fn speaking_over_the_reply_stops_it_and_keeps_what_was_said() {
 
     assert!(turn.metrics.interrupted, "{turn:?}");
     assert_eq!(*audio_after.lock().unwrap(), 0, "audio came after barge-in");
+    // Playback was stopped: nothing left queued.
+    assert!(speaker.is_drained() && speaker.played_seconds() == 0.0);
     // Only the first sentence had begun to play.
     assert!(!turn.reply_text.is_empty());
     let first_sentences = izwi_core_sentences(&turn.reply_text);

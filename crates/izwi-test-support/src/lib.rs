@@ -1,8 +1,10 @@
 //! What Izwi's tests share across crates, as a dev-dependency: a small Hugging Face hub
 //! served on 127.0.0.1 ([`hub`]) and the real models and speech that
-//! scripts/fetch-assets.sh puts under `.assets/` ([`asset`]).
+//! scripts/fetch-assets.sh puts under `.assets/` ([`asset`]), and a PulseAudio server
+//! with null sinks for the microphone and speaker paths ([`pulse`]).
 
 pub mod hub;
+pub mod pulse;
 
 use std::path::{Path, PathBuf};
 

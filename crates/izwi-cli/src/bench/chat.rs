@@ -13,8 +13,8 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use izwi_runtime::{
-    ChatParams, Conversation, Interrupt, NoEvents, Runtime, RuntimeConfig, VoiceChatSetup,
-    DEFAULT_SYSTEM_PROMPT,
+    CancellationToken, ChatParams, Conversation, NoEvents, NoPlayback, Runtime, RuntimeConfig,
+    VoiceChatSetup, DEFAULT_SYSTEM_PROMPT,
 };
 
 /// Ten short questions of the kind people ask a voice assistant.
@@ -121,7 +121,8 @@ pub fn run(args: ChatBenchArgs) -> Result<()> {
                     &params,
                     speech.clone(),
                     ended,
-                    &Interrupt::default(),
+                    &NoPlayback::default(),
+                    &CancellationToken::new(),
                     |_| {},
                 )
                 .await?

@@ -1,0 +1,387 @@
+//! Microphones and speakers, through cpal: list the devices, capture from one as 16 kHz
+//! mono (what the speech models take) and play mono audio of any rate on another.
+//!
+//! cpal's callbacks run on the audio thread and must not block: capture sends the
+//! device's samples, mixed to mono, down a channel and [`Microphone::recv`] resamples
+//! them on the caller's thread; playback resamples in [`Playback::play`] and the
+//! callback only copies from a queue. A device that fails or disappears mid-stream is
+//! an error from the next call, never a hang.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
+use cpal::{FromSample, Sample, SampleFormat, SizedSample, StreamConfig};
+
+use crate::resample::StreamResampler;
+use crate::{AudioError, ASR_SAMPLE_RATE};
+
+/// An audio device as the user picks it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// Stable across runs where the platform allows: what settings remember.
+    pub id: String,
+    pub name: String,
+    pub is_default: bool,
+}
+
+fn device_error(what: impl std::fmt::Display) -> AudioError {
+    AudioError::Device(what.to_string())
+}
+
+/// The microphones (and other capture devices) there are.
+pub fn input_devices() -> Result<Vec<DeviceInfo>, AudioError> {
+    let host = cpal::default_host();
+    let default = host.default_input_device().and_then(|d| d.id().ok());
+    let devices = host.input_devices().map_err(device_error)?;
+    Ok(devices
+        .filter_map(|d| describe(&d, default.as_ref()))
+        .collect())
+}
+
+/// The speakers (and other playback devices) there are.
+pub fn output_devices() -> Result<Vec<DeviceInfo>, AudioError> {
+    let host = cpal::default_host();
+    let default = host.default_output_device().and_then(|d| d.id().ok());
+    let devices = host.output_devices().map_err(device_error)?;
+    Ok(devices
+        .filter_map(|d| describe(&d, default.as_ref()))
+        .collect())
+}
+
+fn describe(device: &cpal::Device, default: Option<&cpal::DeviceId>) -> Option<DeviceInfo> {
+    let id = device.id().ok()?;
+    let name = device
+        .description()
+        .map_or_else(|_| id.to_string(), |d| d.name().to_string());
+    Some(DeviceInfo {
+        is_default: Some(&id) == default,
+        id: id.to_string(),
+        name,
+    })
+}
+
+/// The device `id` (from [`input_devices`]/[`output_devices`]), or the default one.
+fn find(id: Option<&str>, input: bool) -> Result<cpal::Device, AudioError> {
+    let host = cpal::default_host();
+    let kind = if input { "input" } else { "output" };
+    match id {
+        None => if input {
+            host.default_input_device()
+        } else {
+            host.default_output_device()
+        }
+        .ok_or_else(|| device_error(format!("there is no default {kind} device"))),
+        Some(id) => {
+            let parsed: cpal::DeviceId = id
+                .parse()
+                .map_err(|e| device_error(format!("{id:?} is not an audio device id: {e}")))?;
+            host.device_by_id(&parsed)
+                .ok_or_else(|| device_error(format!("no {kind} device {id:?}")))
+        }
+    }
+}
+
+/// Holds a cpal stream on a thread of its own (streams cannot move between threads on
+/// every platform); dropping it stops the stream.
+struct StreamThread {
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl StreamThread {
+    /// Builds and starts a stream with `build` on a new thread; returns once it plays.
+    fn start<F>(name: &str, build: F) -> Result<StreamThread, AudioError>
+    where
+        F: FnOnce() -> Result<cpal::Stream, AudioError> + Send + 'static,
+    {
+        let (started_tx, started_rx) = mpsc::channel();
+        let (stop_tx, stop_rx) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                let stream = build().and_then(|s| s.play().map(|()| s).map_err(device_error));
+                match stream {
+                    Ok(stream) => {
+                        let _ = started_tx.send(Ok(()));
+                        // Until the owner drops its handle.
+                        let _ = stop_rx.recv();
+                        drop(stream);
+                    }
+                    Err(e) => {
+                        let _ = started_tx.send(Err(e));
+                    }
+                }
+            })
+            .map_err(device_error)?;
+        let started = started_rx
+            .recv()
+            .map_err(|_| device_error("the audio thread stopped while starting"))?;
+        started?;
+        Ok(StreamThread {
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for StreamThread {
+    fn drop(&mut self) {
+        self.stop.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A stream's failure, kept for the next call to report.
+#[derive(Clone, Default)]
+struct Failure(Arc<Mutex<Option<String>>>);
+
+impl Failure {
+    fn set(&self, error: cpal::Error) {
+        use cpal::ErrorKind::StreamInvalidated;
+        use cpal::ErrorKind::{DeviceNotAvailable, HostUnavailable, PermissionDenied};
+        // cpal's stream ends on these; on anything else (an overrun, an I/O error the
+        // PulseAudio plugin reports under load, a route that moved) it keeps running.
+        let fatal = matches!(
+            error.kind(),
+            DeviceNotAvailable | HostUnavailable | PermissionDenied | StreamInvalidated
+        );
+        if !fatal {
+            tracing::warn!(%error, "audio glitch");
+            return;
+        }
+        if let Ok(mut failure) = self.0.lock() {
+            failure.get_or_insert_with(|| error.to_string());
+        }
+    }
+
+    fn check(&self) -> Result<(), AudioError> {
+        match self.0.lock().ok().and_then(|f| f.clone()) {
+            Some(error) => Err(device_error(format!("the audio device failed: {error}"))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A capture device delivering 16 kHz mono.
+pub struct Microphone {
+    name: String,
+    chunks: mpsc::Receiver<Vec<f32>>,
+    resampler: StreamResampler,
+    failure: Failure,
+    _stream: StreamThread,
+}
+
+impl Microphone {
+    /// Opens the input device `id`, or the default one, at its own rate.
+    pub fn open(id: Option<&str>) -> Result<Microphone, AudioError> {
+        let device = find(id, true)?;
+        let name = describe(&device, None).map_or_else(|| "microphone".into(), |d| d.name);
+        let supported = device.default_input_config().map_err(device_error)?;
+        let format = supported.sample_format();
+        let config: StreamConfig = supported.into();
+        let (tx, chunks) = mpsc::channel();
+        let failure = Failure::default();
+        let on_error = failure.clone();
+        let channels = usize::from(config.channels.max(1));
+        let rate = config.sample_rate;
+        let stream = StreamThread::start("izwi-capture", move || {
+            let on_error = move |e| on_error.set(e);
+            macro_rules! build {
+                ($t:ty) => {
+                    device.build_input_stream::<$t, _, _>(
+                        config,
+                        move |data: &[$t], _| {
+                            let _ = tx.send(to_mono(data, channels));
+                        },
+                        on_error,
+                        None,
+                    )
+                };
+            }
+            let stream = match format {
+                SampleFormat::F32 => build!(f32),
+                SampleFormat::I16 => build!(i16),
+                SampleFormat::I32 => build!(i32),
+                SampleFormat::U16 => build!(u16),
+                other => return Err(device_error(format!("unsupported sample format {other}"))),
+            };
+            stream.map_err(device_error)
+        })?;
+        Ok(Microphone {
+            name,
+            chunks,
+            resampler: StreamResampler::new(rate, ASR_SAMPLE_RATE)?,
+            failure,
+            _stream: stream,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The next samples captured (16 kHz mono), waiting up to `timeout` for them:
+    /// empty when none came in time. An error when the device failed or went away.
+    pub fn recv(&mut self, timeout: Duration) -> Result<Vec<f32>, AudioError> {
+        self.failure.check()?;
+        let mut out = Vec::new();
+        match self.chunks.recv_timeout(timeout) {
+            Ok(chunk) => self.resampler.push(&chunk, &mut out)?,
+            Err(mpsc::RecvTimeoutError::Timeout) => return Ok(out),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                self.failure.check()?;
+                return Err(device_error("the microphone stopped"));
+            }
+        }
+        // Whatever else has arrived, so a slow caller catches up at once.
+        while let Ok(chunk) = self.chunks.try_recv() {
+            self.resampler.push(&chunk, &mut out)?;
+        }
+        Ok(out)
+    }
+}
+
+fn to_mono<T>(data: &[T], channels: usize) -> Vec<f32>
+where
+    T: SizedSample,
+    f32: FromSample<T>,
+{
+    data.chunks(channels)
+        .map(|frame| frame.iter().map(|&s| f32::from_sample(s)).sum::<f32>() / channels as f32)
+        .collect()
+}
+
+/// What the playback callback shares with [`Playback`].
+#[derive(Default)]
+struct PlayQueue {
+    samples: Mutex<VecDeque<f32>>,
+    /// Frames played since the last [`Playback::stop`] (or the start).
+    played: AtomicU64,
+}
+
+/// A playback device: mono audio queued and played in order.
+pub struct Playback {
+    name: String,
+    rate: u32,
+    queue: Arc<PlayQueue>,
+    failure: Failure,
+    _stream: StreamThread,
+}
+
+impl Playback {
+    /// Opens the output device `id`, or the default one, at its own rate.
+    pub fn open(id: Option<&str>) -> Result<Playback, AudioError> {
+        let device = find(id, false)?;
+        let name = describe(&device, None).map_or_else(|| "speaker".into(), |d| d.name);
+        let supported = device.default_output_config().map_err(device_error)?;
+        let format = supported.sample_format();
+        let config: StreamConfig = supported.into();
+        let queue = Arc::new(PlayQueue::default());
+        let failure = Failure::default();
+        let on_error = failure.clone();
+        let channels = usize::from(config.channels.max(1));
+        let rate = config.sample_rate;
+        let shared = queue.clone();
+        let stream = StreamThread::start("izwi-playback", move || {
+            let on_error = move |e| on_error.set(e);
+            macro_rules! build {
+                ($t:ty) => {
+                    device.build_output_stream::<$t, _, _>(
+                        config,
+                        move |data: &mut [$t], _| fill(&shared, data, channels),
+                        on_error,
+                        None,
+                    )
+                };
+            }
+            let stream = match format {
+                SampleFormat::F32 => build!(f32),
+                SampleFormat::I16 => build!(i16),
+                SampleFormat::I32 => build!(i32),
+                SampleFormat::U16 => build!(u16),
+                other => return Err(device_error(format!("unsupported sample format {other}"))),
+            };
+            stream.map_err(device_error)
+        })?;
+        Ok(Playback {
+            name,
+            rate,
+            queue,
+            failure,
+            _stream: stream,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Queues `samples` (mono, `sample_rate` Hz) after what is already queued.
+    pub fn play(&self, samples: &[f32], sample_rate: u32) -> Result<(), AudioError> {
+        self.failure.check()?;
+        let samples = if sample_rate == self.rate {
+            samples.to_vec()
+        } else {
+            crate::resample(samples, sample_rate, self.rate)?
+        };
+        self.queue
+            .samples
+            .lock()
+            .map_err(|_| device_error("the playback queue was poisoned"))?
+            .extend(samples);
+        Ok(())
+    }
+
+    /// Seconds played since the last [`Playback::stop`] (or the start).
+    pub fn played_seconds(&self) -> f64 {
+        self.queue.played.load(Ordering::Relaxed) as f64 / f64::from(self.rate)
+    }
+
+    /// Whether everything queued has been played.
+    pub fn is_drained(&self) -> bool {
+        self.queue.samples.lock().map_or(true, |q| q.is_empty())
+    }
+
+    /// Drops what is queued, at once, and restarts the played count.
+    pub fn stop(&self) {
+        if let Ok(mut queue) = self.queue.samples.lock() {
+            queue.clear();
+        }
+        self.queue.played.store(0, Ordering::Relaxed);
+    }
+
+    /// Whether the device has failed since it was opened.
+    pub fn check(&self) -> Result<(), AudioError> {
+        self.failure.check()
+    }
+}
+
+fn fill<T>(queue: &PlayQueue, data: &mut [T], channels: usize)
+where
+    T: SizedSample + FromSample<f32>,
+{
+    // Never wait on the audio thread: a queue held elsewhere plays silence this once.
+    let Ok(mut samples) = queue.samples.try_lock() else {
+        data.fill(T::EQUILIBRIUM);
+        return;
+    };
+    let mut played = 0u64;
+    for frame in data.chunks_mut(channels) {
+        let value = match samples.pop_front() {
+            Some(v) => {
+                played += 1;
+                T::from_sample(v)
+            }
+            None => T::EQUILIBRIUM,
+        };
+        frame.fill(value);
+    }
+    queue.played.fetch_add(played, Ordering::Relaxed);
+}
