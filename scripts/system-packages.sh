@@ -5,7 +5,8 @@
 #   scripts/system-packages.sh          what building and running the app needs
 #   scripts/system-packages.sh --test   also what the tests need (a virtual screen,
 #                                       screenshots, OCR, Chromium for the UI's tests,
-#                                       WebKit's WebDriver for the app tour)
+#                                       WebKit's WebDriver for the app tour,
+#                                       PulseAudio for the microphone and speaker tests)
 #
 # Debian and Ubuntu are handled; on macOS only espeak-ng is needed (Homebrew); other
 # systems get the list of what to install.
@@ -15,7 +16,8 @@ set -euo pipefail
 app=(build-essential pkg-config curl file libwebkit2gtk-4.1-dev libgtk-3-dev libsoup-3.0-dev
     libjavascriptcoregtk-4.1-dev libxdo-dev libssl-dev libayatana-appindicator3-dev
     librsvg2-dev libasound2-dev espeak-ng)
-tests=(xvfb xauth webkit2gtk-driver imagemagick tesseract-ocr tesseract-ocr-eng chromium)
+tests=(xvfb xauth webkit2gtk-driver imagemagick tesseract-ocr tesseract-ocr-eng chromium
+    pulseaudio pulseaudio-utils libasound2-plugins)
 
 wanted=("${app[@]}")
 [[ ${1:-} == --test ]] && wanted+=("${tests[@]}")

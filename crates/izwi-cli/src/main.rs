@@ -3,6 +3,7 @@
 mod bench;
 mod chat;
 mod convert;
+mod devices;
 mod format;
 mod history;
 mod models;
@@ -42,6 +43,8 @@ enum Command {
     Bench(bench::BenchCommand),
     /// Chat with a GGUF chat model: typed, or spoken turns from recordings answered aloud.
     Chat(chat::ChatArgs),
+    /// The microphones and speakers voice chat can use.
+    Devices(devices::DevicesArgs),
     /// Convert checkpoints from other tools.
     #[command(subcommand)]
     Convert(convert::ConvertCommand),
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Bench(command) => bench::run(command),
         Command::Chat(args) => chat::run(data_dir, args),
+        Command::Devices(args) => devices::run(args),
         Command::Convert(command) => convert::run(command),
         Command::Transcribe(args) => transcribe::run(data_dir, args),
         Command::Models(command) => models::run(data_dir, command),

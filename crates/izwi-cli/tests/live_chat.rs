@@ -185,3 +185,27 @@ fn speaking_over_a_reply_stops_it_and_is_answered_next() {
     let second = turns[1]["reply_text"].as_str().expect("text");
     assert!(second.contains("Paris"), "{}", turns[1]);
 }
+
+#[test]
+fn the_devices_are_listed_with_the_defaults() {
+    let pulse = PulseAudio::start();
+    let out = Command::new(env!("CARGO_BIN_EXE_izwi"))
+        .envs(pulse.env())
+        .args(["devices", "--json"])
+        .output()
+        .expect("izwi runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let devices: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    for kind in ["inputs", "outputs"] {
+        let list = devices[kind].as_array().expect("a list");
+        let defaults = list.iter().filter(|d| d["default"] == true).count();
+        assert_eq!(defaults, 1, "{kind}: {list:?}");
+        assert!(list
+            .iter()
+            .all(|d| d["id"].as_str().is_some_and(|id| !id.is_empty())));
+    }
+}

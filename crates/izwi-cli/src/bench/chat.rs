@@ -62,6 +62,9 @@ pub struct ChatBenchArgs {
     json: bool,
 }
 
+/// How a stage's time is read from a turn's.
+type Stage = fn(&TurnTimes) -> f64;
+
 /// One turn's times, milliseconds from the end of the question.
 #[derive(Debug, Clone)]
 struct TurnTimes {
@@ -160,7 +163,7 @@ pub fn run(args: ChatBenchArgs) -> Result<()> {
     })?;
     tokio.block_on(runtime.shutdown());
 
-    let column = |f: fn(&TurnTimes) -> f64| -> (f64, f64) {
+    let column = |f: Stage| -> (f64, f64) {
         let mut v: Vec<f64> = times.iter().map(f).collect();
         v.sort_by(f64::total_cmp);
         (percentile(&v, 0.5), percentile(&v, 0.9))
@@ -174,7 +177,7 @@ pub fn run(args: ChatBenchArgs) -> Result<()> {
         args.llm.display()
     );
     println!("milliseconds from the end of the question      p50      p90");
-    let rows: [(&str, fn(&TurnTimes) -> f64); 5] = [
+    let rows: [(&str, Stage); 5] = [
         ("words recognised (Whisper)", |t| t.asr_ms),
         ("reply's first token", |t| t.first_token_ms),
         ("reply's first sentence written", |t| t.first_sentence_ms),
