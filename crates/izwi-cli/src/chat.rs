@@ -26,6 +26,9 @@ pub struct ChatArgs {
     /// What the model is told before the conversation.
     #[arg(long, default_value = DEFAULT_SYSTEM_PROMPT)]
     system: String,
+    /// Go on with a stored chat (its id from `izwi chats`), with its system prompt.
+    #[arg(long)]
+    resume: Option<i64>,
     /// 0 (the default) always gives the likeliest reply; up to 2 for more variety.
     #[arg(long, default_value_t = 0.0)]
     temperature: f32,
@@ -98,7 +101,7 @@ pub fn run(data_dir: Option<PathBuf>, args: ChatArgs) -> Result<()> {
     if interactive {
         eprintln!("{}: type a message, an empty line to end.", model.name());
     }
-    let mut conversation = Conversation::new(&args.system);
+    let mut conversation = tokio.block_on(conversation(&runtime, &args))?;
     let mut lines = std::io::stdin().lock().lines();
     loop {
         if interactive {
@@ -135,6 +138,14 @@ pub fn run(data_dir: Option<PathBuf>, args: ChatArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A new conversation, or the stored one `--resume` names.
+async fn conversation(runtime: &Runtime, args: &ChatArgs) -> Result<Conversation> {
+    Ok(match args.resume {
+        Some(id) => runtime.resume_conversation(id, &args.system).await?,
+        None => Conversation::new(&args.system),
+    })
 }
 
 async fn setup(runtime: &Runtime, args: &ChatArgs) -> Result<VoiceChatSetup> {
@@ -200,7 +211,7 @@ async fn live(
         .live_chat(
             &setup,
             model,
-            Conversation::new(&args.system),
+            conversation(runtime, args).await?,
             params,
             microphone,
             &playback,
@@ -262,7 +273,7 @@ async fn spoken_turns(
 ) -> Result<()> {
     let setup = setup(runtime, args).await?;
     runtime.prepare_voice_chat(&setup).await?;
-    let mut conversation = Conversation::new(&args.system);
+    let mut conversation = conversation(runtime, args).await?;
     for input in &args.input {
         let path = input.clone();
         let speech = tokio::task::spawn_blocking(move || izwi_runtime::load_for_asr(&path))

@@ -2,6 +2,7 @@
 
 mod bench;
 mod chat;
+mod chats;
 mod convert;
 mod devices;
 mod format;
@@ -43,6 +44,8 @@ enum Command {
     Bench(bench::BenchCommand),
     /// Chat with a GGUF chat model: typed, or spoken turns from recordings answered aloud.
     Chat(chat::ChatArgs),
+    /// The stored chats, with the ids `izwi chat --resume` takes.
+    Chats(chats::ChatsArgs),
     /// The microphones and speakers voice chat can use.
     Devices(devices::DevicesArgs),
     /// Convert checkpoints from other tools.
@@ -81,6 +84,7 @@ fn main() -> ExitCode {
         Command::Bench(command) => bench::run(command),
         Command::Chat(args) => chat::run(data_dir, args),
         Command::Devices(args) => devices::run(args),
+        Command::Chats(args) => chats::run(data_dir, args),
         Command::Convert(command) => convert::run(command),
         Command::Transcribe(args) => transcribe::run(data_dir, args),
         Command::Models(command) => models::run(data_dir, command),

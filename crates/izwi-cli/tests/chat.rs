@@ -9,9 +9,13 @@ use izwi_test_support::asset;
 
 fn chat(args: &[&str], input: &str) -> Output {
     let data = tempfile::tempdir().expect("temp dir");
+    chat_in(data.path(), args, input)
+}
+
+fn chat_in(data: &std::path::Path, args: &[&str], input: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_izwi"))
         .arg("--data-dir")
-        .arg(data.path())
+        .arg(data)
         .arg("chat")
         .args(args)
         .stdin(Stdio::piped())
@@ -92,4 +96,52 @@ fn a_file_that_is_not_a_chat_model_is_refused() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no such file"), "{err}");
+}
+
+#[test]
+fn a_stored_chat_is_listed_and_resumed_with_what_was_said() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let out = chat_in(
+        data.path(),
+        &["--llm", &smollm2()],
+        "What is the capital of France?\n",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed = Command::new(env!("CARGO_BIN_EXE_izwi"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["chats", "--json"])
+        .output()
+        .expect("izwi runs");
+    assert!(listed.status.success());
+    let chats: Vec<serde_json::Value> = serde_json::from_slice(&listed.stdout).expect("JSON");
+    assert_eq!(chats.len(), 1, "{chats:?}");
+    assert_eq!(chats[0]["title"], "What is the capital of France?");
+    let id = chats[0]["id"].to_string();
+    // "And what about Italy?" only makes sense after the first question.
+    let out = chat_in(
+        data.path(),
+        &["--llm", &smollm2(), "--resume", &id, "--json"],
+        "And what is the capital of Italy?\n",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reply: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(reply["chat_id"].to_string(), id);
+    let text = reply["reply_text"].as_str().expect("text").to_lowercase();
+    assert!(text.contains("rome"), "{text}");
+    let out = chat_in(
+        data.path(),
+        &["--llm", &smollm2(), "--resume", "999"],
+        "hi\n",
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no chat 999"));
 }

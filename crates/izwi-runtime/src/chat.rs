@@ -13,7 +13,7 @@ use izwi_core::models::llama::{GgufWeights, Llama};
 use izwi_core::models::shared::gguf::GgufFile;
 use izwi_core::text::{ChatFormat, ChatMessage};
 use izwi_core::Device;
-use izwi_store::{MessageMetrics, MessageRecord, MessageRole, NewMessage};
+use izwi_store::{ChatRecord, MessageMetrics, MessageRecord, MessageRole, NewMessage};
 
 use crate::error::RuntimeError;
 use crate::Runtime;
@@ -264,6 +264,39 @@ impl Runtime {
             .await?;
         conversation.chat_id = Some(chat.id);
         Ok(chat.id)
+    }
+
+    /// The stored chats, most recently updated first.
+    pub async fn chats(&self) -> Result<Vec<ChatRecord>, RuntimeError> {
+        Ok(self.inner.store.list_chats().await?)
+    }
+
+    /// A stored chat, to go on with: its messages as they were said, with its system
+    /// prompt (or `system_prompt` when it has none).
+    pub async fn resume_conversation(
+        &self,
+        chat_id: i64,
+        system_prompt: &str,
+    ) -> Result<Conversation, RuntimeError> {
+        if self.inner.store.chat(chat_id).await?.is_none() {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "no chat {chat_id}: `izwi chats` lists them"
+            )));
+        }
+        let stored = self.inner.store.messages(chat_id).await?;
+        let mut messages = Vec::with_capacity(stored.len() + 1);
+        if stored.first().is_none_or(|m| m.role != MessageRole::System) {
+            messages.push(ChatMessage::new("system", system_prompt));
+        }
+        messages.extend(
+            stored
+                .iter()
+                .map(|m| ChatMessage::new(m.role.as_str(), m.content.clone())),
+        );
+        Ok(Conversation {
+            chat_id: Some(chat_id),
+            messages,
+        })
     }
 
     /// The messages of a stored chat, oldest first.

@@ -36,8 +36,8 @@ pub use izwi_core::text::ChatMessage;
 pub use izwi_core::transcript::{Segment, Transcript};
 pub use izwi_hub::{CancellationToken, DownloadProgress, ModelInfo, ModelStatus, ModelTask};
 pub use izwi_store::{
-    Job, JobFilter, JobKind, JobStatus, MessageMetrics, MessageRecord, MessageRole, SearchHit,
-    SegmentRecord, TranscriptRecord, VoiceSettings, VoiceSource,
+    ChatRecord, Job, JobFilter, JobKind, JobStatus, MessageMetrics, MessageRecord, MessageRole,
+    SearchHit, SegmentRecord, TranscriptRecord, VoiceSettings, VoiceSource,
 };
 pub use live_chat::{LiveChatOptions, LiveEvent};
 pub use models::LoadedModel;
