@@ -307,10 +307,9 @@ impl Runtime {
             Ok::<_, RuntimeError>(())
         };
         let (reply, interrupted) = tokio::select! {
-            (reply, spoken) = async { tokio::join!(write, speak) } => {
-                spoken?;
-                (Some(reply?), false)
-            }
+            // Either half failing stops the other: no reply written on for a voice
+            // that cannot speak it.
+            done = async { tokio::try_join!(write, speak) } => (Some(done?.0), false),
             () = interrupt.cancelled() => (None, true),
         };
         let heard_seconds = output.played_seconds();
