@@ -1,8 +1,9 @@
 //! Events to the webview: every `izwi_runtime::Event` is emitted as the typed
 //! tauri-specta event `RuntimeEvent` (`events.runtimeEvent.listen(e => e.payload)`), and
-//! the files a second launch was opened with as `FilesOpened`.
+//! the files a second launch was opened with as `FilesOpened`, and what a chat is doing
+//! as `ChatEvent`.
 
-use izwi_runtime::{Event, EventSink};
+use izwi_runtime::{Event, EventSink, MessageMetrics};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Runtime};
 use tauri_specta::Event as _;
@@ -17,6 +18,48 @@ pub struct RuntimeEvent(pub Event);
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
 #[serde(transparent)]
 pub struct FilesOpened(pub Vec<String>);
+
+/// What a typed reply or a voice chat is doing, as it happens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ChatEvent {
+    /// The chat model is being loaded or is reading the prompt.
+    Thinking,
+    /// Voice chat is listening on `input` and answers on `output`; `chat_id` is None
+    /// until the first turn creates the chat.
+    Listening {
+        chat_id: Option<i64>,
+        input: String,
+        output: String,
+    },
+    /// The microphone's loudness (root mean square, 0 to 1), ten times a second.
+    Level {
+        rms: f32,
+    },
+    SpeechStarted,
+    SpeechEnded,
+    /// The user's words, recognised.
+    Heard {
+        text: String,
+    },
+    /// The next piece of the reply.
+    ReplyText {
+        text: String,
+    },
+    /// The user spoke over the reply, which stopped.
+    BargeIn,
+    /// A spoken turn is over and stored.
+    TurnDone {
+        chat_id: i64,
+        user_text: String,
+        reply_text: String,
+        metrics: MessageMetrics,
+    },
+    /// Voice chat ended: stopped by the user, or by `error`.
+    Stopped {
+        error: Option<String>,
+    },
+}
 
 /// Forwards the runtime's events to every webview of the app.
 pub struct WebviewEvents<R: Runtime> {

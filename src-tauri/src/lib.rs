@@ -15,7 +15,7 @@ use std::sync::Arc;
 use tauri::{AppHandle, DragDropEvent, Manager, RunEvent, WebviewWindowBuilder};
 use tauri_specta::{collect_commands, collect_events, Event as _};
 
-use crate::events::{FilesOpened, RuntimeEvent, WebviewEvents};
+use crate::events::{ChatEvent, FilesOpened, RuntimeEvent, WebviewEvents};
 use crate::state::{AllowAsset, AppState};
 
 /// The first line of the generated bindings.
@@ -25,7 +25,7 @@ pub const BINDINGS_HEADER: &str =
 
 /// Every command and event the UI sees, with their types.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
-    use commands::{choose, history, models, settings, speak, transcribe, voices};
+    use commands::{chat, choose, history, models, settings, speak, transcribe, voices};
     tauri_specta::Builder::<tauri::Wry>::new()
         .commands(collect_commands![
             choose::choose_paths,
@@ -61,8 +61,17 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             voices::update_voice_settings,
             voices::delete_voice,
             voices::preview_voice,
+            chat::list_chats,
+            chat::get_chat_messages,
+            chat::delete_chat,
+            chat::list_audio_devices,
+            chat::get_chat_settings,
+            chat::set_chat_settings,
+            chat::send_chat_message,
+            chat::start_voice_chat,
+            chat::stop_chat,
         ])
-        .events(collect_events![RuntimeEvent, FilesOpened])
+        .events(collect_events![RuntimeEvent, FilesOpened, ChatEvent])
         // Limits the UI shows and its test doubles obey, from the code that enforces them.
         .constant("VOICE_LIMITS", izwi_runtime::VOICE_LIMITS)
         .constant(
@@ -70,6 +79,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             commands::voices::VOICE_NAME_MAX_CHARS,
         )
         .constant("MAX_MEDIA_FILES", izwi_runtime::MAX_MEDIA_FILES)
+        .constant("END_SILENCE_MS_RANGE", izwi_runtime::END_SILENCE_MS_RANGE)
         // Ids, sizes and times stay far below 2^53.
         .dangerously_cast_bigints_to_number()
         // The runtime sends finite floats only: `number`, not `number | null`.

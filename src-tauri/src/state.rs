@@ -22,7 +22,12 @@ pub struct AppState {
     peaks: Mutex<HashMap<String, CancellationToken>>,
     opened_files: Mutex<Option<Vec<PathBuf>>>,
     allow_asset: AllowAsset,
+    /// The typed reply or voice chat under way: its chat (None: not stored yet) and
+    /// the token that stops it.
+    pub(crate) chat_activity: ChatActivity,
 }
+
+pub(crate) type ChatActivity = Arc<Mutex<Option<(Option<i64>, CancellationToken)>>>;
 
 impl AppState {
     /// The files the app was opened with count as chosen.
@@ -38,6 +43,7 @@ impl AppState {
             peaks: Mutex::default(),
             opened_files: Mutex::new(Some(opened_files)),
             allow_asset,
+            chat_activity: ChatActivity::default(),
         }
     }
 

@@ -50,15 +50,28 @@ export const commands = {
 	updateVoiceSettings: (id: number, settings: VoiceSettings) => typedError<VoiceInfo, AppError>(__TAURI_INVOKE("update_voice_settings", { id, settings })),
 	deleteVoice: (id: number) => typedError<null, AppError>(__TAURI_INVOKE("delete_voice", { id })),
 	previewVoice: (voice: string, text: string | null) => typedError<SpeechClip, AppError>(__TAURI_INVOKE("preview_voice", { voice, text })),
+	listChats: (query: string) => typedError<ChatRecord[], AppError>(__TAURI_INVOKE("list_chats", { query })),
+	getChatMessages: (chatId: number) => typedError<MessageRecord[], AppError>(__TAURI_INVOKE("get_chat_messages", { chatId })),
+	deleteChat: (chatId: number) => typedError<null, AppError>(__TAURI_INVOKE("delete_chat", { chatId })),
+	listAudioDevices: () => typedError<AudioDevices, AppError>(__TAURI_INVOKE("list_audio_devices")),
+	getChatSettings: () => typedError<ChatSettings, AppError>(__TAURI_INVOKE("get_chat_settings")),
+	setChatSettings: (settings: ChatSettings) => typedError<null, AppError>(__TAURI_INVOKE("set_chat_settings", { settings })),
+	sendChatMessage: (chatId: number | null, text: string) => typedError<ChatSent, AppError>(__TAURI_INVOKE("send_chat_message", { chatId, text })),
+	startVoiceChat: (chatId: number | null) => typedError<null, AppError>(__TAURI_INVOKE("start_voice_chat", { chatId })),
+	/**  Stops the reply being written or the voice chat; false when none was under way. */
+	stopChat: () => typedError<boolean, AppError>(__TAURI_INVOKE("stop_chat")),
 };
 
 /** Events */
 export const events = {
+	chatEvent: makeEvent<ChatEvent, ChatEvent>("chat-event"),
 	filesOpened: makeEvent<FilesOpened, FilesOpened>("files-opened"),
 	runtimeEvent: makeEvent<RuntimeEvent, RuntimeEvent>("runtime-event"),
 };
 
 /* Constants */
+export const END_SILENCE_MS_RANGE = [200,3000] as const;
+
 export const MAX_MEDIA_FILES = 1000 as const;
 
 export const VOICE_LIMITS = {"noise":[0.0,2.0],"pitch":[-12.0,12.0],"speed":[0.25,4.0]} as const;
@@ -69,6 +82,19 @@ export const VOICE_NAME_MAX_CHARS = 80 as const;
 export type AppError = {
 	kind: ErrorKind,
 	message: string,
+};
+
+/**  A microphone or speaker the user can pick. */
+export type AudioDevice = {
+	/**  What settings remember. */
+	id: string,
+	name: string,
+	is_default: boolean,
+};
+
+export type AudioDevices = {
+	inputs: AudioDevice[],
+	outputs: AudioDevice[],
 };
 
 /**  A batch: its voice, folder, and every line with its file. */
@@ -102,6 +128,63 @@ export type BatchLineStatus =
 "missing" | 
 /**  Not made (yet): the batch is still running, or stopped before it. */
 "not_made";
+
+/**  What a typed reply or a voice chat is doing, as it happens. */
+export type ChatEvent = 
+/**  The chat model is being loaded or is reading the prompt. */
+{ type: "thinking" } | 
+/**
+ *  Voice chat is listening on `input` and answers on `output`; `chat_id` is None
+ *  until the first turn creates the chat.
+ */
+{ type: "listening"; chat_id: number | null; input: string; output: string } | 
+/**  The microphone's loudness (root mean square, 0 to 1), ten times a second. */
+{ type: "level"; rms: number } | { type: "speech_started" } | { type: "speech_ended" } | 
+/**  The user's words, recognised. */
+{ type: "heard"; text: string } | 
+/**  The next piece of the reply. */
+{ type: "reply_text"; text: string } | 
+/**  The user spoke over the reply, which stopped. */
+{ type: "barge_in" } | 
+/**  A spoken turn is over and stored. */
+{ type: "turn_done"; chat_id: number; user_text: string; reply_text: string; metrics: MessageMetrics } | 
+/**  Voice chat ended: stopped by the user, or by `error`. */
+{ type: "stopped"; error: string | null };
+
+/**  A chat as stored. Times are unix milliseconds; `updated_at` moves with each message. */
+export type ChatRecord = {
+	id: number,
+	title: string,
+	model_id: string | null,
+	created_at: number,
+	updated_at: number,
+};
+
+/**  A typed message's outcome. */
+export type ChatSent = {
+	/**  The chat it went into (new when none was given). */
+	chat_id: number,
+	/**  The reply: whole, or what had come when it was stopped (then not stored). */
+	reply: string,
+	stopped: boolean,
+};
+
+export type ChatSettings = {
+	/**  The chat model: an installed chat model's id. */
+	llm?: string | null,
+	/**  The Whisper model that hears the user; None: the default transcription model. */
+	asr?: string | null,
+	/**  The voice that speaks the replies: a library voice's name or id. */
+	voice?: string | null,
+	/**  The microphone's id (`izwi devices`); None: the system's default. */
+	input_device?: string | null,
+	/**  The speaker's id; None: the system's default. */
+	output_device?: string | null,
+	/**  The pause, in milliseconds, that ends what the user says. */
+	end_silence_ms?: number,
+	/**  Whether speaking over a reply interrupts it (off for speakers the microphone hears). */
+	barge_in?: boolean,
+};
 
 /**  What the user is asked to choose. */
 export type Choice = 
@@ -181,7 +264,9 @@ eta_seconds: number | null }) & { error?: never; file?: never; index?: never; jo
 /**  The formats a transcript is exported in. */
 export type ExportFormat = "txt" | "srt" | "vtt" | "json";
 
-export type Family = "whisper" | "piper";
+export type Family = "whisper" | "piper" | 
+/**  Chat models of the Llama architecture (SmolLM2, Llama 3.x) in one GGUF file. */
+"llama";
 
 /**
  *  Files a second launch of Izwi was opened with (it hands them over and exits), to be
@@ -258,6 +343,38 @@ export type JobStage = "loading_model" |
  */
 export type JobStatus = "queued" | "running" | "done" | "failed" | "cancelled" | "interrupted";
 
+/**
+ *  How a message came about, in milliseconds. A spoken turn's clock starts at the end
+ *  of the user's speech; a typed reply's at the request.
+ */
+export type MessageMetrics = {
+	/**  Until the user's words were recognised. */
+	asr_ms: number | null,
+	/**  Until the reply's first token. */
+	first_token_ms: number | null,
+	/**  Until the reply's first sample of audio was ready to play. */
+	first_audio_ms: number | null,
+	/**  Until the reply was whole (or cut off). */
+	total_ms: number | null,
+	/**  The user spoke over the reply: its text is what had been said by then. */
+	interrupted?: boolean,
+};
+
+/**  A message as stored. */
+export type MessageRecord = {
+	id: number,
+	chat_id: number,
+	role: MessageRole,
+	content: string,
+	/**  Spoken form of the message, relative to the data dir. */
+	audio_path: string | null,
+	metrics: MessageMetrics | null,
+	created_at: number,
+};
+
+/**  Who wrote a message. */
+export type MessageRole = "system" | "user" | "assistant";
+
 export type ModelInfo = {
 	id: string,
 	name: string,
@@ -296,7 +413,9 @@ export type ModelTask =
 /**  Speech to text. */
 "transcribe" | 
 /**  Text to speech. */
-"speak";
+"speak" | 
+/**  Text in, text out: the model that answers in voice chat. */
+"chat";
 
 /**  What `transcribe_files` queued, and what it could not. */
 export type QueuedFiles = {

@@ -19,10 +19,11 @@ use izwi_runtime::{
 
 #[derive(Args)]
 pub struct ChatArgs {
-    /// The chat model: the path of a .gguf file (Llama architecture, e.g.
-    /// SmolLM2-135M-Instruct.Q4_1.gguf).
+    /// The chat model: an installed chat model's id (`izwi models list`) or the path of
+    /// a .gguf file (Llama architecture, e.g. SmolLM2-135M-Instruct.Q4_1.gguf).
+    /// Default: the one chosen for chat in the app's settings.
     #[arg(long)]
-    llm: PathBuf,
+    llm: Option<String>,
     /// What the model is told before the conversation.
     #[arg(long, default_value = DEFAULT_SYSTEM_PROMPT)]
     system: String,
@@ -62,10 +63,12 @@ pub struct ChatArgs {
     /// Talk through the microphone and hear the replies on the speaker, until Ctrl-C.
     #[arg(long, requires = "voice", conflicts_with = "input")]
     mic: bool,
-    /// The microphone (an id from `izwi devices`); default: the system's.
+    /// The microphone (an id from `izwi devices`); default: the one chosen in the
+    /// app's settings, else the system's.
     #[arg(long, requires = "mic")]
     input_device: Option<String>,
-    /// The speaker (an id from `izwi devices`); default: the system's.
+    /// The speaker (an id from `izwi devices`); default: the one chosen in the app's
+    /// settings, else the system's.
     #[arg(long, requires = "mic")]
     output_device: Option<String>,
     /// The pause, in milliseconds, that ends what you say.
@@ -85,7 +88,14 @@ pub fn run(data_dir: Option<PathBuf>, args: ChatArgs) -> Result<()> {
         bail!("--output takes the reply of one --input; give one, or leave out --output");
     }
     let (tokio, runtime) = crate::open(data_dir, Arc::new(NoEvents))?;
-    let model = tokio.block_on(runtime.open_chat_model(&args.llm))?;
+    let settings = tokio.block_on(runtime.chat_settings());
+    let Some(llm) = args.llm.as_ref().or(settings.llm.as_ref()) else {
+        bail!(
+            "which chat model? Give --llm (an installed chat model's id or a .gguf file; \
+             `izwi models import FILE.gguf` installs one)"
+        );
+    };
+    let model = tokio.block_on(runtime.open_chat_model(llm))?;
     let params = ChatParams {
         max_tokens: args.max_tokens,
         temperature: args.temperature,
@@ -167,8 +177,20 @@ async fn live(
     args: &ChatArgs,
 ) -> Result<()> {
     let setup = setup(runtime, args).await?;
-    let microphone = Microphone::open(args.input_device.as_deref())?;
-    let playback = Playback::open(args.output_device.as_deref())?;
+    // The devices chosen in the app unless others are given.
+    let settings = runtime.chat_settings().await;
+    let microphone = Microphone::open(
+        args.input_device
+            .as_ref()
+            .or(settings.input_device.as_ref())
+            .map(String::as_str),
+    )?;
+    let playback = Playback::open(
+        args.output_device
+            .as_ref()
+            .or(settings.output_device.as_ref())
+            .map(String::as_str),
+    )?;
     eprintln!(
         "{}: listening on {}, answering on {}. Speak; Ctrl-C ends.",
         model.name(),
@@ -235,7 +257,7 @@ fn live_json(event: &LiveEvent<'_>) -> Option<serde_json::Value> {
         LiveEvent::Turn(TurnEvent::ReplySpoken(text)) => {
             json!({"event": "reply_sentence", "text": text})
         }
-        LiveEvent::Turn(TurnEvent::ReplyText(_)) => return None,
+        LiveEvent::Turn(TurnEvent::ReplyText(_)) | LiveEvent::Level(_) => return None,
         LiveEvent::TurnDone(turn) => {
             let mut line = turn_json(turn, None);
             line["event"] = json!("turn");

@@ -20,8 +20,9 @@ pub enum ModelsCommand {
     /// Download a model from the catalog into the Hugging Face cache (resumes where an
     /// earlier download stopped; Ctrl-C cancels).
     Download { id: String },
-    /// Import a local model: a Whisper folder (Hugging Face or CTranslate2 layout) or a
-    /// Piper voice (.onnx with its .onnx.json).
+    /// Import a local model: a Whisper folder (Hugging Face or CTranslate2 layout), a
+    /// Piper voice (.onnx with its .onnx.json) or a chat model (.gguf, Llama
+    /// architecture).
     Import {
         path: PathBuf,
         /// Its name in Izwi (default: the folder's); it becomes `local/NAME`.

@@ -91,7 +91,15 @@ fn a_file_that_is_not_a_chat_model_is_refused() {
     let out = chat(&["--llm", &whisper], "hi\n");
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("not a readable GGUF file"), "{err}");
+    assert!(err.contains("or a chat model (.gguf)"), "{err}");
+    let folder = asset("models/whisper-tiny.en").display().to_string();
+    let out = chat(&["--llm", &folder], "hi\n");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is a speech-to-text model, not a chat model"),
+        "{err}"
+    );
     let out = chat(&["--llm", "/no/such/model.gguf"], "hi\n");
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
@@ -144,4 +152,45 @@ fn a_stored_chat_is_listed_and_resumed_with_what_was_said() {
     );
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no chat 999"));
+}
+
+#[test]
+fn an_imported_chat_model_is_chosen_by_its_id() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let izwi = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_izwi"))
+            .arg("--data-dir")
+            .arg(data.path())
+            .args(args)
+            .output()
+            .expect("izwi runs")
+    };
+    let out = izwi(&["models", "import", &smollm2(), "--name", "smol"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list = String::from_utf8_lossy(&izwi(&["models", "list"]).stdout).into_owned();
+    let row = list
+        .lines()
+        .find(|l| l.contains("local/smol"))
+        .unwrap_or_default();
+    assert!(row.contains("chat"), "{list}");
+    let out = chat_in(
+        data.path(),
+        &["--llm", "local/smol"],
+        "What is the capital of France?\n",
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("Paris"), "{text}");
+
+    // A file named .gguf that is not one is refused by name, and nothing is imported.
+    let fake = data.path().join("fake.gguf");
+    std::fs::write(&fake, b"not a model").unwrap();
+    let out = izwi(&["models", "import", fake.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("fake.gguf"), "{err}");
+    let list = String::from_utf8_lossy(&izwi(&["models", "list"]).stdout).into_owned();
+    assert!(!list.contains("local/fake"), "{list}");
 }

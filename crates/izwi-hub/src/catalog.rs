@@ -14,6 +14,8 @@ use serde::{Deserialize, Serialize};
 pub enum Family {
     Whisper,
     Piper,
+    /// Chat models of the Llama architecture (SmolLM2, Llama 3.x) in one GGUF file.
+    Llama,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,6 +26,8 @@ pub enum ModelTask {
     Transcribe,
     /// Text to speech.
     Speak,
+    /// Text in, text out: the model that answers in voice chat.
+    Chat,
 }
 
 /// One file of a catalog model, pinned.

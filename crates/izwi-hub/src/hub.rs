@@ -374,7 +374,11 @@ fn whisper_languages(dir: &Path) -> Vec<String> {
     }
 }
 
+/// The bytes of a folder's files, or of one file.
 fn dir_size(dir: &Path) -> u64 {
+    if dir.is_file() {
+        return std::fs::metadata(dir).map(|m| m.len()).unwrap_or(0);
+    }
     std::fs::read_dir(dir)
         .map(|entries| {
             entries
@@ -397,6 +401,8 @@ fn local_info(path: PathBuf, manifest: Manifest) -> ModelInfo {
             "Piper voice imported from a local file",
             piper_languages(&path),
         ),
+        // A GGUF file does not say which languages its model writes well.
+        Family::Llama => ("Chat model imported from a local GGUF file", Vec::new()),
     };
     ModelInfo {
         id: format!("{LOCAL_PREFIX}{}", manifest.name),

@@ -2,7 +2,7 @@
 //! folder. A Whisper folder in Hugging Face layout (a snapshot of the Hugging Face
 //! cache too, whose files are links into its blobs), a CTranslate2 Whisper folder
 //! (faster-whisper's; converted by a converter the caller gives) or a Piper voice
-//! (.onnx + .onnx.json). Files are copied byte for byte, following links, so an
+//! (.onnx + .onnx.json), or a chat model in one GGUF file. Files are copied byte for byte, following links, so an
 //! import never shares a file with its source and works after the source is gone.
 //! Each file's size and sha256 go into the manifest, to verify the import later.
 //! An import is staged in a hidden folder and renamed into place once its manifest
@@ -50,6 +50,8 @@ enum Layout {
     WhisperCtranslate2,
     /// The voice's .onnx file.
     Piper(PathBuf),
+    /// A chat model's .gguf file.
+    Gguf(PathBuf),
 }
 
 /// Imports `src` into `models_dir/<name>` and returns its manifest.
@@ -138,6 +140,11 @@ fn stage(
             }
             (Family::Piper, ModelTask::Speak, files)
         }
+        Layout::Gguf(file) => {
+            std::fs::create_dir_all(staging).map_err(|e| HubError::io(staging, e))?;
+            let to = staging.join(file.file_name().unwrap_or_default());
+            (Family::Llama, ModelTask::Chat, vec![copy(file, &to)?])
+        }
     };
     let mut files = files;
     files.sort_by(|a, b| a.name.cmp(&b.name));
@@ -162,7 +169,7 @@ fn stage(
 }
 
 /// Whether `path` can be loaded where it is (not a CTranslate2 folder, which needs
-/// converting): its family, task and the folder to load from.
+/// converting): its family, task and the folder to load from (a chat model's file).
 pub fn usable_in_place(path: &Path) -> Result<(Family, ModelTask, PathBuf), HubError> {
     match detect(path)? {
         Layout::WhisperHf => Ok((Family::Whisper, ModelTask::Transcribe, path.to_path_buf())),
@@ -170,11 +177,23 @@ pub fn usable_in_place(path: &Path) -> Result<(Family, ModelTask, PathBuf), HubE
             let dir = onnx.parent().unwrap_or(Path::new(".")).to_path_buf();
             Ok((Family::Piper, ModelTask::Speak, dir))
         }
+        Layout::Gguf(file) => Ok((Family::Llama, ModelTask::Chat, file)),
         Layout::WhisperCtranslate2 => Err(HubError::NotImportable {
             path: path.to_path_buf(),
             reason: "a CTranslate2 model must be converted first: `izwi models import` does it"
                 .into(),
         }),
+    }
+}
+
+/// Whether `path` begins as every GGUF file does.
+fn is_gguf(path: &Path) -> std::io::Result<bool> {
+    let mut magic = [0u8; 4];
+    let mut file = std::fs::File::open(path)?;
+    match file.read_exact(&mut magic) {
+        Ok(()) => Ok(&magic == b"GGUF"),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(false),
+        Err(e) => Err(e),
     }
 }
 
@@ -190,8 +209,16 @@ fn detect(src: &Path) -> Result<Layout, HubError> {
         if src.extension().is_some_and(|e| e == "onnx") && piper_config(src).is_file() {
             return Ok(Layout::Piper(src.to_path_buf()));
         }
+        if src.extension().is_some_and(|e| e == "gguf") {
+            return match is_gguf(src) {
+                Ok(true) => Ok(Layout::Gguf(src.to_path_buf())),
+                Ok(false) => Err(not("it is named .gguf but is not a GGUF file")),
+                Err(e) => Err(HubError::io(src, e)),
+            };
+        }
         return Err(not(
-            "a file must be a Piper voice (.onnx with its .onnx.json beside it)",
+            "a file must be a Piper voice (.onnx with its .onnx.json beside it) or a chat \
+             model (.gguf)",
         ));
     }
     let files = read_dir(src)?;
@@ -250,7 +277,7 @@ fn piper_config(onnx: &Path) -> PathBuf {
 
 fn default_name(src: &Path, layout: &Layout) -> String {
     let path = match layout {
-        Layout::Piper(onnx) => onnx.with_extension(""),
+        Layout::Piper(onnx) | Layout::Gguf(onnx) => onnx.with_extension(""),
         _ => src.to_path_buf(),
     };
     path.file_name()

@@ -2,7 +2,7 @@
 //! own template, the reply streamed back as text, every message kept in the store's
 //! chats tables as it is said.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -13,6 +13,7 @@ use izwi_core::models::llama::{GgufWeights, Llama};
 use izwi_core::models::shared::gguf::GgufFile;
 use izwi_core::text::{ChatFormat, ChatMessage};
 use izwi_core::Device;
+use izwi_hub::{Family, ModelTask};
 use izwi_store::{ChatRecord, MessageMetrics, MessageRecord, MessageRole, NewMessage};
 
 use crate::error::RuntimeError;
@@ -24,10 +25,13 @@ pub const DEFAULT_SYSTEM_PROMPT: &str =
     "You are a helpful voice assistant. Answer in one short sentence.";
 
 /// A chat model loaded on its own engine.
+#[derive(Clone)]
 pub struct ChatModel {
     name: String,
     engine: Arc<Engine>,
     format: Arc<ChatFormat>,
+    /// Tokens a sequence may hold: prompt and reply together.
+    context: usize,
 }
 
 /// How a reply is sampled.
@@ -63,11 +67,7 @@ pub struct ChatReply {
 
 impl ChatModel {
     /// Loads a GGUF chat model file (blocking: reads the weights).
-    fn load(path: &Path, device: &Device) -> Result<Self, RuntimeError> {
-        let name = path.file_stem().map_or_else(
-            || path.display().to_string(),
-            |s| s.to_string_lossy().into(),
-        );
+    fn load(path: &Path, name: String, device: &Device) -> Result<Self, RuntimeError> {
         let load = |reason: String| RuntimeError::Load {
             id: path.display().to_string(),
             reason,
@@ -81,12 +81,16 @@ impl ChatModel {
         let format = ChatFormat::from_gguf(&file).map_err(|e| load(e.to_string()))?;
         let model = Llama::from_gguf(&file, GgufWeights::Quantized, device)
             .map_err(|e| load(e.to_string()))?;
-        let engine = Engine::new(EngineCoreConfig::default(), Box::new(model))
-            .map_err(|e| load(e.to_string()))?;
+        let config = EngineCoreConfig::default();
+        let context = config
+            .max_seq_len
+            .min(model.config().max_position_embeddings);
+        let engine = Engine::new(config, Box::new(model)).map_err(|e| load(e.to_string()))?;
         Ok(Self {
             name,
             engine: Arc::new(engine),
             format: Arc::new(format),
+            context,
         })
     }
 
@@ -112,7 +116,7 @@ impl ChatModel {
         params: &ChatParams,
         mut on_text: impl FnMut(&str),
     ) -> Result<ChatReply, RuntimeError> {
-        let prompt = self.format.prompt_tokens(messages).map_err(invalid)?;
+        let prompt = self.fitting_prompt(messages, params.max_tokens)?;
         let request = EngineCoreRequest::new(prompt).with_params(GenerationParams {
             max_tokens: params.max_tokens,
             temperature: params.temperature,
@@ -162,6 +166,51 @@ impl ChatModel {
     }
 }
 
+impl ChatModel {
+    /// The prompt of `messages`, leaving out the oldest turns (never the system prompt
+    /// nor the last message) until it leaves room for a reply of up to `max_tokens`, or
+    /// at least a quarter of the context: a long conversation goes on, forgetting its
+    /// beginning, instead of failing. What was said stays in the store.
+    fn fitting_prompt(
+        &self,
+        messages: &[ChatMessage],
+        max_tokens: usize,
+    ) -> Result<Vec<u32>, RuntimeError> {
+        let room = max_tokens.min(self.context / 4);
+        let (system, rest) = match messages.split_first() {
+            Some((first, rest)) if first.role == "system" => (Some(first), rest),
+            _ => (None, messages),
+        };
+        let prompt_from = |from: usize| {
+            let kept: Vec<ChatMessage> = system.into_iter().chain(&rest[from..]).cloned().collect();
+            self.format.prompt_tokens(&kept).map_err(invalid)
+        };
+        let whole = prompt_from(0)?;
+        if whole.len() + room <= self.context || rest.len() < 2 {
+            return Ok(whole);
+        }
+        // Where the kept part may begin: at the user's words (some templates insist on
+        // it), or at the last message. Dropping more only shortens the prompt, so the
+        // fewest to drop is found by bisection: a few renders, not one per message.
+        let starts: Vec<usize> = (1..rest.len())
+            .filter(|&i| rest[i].role == "user" || i + 1 == rest.len())
+            .collect();
+        let (mut low, mut high) = (0, starts.len() - 1);
+        let mut best = prompt_from(starts[high])?;
+        while low < high {
+            let middle = (low + high) / 2;
+            let prompt = prompt_from(starts[middle])?;
+            if prompt.len() + room <= self.context {
+                high = middle;
+                best = prompt;
+            } else {
+                low = middle + 1;
+            }
+        }
+        Ok(best)
+    }
+}
+
 /// A conversation: what has been said, and the stored chat it is kept in (created
 /// with the first message from the user, titled by it).
 pub struct Conversation {
@@ -198,14 +247,98 @@ fn invalid(e: impl std::fmt::Display) -> RuntimeError {
     RuntimeError::InvalidRequest(e.to_string())
 }
 
+/// Whether the GGUF file at `path` is a chat model Izwi can run (its architecture,
+/// tokenizer and chat template), without loading its weights.
+pub(crate) fn check_chat_model(path: &Path) -> Result<(), RuntimeError> {
+    let not = |reason: String| {
+        RuntimeError::InvalidRequest(format!(
+            "{} cannot be used as a chat model: {reason}",
+            path.display()
+        ))
+    };
+    let file = GgufFile::open(path).map_err(|e| not(e.to_string()))?;
+    Llama::check_gguf(&file).map_err(|e| not(e.to_string()))?;
+    ChatFormat::from_gguf(&file).map_err(|e| not(e.to_string()))?;
+    Ok(())
+}
+
 impl Runtime {
-    /// Loads the GGUF chat model at `path` on this runtime's device.
-    pub async fn open_chat_model(&self, path: &Path) -> Result<ChatModel, RuntimeError> {
-        let path = path.to_path_buf();
+    /// Loads the chat model `spec` on this runtime's device: an installed chat model's
+    /// id or name (`izwi models list`), or the path of a .gguf file.
+    pub async fn open_chat_model(&self, spec: &str) -> Result<ChatModel, RuntimeError> {
+        let (path, name) = self.chat_model_file(spec)?;
+        // The last one opened stays loaded: each message of a chat in the app asks again.
+        let mut cached = self.inner.chat_model.lock().await;
+        if let Some((loaded, model)) = cached.as_ref() {
+            if *loaded == path && model.name == name {
+                return Ok(model.clone());
+            }
+        }
+        // The one it replaces goes first: two models need not fit at once.
+        *cached = None;
         let device = self.inner.models.device().clone();
-        tokio::task::spawn_blocking(move || ChatModel::load(&path, &device))
+        let file = path.clone();
+        let model = tokio::task::spawn_blocking(move || ChatModel::load(&file, name, &device))
             .await
-            .map_err(|e| RuntimeError::InvalidRequest(format!("loading the chat model: {e}")))?
+            .map_err(|e| RuntimeError::InvalidRequest(format!("loading the chat model: {e}")))??;
+        *cached = Some((path, model.clone()));
+        Ok(model)
+    }
+
+    /// The .gguf file of chat model `spec`, and the name its chats record: an
+    /// installed model's id, a file's name without `.gguf`.
+    pub(crate) fn chat_model_file(&self, spec: &str) -> Result<(PathBuf, String), RuntimeError> {
+        let file_name = |path: &Path| {
+            path.file_stem().map_or_else(
+                || path.display().to_string(),
+                |s| s.to_string_lossy().into(),
+            )
+        };
+        let info = match self.model(spec) {
+            Ok(info) => info,
+            // A path the hub cannot use: loading it says what is wrong.
+            Err(_) if spec.ends_with(".gguf") => {
+                return Ok((spec.into(), file_name(Path::new(spec))))
+            }
+            Err(e) => return Err(e),
+        };
+        if info.family != Family::Llama {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "{spec} is a {} model, not a chat model: `izwi models list` shows the \
+                 installed ones, `izwi models import FILE.gguf` adds one",
+                match info.task {
+                    ModelTask::Transcribe => "speech-to-text",
+                    ModelTask::Speak => "text-to-speech",
+                    ModelTask::Chat => "chat",
+                }
+            )));
+        }
+        let path = info.path.ok_or_else(|| {
+            RuntimeError::InvalidRequest(format!(
+                "the chat model {spec} is not installed: `izwi models download {spec}`"
+            ))
+        })?;
+        if path.is_file() {
+            // A file used in place has its path as id.
+            let name = match info.id.ends_with(".gguf") {
+                true => file_name(&path),
+                false => info.id,
+            };
+            return Ok((path, name));
+        }
+        let mut files = std::fs::read_dir(&path)
+            .map_err(|e| RuntimeError::Load {
+                id: spec.to_string(),
+                reason: format!("{}: {e}", path.display()),
+            })?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "gguf"));
+        let file = files.next().ok_or_else(|| RuntimeError::Load {
+            id: spec.to_string(),
+            reason: format!("{} holds no .gguf file", path.display()),
+        })?;
+        Ok((file, info.id))
     }
 
     /// Says `text` in `conversation` and streams the model's reply to `on_text`. The
@@ -297,6 +430,27 @@ impl Runtime {
             chat_id: Some(chat_id),
             messages,
         })
+    }
+
+    /// The stored chats whose title or any message contains `text` (blank: all), most
+    /// recently active first.
+    pub async fn search_chats(&self, text: &str) -> Result<Vec<ChatRecord>, RuntimeError> {
+        Ok(self.inner.store.search_chats(text).await?)
+    }
+
+    /// Deletes a stored chat, its messages and their recordings in the data folder.
+    pub async fn delete_chat(&self, chat_id: i64) -> Result<(), RuntimeError> {
+        let messages = self.inner.store.messages(chat_id).await?;
+        self.inner.store.delete_chat(chat_id).await?;
+        for path in messages.iter().filter_map(|m| m.audio_path.as_deref()) {
+            let path = self.data_dir().join(path);
+            if let Err(error) = std::fs::remove_file(&path) {
+                if error.kind() != std::io::ErrorKind::NotFound {
+                    tracing::warn!(path = %path.display(), %error, "a deleted chat's recording stays");
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The messages of a stored chat, oldest first.

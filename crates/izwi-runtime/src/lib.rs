@@ -3,6 +3,7 @@
 //! and are remembered in the store, and events that report their progress.
 
 mod chat;
+mod chat_settings;
 mod error;
 mod events;
 mod files;
@@ -18,6 +19,7 @@ mod voice_chat;
 mod voices;
 
 pub use chat::{ChatModel, ChatParams, ChatReply, Conversation, DEFAULT_SYSTEM_PROMPT};
+pub use chat_settings::{ChatSettings, END_SILENCE_MS_RANGE};
 pub use error::{ErrorKind, RuntimeError};
 pub use events::{Event, EventSink, JobStage, NoEvents};
 pub use files::{
@@ -39,7 +41,7 @@ pub use izwi_store::{
     ChatRecord, Job, JobFilter, JobKind, JobStatus, MessageMetrics, MessageRecord, MessageRole,
     SearchHit, SegmentRecord, TranscriptRecord, VoiceSettings, VoiceSource,
 };
-pub use live_chat::{LiveChatOptions, LiveEvent};
+pub use live_chat::{LiveChatOptions, LiveEvent, LEVEL_SECONDS};
 pub use models::LoadedModel;
 pub use runtime::{Runtime, RuntimeConfig, DEFAULT_TRANSCRIBE_MODEL};
 pub use speak::{

@@ -54,7 +54,13 @@ pub enum LiveEvent<'a> {
     Turn(TurnEvent<'a>),
     /// A turn is over (its reply played, or interrupted).
     TurnDone(&'a VoiceTurn),
+    /// How loud the microphone was over the last [`LEVEL_SECONDS`]: the root mean
+    /// square of its samples (0 silence, 1 full scale), for a level meter.
+    Level(f32),
 }
+
+/// How often [`LiveEvent::Level`] comes.
+pub const LEVEL_SECONDS: f64 = 0.1;
 
 /// Audio kept before speech starts: the detector fires a little after the first sound.
 const PRE_ROLL_SECONDS: f64 = 0.3;
@@ -104,6 +110,8 @@ impl Runtime {
         let mut waiting: Vec<(Vec<f32>, Instant)> = Vec::new();
         let mut turn: Option<(TurnFuture<'_>, CancellationToken)> = None;
         let mut barge_from: Option<usize> = None;
+        // The sum of squares and count of the samples since the last level event.
+        let mut level = (0.0f64, 0usize);
         let mut turns = 0;
         let on_event = &on_event;
         loop {
@@ -153,6 +161,12 @@ impl Runtime {
                     })??;
                     heard += chunk.len();
                     buffer.extend_from_slice(&chunk);
+                    level.0 += chunk.iter().map(|x| f64::from(x * x)).sum::<f64>();
+                    level.1 += chunk.len();
+                    if level.1 as f64 >= LEVEL_SECONDS * rate as f64 {
+                        on_event(LiveEvent::Level((level.0 / level.1 as f64).sqrt() as f32));
+                        level = (0.0, 0);
+                    }
                     let events = detector
                         .push(&chunk)
                         .map_err(|e| RuntimeError::InvalidRequest(format!("voice activity detection failed: {e}")))?;

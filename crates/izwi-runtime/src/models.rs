@@ -432,6 +432,9 @@ impl Runtime {
                 .map(|_| ())
                 .map_err(|e| format!("{e:#}"))
         };
+        if path.is_file() && path.extension().is_some_and(|e| e == "gguf") {
+            crate::chat::check_chat_model(path)?;
+        }
         Ok(self.inner.hub.import(path, name, &convert)?)
     }
 

@@ -8,6 +8,7 @@ use izwi_core::models::shared::device::{built_devices, describe_device, select_d
 use izwi_hub::{Hub, HubConfig, ModelTask};
 use izwi_store::{Job, Store};
 
+use crate::chat::ChatModel;
 use crate::jobs::Jobs;
 use crate::models::ModelManager;
 use crate::vad::Vad;
@@ -57,6 +58,8 @@ pub(crate) struct Inner {
     pub events: Arc<dyn EventSink>,
     pub jobs: Arc<Jobs>,
     pub vad: Vad,
+    /// The chat model opened last, with its file.
+    pub chat_model: tokio::sync::Mutex<Option<(PathBuf, ChatModel)>>,
 }
 
 #[derive(Clone)]
@@ -96,6 +99,7 @@ impl Runtime {
                 events,
                 jobs: Arc::new(Jobs::new(config.max_concurrent_jobs)),
                 vad: Vad::default(),
+                chat_model: tokio::sync::Mutex::new(None),
             }),
         })
     }

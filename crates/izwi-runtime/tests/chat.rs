@@ -20,7 +20,10 @@ async fn a_conversation_is_kept_in_the_store() {
     let mut streamed = Vec::new();
     {
         let (runtime, _) = open_recording(config(dir.path())).await;
-        let model = runtime.open_chat_model(&path).await.unwrap();
+        let model = runtime
+            .open_chat_model(path.to_str().unwrap())
+            .await
+            .unwrap();
         let mut conversation = Conversation::new(DEFAULT_SYSTEM_PROMPT);
         for question in ["What is the capital of France?", "And of Italy?"] {
             let mut text = String::new();
@@ -65,7 +68,10 @@ async fn a_reply_dropped_mid_stream_frees_the_engine() {
     let dir = tempfile::tempdir().unwrap();
     let path = asset("models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf");
     let (runtime, _) = open_recording(config(dir.path())).await;
-    let model = runtime.open_chat_model(&path).await.unwrap();
+    let model = runtime
+        .open_chat_model(path.to_str().unwrap())
+        .await
+        .unwrap();
     let messages = [ChatMessage::new(
         "user",
         "Write a long story about a lighthouse keeper.",
@@ -98,4 +104,29 @@ async fn a_reply_dropped_mid_stream_frees_the_engine() {
     // Aborted within a step or two of the first token, not run on to max_tokens.
     let generated = metrics.total_tokens_generated;
     assert!((1..=8).contains(&generated), "{metrics:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_conversation_longer_than_the_context_forgets_its_beginning_and_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = asset("models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf");
+    let (runtime, _) = open_recording(config(dir.path())).await;
+    let model = runtime
+        .open_chat_model(path.to_str().unwrap())
+        .await
+        .unwrap();
+    // About 8000 tokens of earlier turns: twice SmolLM2's engine context of 4096.
+    let filler = "The weather was mild and the sea was calm that day. ".repeat(20);
+    let mut messages = vec![ChatMessage::new("system", DEFAULT_SYSTEM_PROMPT)];
+    for _ in 0..30 {
+        messages.push(ChatMessage::new("user", filler.clone()));
+        messages.push(ChatMessage::new("assistant", "I see."));
+    }
+    messages.push(ChatMessage::new("user", "What is the capital of France?"));
+    let params = ChatParams {
+        max_tokens: 24,
+        ..ChatParams::default()
+    };
+    let reply = model.reply(&messages, &params, |_| {}).await.unwrap();
+    assert!(reply.text.contains("Paris"), "{}", reply.text);
 }

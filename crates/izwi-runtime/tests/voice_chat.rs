@@ -84,9 +84,11 @@ async fn speaking_over_the_reply_stops_it_and_keeps_what_was_said() {
     let dir = tempfile::tempdir().unwrap();
     let runtime = runtime(dir.path()).await;
     let model = runtime
-        .open_chat_model(&asset(
-            "models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf",
-        ))
+        .open_chat_model(
+            asset("models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf")
+                .to_str()
+                .unwrap(),
+        )
         .await
         .unwrap();
     let setup = setup();

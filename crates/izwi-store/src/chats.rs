@@ -8,6 +8,7 @@ use crate::store::{check_relative, now_ms, Store};
 
 /// A chat as stored. Times are unix milliseconds; `updated_at` moves with each message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, FromRow)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ChatRecord {
     pub id: i64,
     pub title: String,
@@ -18,6 +19,7 @@ pub struct ChatRecord {
 
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum MessageRole {
     System,
@@ -50,6 +52,7 @@ impl MessageRole {
 /// How a message came about, in milliseconds. A spoken turn's clock starts at the end
 /// of the user's speech; a typed reply's at the request.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct MessageMetrics {
     /// Until the user's words were recognised.
     pub asr_ms: Option<f64>,
@@ -66,6 +69,7 @@ pub struct MessageMetrics {
 
 /// A message as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct MessageRecord {
     pub id: i64,
     pub chat_id: i64,
@@ -215,6 +219,24 @@ impl Store {
                 .fetch_all(&self.pool)
                 .await?,
         )
+    }
+
+    /// The chats whose title or any message contains `text` (ignoring the case of
+    /// ASCII letters; taken literally, never as a pattern), most recently updated first.
+    /// Blank text finds them all.
+    pub async fn search_chats(&self, text: &str) -> Result<Vec<ChatRecord>, StoreError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return self.list_chats().await;
+        }
+        Ok(sqlx::query_as(
+            "SELECT * FROM chats WHERE instr(lower(title), lower(?1)) > 0 \
+                 OR id IN (SELECT chat_id FROM messages WHERE instr(lower(content), lower(?1)) > 0) \
+             ORDER BY updated_at DESC, id DESC",
+        )
+        .bind(text)
+        .fetch_all(&self.pool)
+        .await?)
     }
 
     /// Deletes a chat and its messages. Their audio files, if any, stay on disk.

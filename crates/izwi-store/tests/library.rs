@@ -211,6 +211,22 @@ async fn chats_keep_messages_in_order_and_sort_by_activity() {
         .collect();
     assert_eq!(order, [first.id, second.id]);
 
+    let found = |text: &'static str| {
+        let store = &store;
+        async move {
+            let chats = store.search_chats(text).await.unwrap();
+            chats.iter().map(|c| c.id).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        found("hello").await,
+        [first.id],
+        "a message's words, any case"
+    );
+    assert_eq!(found("SEC").await, [second.id], "a title's");
+    assert_eq!(found("  ").await, [first.id, second.id], "blank finds all");
+    assert!(found("%").await.is_empty(), "taken literally");
+
     store.delete_chat(first.id).await.unwrap();
     assert_eq!(store.chat(first.id).await.unwrap(), None);
     assert!(store.messages(first.id).await.unwrap().is_empty());

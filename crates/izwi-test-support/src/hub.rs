@@ -272,6 +272,7 @@ pub fn entry(
     let task = match family {
         izwi_hub::Family::Whisper => izwi_hub::ModelTask::Transcribe,
         izwi_hub::Family::Piper => izwi_hub::ModelTask::Speak,
+        izwi_hub::Family::Llama => izwi_hub::ModelTask::Chat,
     };
     izwi_hub::CatalogEntry {
         id: id.into(),

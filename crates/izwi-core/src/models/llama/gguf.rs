@@ -38,6 +38,12 @@ impl Llama {
             },
         )
     }
+
+    /// Whether `file` is a model this loader can load, without loading its weights:
+    /// the error says why not.
+    pub fn check_gguf(file: &GgufFile) -> Result<()> {
+        config_from_gguf(file).map(|_| ())
+    }
 }
 
 /// The architectures whose GGUF layout this loader knows.

@@ -1,0 +1,140 @@
+//! Voice chat as the Chat screen runs it, through a real audio path: a PulseAudio server
+//! of the test's own (izwi-test-support's `pulse`) is the system's microphone and
+//! speaker, with real weights (Whisper tiny.en, SmolLM2-135M-Instruct, the joe voice).
+//! A question played into the microphone comes back as `ChatEvent`s and a stored turn;
+//! stopping ends the chat with `Stopped`. One test in this file: it points the process's
+//! audio at its PulseAudio.
+
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use izwi_desktop::events::ChatEvent;
+use izwi_desktop::state::AppState;
+use izwi_runtime::{ChatSettings, MessageRole, NoEvents, Runtime, RuntimeConfig};
+use izwi_test_support::asset;
+use izwi_test_support::pulse::{PulseAudio, MIC_SINK};
+
+/// Waits until an event `wanted` has come, for at most `within`.
+async fn wait_for(
+    seen: &Mutex<Vec<ChatEvent>>,
+    within: Duration,
+    wanted: impl Fn(&ChatEvent) -> bool,
+) -> ChatEvent {
+    let started = Instant::now();
+    loop {
+        if let Some(event) = seen.lock().unwrap().iter().find(|e| wanted(e)) {
+            return event.clone();
+        }
+        assert!(
+            started.elapsed() < within,
+            "waited in vain; events: {:?}",
+            seen.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_spoken_into_the_microphone_is_answered_and_kept() {
+    let pulse = PulseAudio::start();
+    for (key, value) in pulse.env() {
+        std::env::set_var(key, value);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let vad = izwi_runtime::vad_path(&data);
+    std::fs::create_dir_all(vad.parent().unwrap()).unwrap();
+    std::fs::copy(asset("models/silero-vad/silero_vad_16k_op15.onnx"), &vad).unwrap();
+    let question = dir.path().join("q.wav");
+    let status = Command::new("espeak-ng")
+        .args(["-v", "en-us", "-w"])
+        .arg(&question)
+        .arg("What is the capital of France?")
+        .status()
+        .expect("espeak-ng runs");
+    assert!(status.success());
+
+    let mut config = RuntimeConfig::new(data);
+    config.hf_cache_dir = Some(dir.path().join("hf"));
+    config.hub_endpoint = Some("http://127.0.0.1:9".into());
+    let runtime = Runtime::open(config, Arc::new(NoEvents)).await.unwrap();
+    let state = AppState::new(runtime, vec![], Box::new(|_| {}));
+    let path = |p: &str| asset(p).display().to_string();
+    let settings = ChatSettings {
+        llm: Some(path(
+            "models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf",
+        )),
+        asr: Some(path("models/whisper-tiny.en")),
+        voice: Some(path("voices/en_US-joe-medium/en_US-joe-medium.onnx")),
+        ..ChatSettings::default()
+    };
+    state.set_chat_settings(settings).await.unwrap();
+
+    let seen: Arc<Mutex<Vec<ChatEvent>>> = Arc::default();
+    let into = seen.clone();
+    state
+        .start_voice_chat(None, Arc::new(move |e| into.lock().unwrap().push(e)))
+        .await
+        .unwrap();
+    let minute = Duration::from_secs(60);
+    wait_for(&seen, minute, |e| matches!(e, ChatEvent::Listening { .. })).await;
+    let busy = state
+        .send_chat_message(None, "Hello".into(), Arc::new(|_| {}))
+        .await;
+    assert!(busy.is_err(), "one chat activity at a time");
+    let played = question.clone();
+    let mic = tokio::task::spawn_blocking(move || {
+        pulse.play(MIC_SINK, &played);
+        pulse
+    });
+    let done = wait_for(&seen, 2 * minute, |e| {
+        matches!(e, ChatEvent::TurnDone { .. })
+    })
+    .await;
+    let pulse = mic.await.unwrap();
+    assert!(state.stop_chat());
+    let stopped = wait_for(&seen, minute, |e| matches!(e, ChatEvent::Stopped { .. })).await;
+    assert_eq!(stopped, ChatEvent::Stopped { error: None });
+    drop(pulse);
+
+    let ChatEvent::TurnDone {
+        chat_id,
+        user_text,
+        reply_text,
+        metrics,
+    } = done
+    else {
+        unreachable!()
+    };
+    assert!(
+        user_text.to_lowercase().contains("capital of france"),
+        "{user_text}"
+    );
+    assert!(reply_text.contains("Paris"), "{reply_text}");
+    assert!(
+        metrics.first_audio_ms.is_some() && !metrics.interrupted,
+        "{metrics:?}"
+    );
+    let events = seen.lock().unwrap().clone();
+    let loud = events
+        .iter()
+        .any(|e| matches!(e, ChatEvent::Level { rms } if *rms > 0.01));
+    assert!(loud, "the level meter heard the question");
+    for kind in ["speech_started", "speech_ended", "heard", "reply_text"] {
+        let found = events
+            .iter()
+            .any(|e| serde_json::to_value(e).unwrap()["type"] == kind);
+        assert!(found, "no {kind} in {events:?}");
+    }
+    let messages = state.get_chat_messages(chat_id).await.unwrap();
+    let spoken: Vec<_> = messages
+        .iter()
+        .filter(|m| m.role != MessageRole::System)
+        .collect();
+    assert_eq!(spoken.len(), 2);
+    for message in spoken {
+        let audio = message.audio_path.as_deref().expect("a recording");
+        assert!(state.runtime.data_dir().join(audio).is_file());
+    }
+}
