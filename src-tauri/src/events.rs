@@ -48,6 +48,8 @@ pub enum ChatEvent {
     },
     /// The user spoke over the reply, which stopped.
     BargeIn,
+    /// What the user said held no words: no turn was taken.
+    NothingHeard,
     /// A spoken turn is over and stored.
     TurnDone {
         chat_id: i64,

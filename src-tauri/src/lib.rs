@@ -69,6 +69,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             chat::set_chat_settings,
             chat::send_chat_message,
             chat::start_voice_chat,
+            chat::set_talking,
             chat::stop_chat,
         ])
         .events(collect_events![RuntimeEvent, FilesOpened, ChatEvent])

@@ -25,6 +25,8 @@ pub struct AppState {
     /// The typed reply or voice chat under way: its chat (None: not stored yet) and
     /// the token that stops it.
     pub(crate) chat_activity: ChatActivity,
+    /// The push-to-talk key of the voice chat under way, when it has one.
+    pub(crate) talk_key: Arc<Mutex<Option<tokio::sync::watch::Sender<bool>>>>,
 }
 
 pub(crate) type ChatActivity = Arc<Mutex<Option<(Option<i64>, CancellationToken)>>>;
@@ -44,6 +46,7 @@ impl AppState {
             opened_files: Mutex::new(Some(opened_files)),
             allow_asset,
             chat_activity: ChatActivity::default(),
+            talk_key: Arc::default(),
         }
     }
 
@@ -116,7 +119,7 @@ impl Drop for DownloadGuard<'_> {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 

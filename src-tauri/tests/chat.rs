@@ -38,7 +38,7 @@ async fn a_typed_chat_streams_its_reply_and_is_kept() {
         .unwrap_err();
     assert_eq!(refused.kind, ErrorKind::Model);
     assert!(refused.message.contains("chat model"), "{refused:?}");
-    let voice = state.start_voice_chat(None, events.clone()).await;
+    let voice = state.start_voice_chat(None, false, events.clone()).await;
     assert_eq!(voice.unwrap_err().kind, ErrorKind::Model);
 
     let gguf = asset("models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf");

@@ -1,9 +1,10 @@
 //! Voice chat as the Chat screen runs it, through a real audio path: a PulseAudio server
 //! of the test's own (izwi-test-support's `pulse`) is the system's microphone and
 //! speaker, with real weights (Whisper tiny.en, SmolLM2-135M-Instruct, the joe voice).
-//! A question played into the microphone comes back as `ChatEvent`s and a stored turn;
-//! stopping ends the chat with `Stopped`. One test in this file: it points the process's
-//! audio at its PulseAudio.
+//! Hands-free, a question played into the microphone comes back as `ChatEvent`s and a
+//! stored turn; stopping ends the chat with `Stopped`. Push-to-talk, speech without the
+//! key is not heard, and speech with it is a turn of the same chat. One test in this
+//! file: it points the process's audio at its PulseAudio.
 
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -74,7 +75,7 @@ async fn a_question_spoken_into_the_microphone_is_answered_and_kept() {
     let seen: Arc<Mutex<Vec<ChatEvent>>> = Arc::default();
     let into = seen.clone();
     state
-        .start_voice_chat(None, Arc::new(move |e| into.lock().unwrap().push(e)))
+        .start_voice_chat(None, false, Arc::new(move |e| into.lock().unwrap().push(e)))
         .await
         .unwrap();
     let minute = Duration::from_secs(60);
@@ -96,7 +97,6 @@ async fn a_question_spoken_into_the_microphone_is_answered_and_kept() {
     assert!(state.stop_chat());
     let stopped = wait_for(&seen, minute, |e| matches!(e, ChatEvent::Stopped { .. })).await;
     assert_eq!(stopped, ChatEvent::Stopped { error: None });
-    drop(pulse);
 
     let ChatEvent::TurnDone {
         chat_id,
@@ -137,4 +137,58 @@ async fn a_question_spoken_into_the_microphone_is_answered_and_kept() {
         let audio = message.audio_path.as_deref().expect("a recording");
         assert!(state.runtime.data_dir().join(audio).is_file());
     }
+
+    // Push-to-talk, going on with the same chat.
+    assert!(state.set_talking(true).is_err(), "no push-to-talk chat yet");
+    seen.lock().unwrap().clear();
+    let into = seen.clone();
+    state
+        .start_voice_chat(
+            Some(chat_id),
+            true,
+            Arc::new(move |e| into.lock().unwrap().push(e)),
+        )
+        .await
+        .unwrap();
+    wait_for(&seen, minute, |e| matches!(e, ChatEvent::Listening { .. })).await;
+    pulse.play(MIC_SINK, &question);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let heard = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|e| matches!(e, ChatEvent::SpeechStarted | ChatEvent::Heard { .. }));
+    assert!(!heard, "speech without the key was taken for a turn");
+    let second = dir.path().join("q2.wav");
+    let status = Command::new("espeak-ng")
+        .args(["-v", "en-us", "-w"])
+        .arg(&second)
+        .arg("What is the capital of Italy?")
+        .status()
+        .expect("espeak-ng runs");
+    assert!(status.success());
+    state.set_talking(true).unwrap();
+    pulse.play(MIC_SINK, &second);
+    state.set_talking(false).unwrap();
+    let done = wait_for(&seen, 2 * minute, |e| {
+        matches!(e, ChatEvent::TurnDone { .. })
+    })
+    .await;
+    assert!(state.stop_chat());
+    wait_for(&seen, minute, |e| matches!(e, ChatEvent::Stopped { .. })).await;
+    let ChatEvent::TurnDone {
+        chat_id: same,
+        user_text,
+        reply_text,
+        ..
+    } = done
+    else {
+        unreachable!()
+    };
+    assert_eq!(same, chat_id);
+    assert!(
+        user_text.to_lowercase().contains("capital of italy"),
+        "{user_text}"
+    );
+    assert!(reply_text.contains("Rome"), "{reply_text}");
 }

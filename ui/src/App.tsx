@@ -8,6 +8,7 @@ import { Toaster } from './components/Toaster'
 import { HistoryPage } from './features/history/HistoryPage'
 import { ModelsPage } from './features/models/ModelsPage'
 import { BatchPage } from './features/batch/BatchPage'
+import { ChatPage } from './features/chat/ChatPage'
 import { SettingsPage } from './features/settings/SettingsPage'
 import { SpeakPage } from './features/speak/SpeakPage'
 import { TranscribePage } from './features/transcribe/TranscribePage'
@@ -75,6 +76,7 @@ export function App() {
         {view === 'speak' && <SpeakPage />}
         {view === 'batch' && <BatchPage />}
         {view === 'voices' && <VoicesPage />}
+        {view === 'chat' && <ChatPage />}
         {view === 'settings' && <SettingsPage onShowShortcuts={showSheet} />}
       </main>
       <DropOverlay onDrop={onDrop} />

@@ -57,7 +57,9 @@ export const commands = {
 	getChatSettings: () => typedError<ChatSettings, AppError>(__TAURI_INVOKE("get_chat_settings")),
 	setChatSettings: (settings: ChatSettings) => typedError<null, AppError>(__TAURI_INVOKE("set_chat_settings", { settings })),
 	sendChatMessage: (chatId: number | null, text: string) => typedError<ChatSent, AppError>(__TAURI_INVOKE("send_chat_message", { chatId, text })),
-	startVoiceChat: (chatId: number | null) => typedError<null, AppError>(__TAURI_INVOKE("start_voice_chat", { chatId })),
+	startVoiceChat: (chatId: number | null, pushToTalk: boolean) => typedError<null, AppError>(__TAURI_INVOKE("start_voice_chat", { chatId, pushToTalk })),
+	/**  Push-to-talk: true while the user holds the talk key or button. */
+	setTalking: (talking: boolean) => typedError<null, AppError>(__TAURI_INVOKE("set_talking", { talking })),
 	/**  Stops the reply being written or the voice chat; false when none was under way. */
 	stopChat: () => typedError<boolean, AppError>(__TAURI_INVOKE("stop_chat")),
 };
@@ -146,6 +148,8 @@ export type ChatEvent =
 { type: "reply_text"; text: string } | 
 /**  The user spoke over the reply, which stopped. */
 { type: "barge_in" } | 
+/**  What the user said held no words: no turn was taken. */
+{ type: "nothing_heard" } | 
 /**  A spoken turn is over and stored. */
 { type: "turn_done"; chat_id: number; user_text: string; reply_text: string; metrics: MessageMetrics } | 
 /**  Voice chat ended: stopped by the user, or by `error`. */
@@ -194,7 +198,7 @@ export type Choice =
 "media_folder" | 
 /**  A model folder to import (Whisper, Hugging Face, CTranslate2 layout). */
 "model_folder" | 
-/**  A model file to import (a Piper `.onnx`). */
+/**  A model file to import: a Piper voice's `.onnx` or a chat model's `.gguf`. */
 "model_file" | 
 /**  A script of lines for a batch: `.txt` or `.csv`. */
 "script" | 

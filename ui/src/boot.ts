@@ -3,6 +3,7 @@
 
 import { toast } from './lib/toast'
 import { handleBatchEvent } from './features/batch/batchStore'
+import { listenChatEvents } from './features/chat/chatStore'
 import { handleModelEvent, installedTranscribers, loadModels, modelsStore } from './features/models/modelsStore'
 import { loadSettings } from './features/settings/settingsStore'
 import { handleJobEvent, loadActiveJobs } from './features/transcribe/jobsStore'
@@ -34,6 +35,8 @@ async function run(): Promise<void> {
     handleBatchEvent(e)
   })
   await sub.ready
+  // Also from the start: a voice chat still running (the window was reloaded) shows up, to be stopped.
+  await listenChatEvents().catch((e) => console.error('could not listen to chat events', e))
   await Promise.all([loadSettings(), loadModels(), loadActiveJobs(), loadVoices()])
 
   // A voice model installed or removed adds or drops its voices in the library.

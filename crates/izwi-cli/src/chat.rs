@@ -212,6 +212,7 @@ async fn live(
             LiveChatOptions::default().barge_in_ms
         },
         max_turns: args.max_turns,
+        talk: None,
     };
     let json = args.json;
     let show = move |event: LiveEvent<'_>| {
@@ -253,6 +254,7 @@ fn live_json(event: &LiveEvent<'_>) -> Option<serde_json::Value> {
         LiveEvent::SpeechStarted => json!({"event": "speech_started"}),
         LiveEvent::SpeechEnded => json!({"event": "speech_ended"}),
         LiveEvent::BargeIn => json!({"event": "barge_in"}),
+        LiveEvent::NothingHeard => json!({"event": "nothing_heard"}),
         LiveEvent::Turn(TurnEvent::Heard(text)) => json!({"event": "heard", "text": text}),
         LiveEvent::Turn(TurnEvent::ReplySpoken(text)) => {
             json!({"event": "reply_sentence", "text": text})

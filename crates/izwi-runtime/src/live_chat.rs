@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use izwi_audio::{Microphone, Playback, ASR_SAMPLE_RATE};
 use izwi_core::models::vad::{VadEvent, VadOptions, VadStream};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::chat::{ChatModel, ChatParams, Conversation};
@@ -30,6 +30,10 @@ pub struct LiveChatOptions {
     pub barge_in_ms: Option<u32>,
     /// Stop after this many turns (None: until stopped).
     pub max_turns: Option<usize>,
+    /// Push-to-talk: the user speaks while this holds `true`, and letting go ends the
+    /// turn at once (no pause to wait for); pressing while a reply plays interrupts it.
+    /// None: hands-free, the voice activity detector decides.
+    pub talk: Option<watch::Receiver<bool>>,
 }
 
 impl Default for LiveChatOptions {
@@ -38,6 +42,7 @@ impl Default for LiveChatOptions {
             end_silence_ms: 500,
             barge_in_ms: Some(300),
             max_turns: None,
+            talk: None,
         }
     }
 }
@@ -54,6 +59,8 @@ pub enum LiveEvent<'a> {
     Turn(TurnEvent<'a>),
     /// A turn is over (its reply played, or interrupted).
     TurnDone(&'a VoiceTurn),
+    /// What the user said held no words: no turn was taken.
+    NothingHeard,
     /// How loud the microphone was over the last [`LEVEL_SECONDS`]: the root mean
     /// square of its samples (0 silence, 1 full scale), for a level meter.
     Level(f32),
@@ -62,8 +69,11 @@ pub enum LiveEvent<'a> {
 /// How often [`LiveEvent::Level`] comes.
 pub const LEVEL_SECONDS: f64 = 0.1;
 
-/// Audio kept before speech starts: the detector fires a little after the first sound.
+/// Audio kept before speech starts: the detector fires a little after the first sound
+/// (and a key is pressed a little after the user starts).
 const PRE_ROLL_SECONDS: f64 = 0.3;
+/// Push-to-talk shorter than this is taken for a slip of the finger, not a turn.
+const MIN_TALK_SECONDS: f64 = 0.25;
 /// How long the microphone reader waits for audio before looking whether to stop.
 const MIC_POLL: Duration = Duration::from_millis(50);
 
@@ -112,6 +122,9 @@ impl Runtime {
         let mut barge_from: Option<usize> = None;
         // The sum of squares and count of the samples since the last level event.
         let mut level = (0.0f64, 0usize);
+        let mut talk = options.talk.clone();
+        // Where the key went down, while it is held.
+        let mut talking_from: Option<usize> = None;
         let mut turns = 0;
         let on_event = &on_event;
         loop {
@@ -141,18 +154,54 @@ impl Runtime {
             }
             tokio::select! {
                 () = stop.cancelled() => break,
+                changed = async { talk.as_mut().expect("push-to-talk").changed().await },
+                    if talk.is_some() =>
+                {
+                    let Some(receiver) = talk.as_mut() else { break };
+                    if changed.is_err() {
+                        // Whoever held the key is gone: nobody can talk any more.
+                        break;
+                    }
+                    let down = *receiver.borrow_and_update();
+                    match (down, talking_from) {
+                        (true, None) => {
+                            on_event(LiveEvent::SpeechStarted);
+                            if let Some((_, token)) = turn.as_ref() {
+                                if !token.is_cancelled() {
+                                    token.cancel();
+                                    on_event(LiveEvent::BargeIn);
+                                }
+                            }
+                            playback.stop();
+                            let pre_roll = (PRE_ROLL_SECONDS * rate as f64) as usize;
+                            talking_from = Some(heard.saturating_sub(pre_roll).max(buffer_start));
+                        }
+                        (false, Some(from)) => {
+                            on_event(LiveEvent::SpeechEnded);
+                            talking_from = None;
+                            let said = buffer[from - buffer_start..].to_vec();
+                            if said.len() as f64 >= MIN_TALK_SECONDS * rate as f64 {
+                                waiting.push((said, Instant::now()));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 (back, result) = async { turn.as_mut().expect("a turn").0.as_mut().await },
                     if turn.is_some() =>
                 {
                     turn = None;
                     barge_from = None;
                     conversation = back;
-                    if let Some(done) = result? {
-                        on_event(LiveEvent::TurnDone(&done));
-                        turns += 1;
-                        if options.max_turns.is_some_and(|max| turns >= max) {
-                            break;
+                    match result? {
+                        Some(done) => {
+                            on_event(LiveEvent::TurnDone(&done));
+                            turns += 1;
+                            if options.max_turns.is_some_and(|max| turns >= max) {
+                                break;
+                            }
                         }
+                        None => on_event(LiveEvent::NothingHeard),
                     }
                 }
                 chunk = audio.recv() => {
@@ -167,9 +216,14 @@ impl Runtime {
                         on_event(LiveEvent::Level((level.0 / level.1 as f64).sqrt() as f32));
                         level = (0.0, 0);
                     }
-                    let events = detector
-                        .push(&chunk)
-                        .map_err(|e| RuntimeError::InvalidRequest(format!("voice activity detection failed: {e}")))?;
+                    // With push-to-talk the key, not the detector, says who speaks.
+                    let events = if talk.is_some() {
+                        Vec::new()
+                    } else {
+                        detector
+                            .push(&chunk)
+                            .map_err(|e| RuntimeError::InvalidRequest(format!("voice activity detection failed: {e}")))?
+                    };
                     for event in events {
                         match event {
                             VadEvent::SpeechStart { at } => {
@@ -203,7 +257,7 @@ impl Runtime {
                         }
                     }
                     // Keep only what speech may still need.
-                    if !detector.in_speech() {
+                    if !detector.in_speech() && talking_from.is_none() {
                         let keep = (PRE_ROLL_SECONDS * rate as f64) as usize + rate / 5;
                         if buffer.len() > keep {
                             let drop = buffer.len() - keep;

@@ -17,7 +17,7 @@ use tauri_specta::Event as _;
 use super::models::blocking;
 use crate::error::{AppError, AppResult, ErrorKind};
 use crate::events::ChatEvent;
-use crate::state::AppState;
+use crate::state::{lock, AppState};
 
 /// Where chat events go: the webview, or a test's list.
 pub type ChatEvents = Arc<dyn Fn(ChatEvent) + Send + Sync>;
@@ -155,11 +155,13 @@ impl AppState {
     }
 
     /// Starts voice chat in chat `chat_id` (a new chat when None) with the models and
-    /// devices of the settings. It runs until [`AppState::stop_chat`]; what happens is
-    /// sent as `ChatEvent`s, the last being [`ChatEvent::Stopped`].
+    /// devices of the settings: hands-free, or with `push_to_talk` the user talks while
+    /// [`AppState::set_talking`] holds true. It runs until [`AppState::stop_chat`]; what
+    /// happens is sent as `ChatEvent`s, the last being [`ChatEvent::Stopped`].
     pub async fn start_voice_chat(
         &self,
         chat_id: Option<i64>,
+        push_to_talk: bool,
         events: ChatEvents,
     ) -> AppResult<()> {
         let settings = self.runtime.chat_settings().await;
@@ -188,8 +190,14 @@ impl AppState {
             voice,
             language: None,
         };
+        let talk = push_to_talk.then(|| {
+            let (key, talk) = tokio::sync::watch::channel(false);
+            *lock(&self.talk_key) = Some(key);
+            talk
+        });
         let runtime = self.runtime.clone();
         let activity = self.chat_activity.clone();
+        let talk_key = self.talk_key.clone();
         let handle = tokio::runtime::Handle::current();
         // The conversation's future borrows its devices and is not `Send`: it runs on a
         // blocking thread of its own, driven by the app's runtime.
@@ -200,10 +208,12 @@ impl AppState {
                 llm,
                 conversation,
                 &settings,
+                talk,
                 &stop,
                 events.clone(),
             ));
-            *activity.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            *lock(&talk_key) = None;
+            *lock(&activity) = None;
             events(ChatEvent::Stopped {
                 error: result.err().map(|e| e.to_string()),
             });
@@ -211,9 +221,20 @@ impl AppState {
         Ok(())
     }
 
+    /// Push-to-talk: the user holds the key (true) or lets go (false).
+    pub fn set_talking(&self, talking: bool) -> AppResult<()> {
+        match &*lock(&self.talk_key) {
+            Some(key) => {
+                key.send_replace(talking);
+                Ok(())
+            }
+            None => Err(AppError::invalid("no push-to-talk voice chat is running")),
+        }
+    }
+
     /// Stops the typed reply or the voice chat under way; false when there is none.
     pub fn stop_chat(&self) -> bool {
-        match &*self.chat_activity.lock().unwrap_or_else(|e| e.into_inner()) {
+        match &*lock(&self.chat_activity) {
             Some((_, token)) => {
                 token.cancel();
                 true
@@ -224,7 +245,7 @@ impl AppState {
 
     /// Registers a chat activity in `chat_id`; refused while another runs.
     fn start_chat_activity(&self, chat_id: Option<i64>) -> AppResult<CancellationToken> {
-        let mut activity = self.chat_activity.lock().unwrap_or_else(|e| e.into_inner());
+        let mut activity = lock(&self.chat_activity);
         if activity.is_some() {
             return Err(AppError::invalid(
                 "a reply or voice chat is under way: stop it first",
@@ -236,7 +257,7 @@ impl AppState {
     }
 
     fn chat_activity_in(&self, chat_id: i64) -> bool {
-        let activity = self.chat_activity.lock().unwrap_or_else(|e| e.into_inner());
+        let activity = lock(&self.chat_activity);
         activity
             .as_ref()
             .is_some_and(|(id, _)| *id == Some(chat_id))
@@ -248,11 +269,7 @@ struct ActivityGuard<'a>(&'a AppState);
 
 impl Drop for ActivityGuard<'_> {
     fn drop(&mut self) {
-        *self
-            .0
-            .chat_activity
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = None;
+        *lock(&self.0.chat_activity) = None;
     }
 }
 
@@ -272,6 +289,7 @@ async fn voice_chat(
     llm: String,
     conversation: Conversation,
     settings: &ChatSettings,
+    talk: Option<tokio::sync::watch::Receiver<bool>>,
     stop: &CancellationToken,
     events: ChatEvents,
 ) -> Result<(), RuntimeError> {
@@ -292,6 +310,7 @@ async fn voice_chat(
             .then_some(LiveChatOptions::default().barge_in_ms)
             .flatten(),
         max_turns: None,
+        talk,
     };
     let on_event = |event: LiveEvent<'_>| {
         if let Some(event) = chat_event(&event) {
@@ -320,6 +339,7 @@ fn chat_event(event: &LiveEvent<'_>) -> Option<ChatEvent> {
         LiveEvent::SpeechStarted => ChatEvent::SpeechStarted,
         LiveEvent::SpeechEnded => ChatEvent::SpeechEnded,
         LiveEvent::BargeIn => ChatEvent::BargeIn,
+        LiveEvent::NothingHeard => ChatEvent::NothingHeard,
         LiveEvent::Level(rms) => ChatEvent::Level { rms: *rms },
         LiveEvent::Turn(TurnEvent::Heard(text)) => ChatEvent::Heard {
             text: text.to_string(),
@@ -407,8 +427,18 @@ pub async fn start_voice_chat(
     app: AppHandle,
     state: State<'_, AppState>,
     chat_id: Option<i64>,
+    push_to_talk: bool,
 ) -> AppResult<()> {
-    state.start_voice_chat(chat_id, to_webview(app)).await
+    state
+        .start_voice_chat(chat_id, push_to_talk, to_webview(app))
+        .await
+}
+
+/// Push-to-talk: true while the user holds the talk key or button.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_talking(state: State<'_, AppState>, talking: bool) -> AppResult<()> {
+    state.set_talking(talking)
 }
 
 /// Stops the reply being written or the voice chat; false when none was under way.

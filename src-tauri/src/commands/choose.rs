@@ -25,7 +25,7 @@ pub enum Choice {
     MediaFolder,
     /// A model folder to import (Whisper, Hugging Face, CTranslate2 layout).
     ModelFolder,
-    /// A model file to import (a Piper `.onnx`).
+    /// A model file to import: a Piper voice's `.onnx` or a chat model's `.gguf`.
     ModelFile,
     /// A script of lines for a batch: `.txt` or `.csv`.
     Script,
@@ -78,9 +78,12 @@ fn show<R: Runtime>(app: AppHandle<R>, pick: Choice) -> AppResult<Vec<PathBuf>> 
             one(dialog(&app, "Choose a folder of recordings").blocking_pick_folder())
         }
         Choice::ModelFolder => one(dialog(&app, "Choose a model folder").blocking_pick_folder()),
-        Choice::ModelFile => one(dialog(&app, "Choose a Piper voice (.onnx)")
-            .add_filter("Piper voice", &["onnx"])
-            .blocking_pick_file()),
+        Choice::ModelFile => one(dialog(
+            &app,
+            "Choose a Piper voice (.onnx) or a chat model (.gguf)",
+        )
+        .add_filter("Piper voice or chat model", &["onnx", "gguf"])
+        .blocking_pick_file()),
         Choice::Script => one(dialog(&app, "Choose a script of lines")
             .add_filter("Text or CSV", &["txt", "csv"])
             .blocking_pick_file()),

@@ -2,6 +2,8 @@
 
 import type { SVGProps } from 'react'
 
+const MIC = 'M12 3a3 3 0 0 0-3 3v6a3 3 0 0 0 6 0V6a3 3 0 0 0-3-3zM5 11a7 7 0 0 0 14 0M12 18v3M9 21h6'
+
 const PATHS = {
   transcribe: 'M4 10v4M8 6v12M12 9v6M16 4v16M20 10v4',
   models: 'M12 3l8 4.5v9L12 21l-8-4.5v-9L12 3zM4 7.5l8 4.5 8-4.5M12 12v9',
@@ -36,7 +38,10 @@ const PATHS = {
   redo: 'M21 12a9 9 0 1 1-3-6.7M21 4v5h-5',
   speak: 'M4 9v6h4l5 4V5L8 9H4zM16.5 8.5a5 5 0 0 1 0 7M19 6a8.5 8.5 0 0 1 0 12',
   batch: 'M8 6h12M8 12h12M8 18h12M4 6h.01M4 12h.01M4 18h.01',
-  voices: 'M12 3a3 3 0 0 0-3 3v6a3 3 0 0 0 6 0V6a3 3 0 0 0-3-3zM5 11a7 7 0 0 0 14 0M12 18v3M9 21h6',
+  voices: MIC,
+  mic: MIC,
+  chat: 'M4 5h16v11H9l-5 4V5zM8 9h8M8 12h5',
+  send: 'M4 12l16-8-6 16-3-7-7-1zM11 13l9-9',
   edit: 'M4 20h4L19 9l-4-4L4 16v4zM13.5 6.5l4 4',
   sliders: 'M4 7h10M18 7h2M4 17h4M12 17h8M16 5v4M10 15v4',
   plus: 'M12 5v14M5 12h14',

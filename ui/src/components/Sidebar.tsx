@@ -5,6 +5,7 @@ import { modelsStore } from '../features/models/modelsStore'
 import { isActive, jobsStore } from '../features/transcribe/jobsStore'
 import { isRunning as speaking, speakStore } from '../features/speak/speakStore'
 import { batchStore, isRunning as batching } from '../features/batch/batchStore'
+import { chatStore } from '../features/chat/chatStore'
 import { Icon } from './Icon'
 
 export function Sidebar({ view, onShowShortcuts }: { view: View; onShowShortcuts: () => void }) {
@@ -12,6 +13,7 @@ export function Sidebar({ view, onShowShortcuts }: { view: View; onShowShortcuts
   const downloading = useStore(modelsStore, (s) => Object.keys(s.downloads).length)
   const speakBusy = useStore(speakStore, speaking)
   const batchBusy = useStore(batchStore, batching)
+  const chatBusy = useStore(chatStore, (s) => s.activity != null)
   return (
     <nav className="sidebar" aria-label="Main">
       <div className="brand">
@@ -38,7 +40,9 @@ export function Sidebar({ view, onShowShortcuts }: { view: View; onShowShortcuts
                   {activeJobs}
                 </span>
               )}
-              {((v.id === 'speak' && speakBusy) || (v.id === 'batch' && batchBusy)) && (
+              {((v.id === 'speak' && speakBusy) ||
+                (v.id === 'batch' && batchBusy) ||
+                (v.id === 'chat' && chatBusy)) && (
                 <span className="nav-badge nav-badge-dot" aria-label="In progress">
                   <Icon name="spinner" size={10} />
                 </span>

@@ -46,6 +46,7 @@ const LEADS: Record<string, string> = {
   network: 'Could not reach the model hub. Check the connection and try again.',
   disk: 'Could not write to the disk. Check the free space and permissions.',
   cancelled: 'Cancelled.',
+  device: 'The microphone or speaker could not be used. Check the ones chosen in the voice chat settings.',
   interrupted: 'Izwi was closed while this was running. Queue it again to finish it.',
   internal: 'Something went wrong inside Izwi. Try again; if it happens again, restart Izwi.',
 }

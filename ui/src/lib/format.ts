@@ -36,6 +36,12 @@ export function formatDuration(seconds: number | null | undefined): string {
   return s > 0 ? `${m} min ${s} s` : `${m} min`
 }
 
+/** A short wait, as latencies are read: "350 ms", "1.4 s". */
+export function formatLatency(ms: number | null | undefined): string {
+  if (ms == null || !Number.isFinite(ms) || ms < 0) return '—'
+  return ms < 1000 ? `${Math.round(ms)} ms` : formatDuration(ms / 1000)
+}
+
 /** Time left, from an estimate that may not exist yet; never "done" while work is left. */
 export function formatEta(seconds: number | null | undefined): string {
   if (seconds == null || !Number.isFinite(seconds) || seconds < 0) return 'Estimating…'

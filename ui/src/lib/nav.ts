@@ -2,7 +2,7 @@
 
 import { createStore, useStore } from './store'
 
-export type View = 'transcribe' | 'models' | 'history' | 'settings' | 'speak' | 'batch' | 'voices'
+export type View = 'transcribe' | 'models' | 'history' | 'settings' | 'speak' | 'batch' | 'voices' | 'chat'
 
 const PAGES: { id: View; label: string }[] = [
   { id: 'transcribe', label: 'Transcribe' },
@@ -11,6 +11,7 @@ const PAGES: { id: View; label: string }[] = [
   { id: 'speak', label: 'Speak' },
   { id: 'batch', label: 'Batch export' },
   { id: 'voices', label: 'Voices' },
+  { id: 'chat', label: 'Chat' },
   { id: 'settings', label: 'Settings' },
 ]
 

@@ -68,6 +68,14 @@ export const SHORTCUTS: { group: string; items: { keys: string; label: string }[
     ],
   },
   {
+    group: 'Chat',
+    items: [
+      { keys: 'Enter / Shift+Enter', label: 'Send the message / new line' },
+      { keys: 'Space (hold)', label: 'Talk, in push-to-talk voice chat (outside text fields)' },
+      { keys: shortcutLabel('F'), label: 'Search the chats' },
+    ],
+  },
+  {
     group: 'General',
     items: [
       { keys: '?', label: 'Show this sheet' },

@@ -2,10 +2,14 @@
 // recordings of the real commands (fixtures.ts) and keep a little state so flows work
 // end to end: queued jobs replay the recorded event stream of the jfk.wav job; downloads
 // are SYNTHESISED (no model hub is reachable in tests): progress events every 100 ms
-// until the catalog size is reached, then the model is installed.
+// until the catalog size is reached, then the model is installed. Chat is SYNTHESISED
+// too: a typed reply streams a few words at a time; hands-free voice chat plays one
+// scripted turn (listening, levels, speech, heard, reply, turn done) then listens until
+// stopped; push-to-talk plays that turn for each hold of setTalking(true) … (false).
 
 import type { EventCallback, UnlistenFn } from '@tauri-apps/api/event'
 import {
+  END_SILENCE_MS_RANGE,
   VOICE_LIMITS,
   VOICE_NAME_MAX_CHARS,
   type AppError,
@@ -13,6 +17,12 @@ import {
   type ErrorKind,
   type events as RealEvents,
   type BatchLine,
+  type ChatEvent,
+  type ChatRecord,
+  type ChatSent,
+  type ChatSettings,
+  type MessageRecord,
+  type MessageRole,
   type ExportFormat,
   type Job,
   type JobDetail,
@@ -30,9 +40,14 @@ import {
   type VoiceSettings,
 } from '../bindings'
 import type { RuntimeEvent } from '../lib/events'
-import { emit, listen, FILES_OPENED_EVENT, RUNTIME_EVENT } from './bus'
+import { emit, listen, CHAT_EVENT, FILES_OPENED_EVENT, RUNTIME_EVENT } from './bus'
 import { logCall, mock, sleep } from './control'
 import {
+  audioDevices,
+  chatModelFile,
+  chatModelTemplate,
+  chatReply,
+  voiceTurn,
   recordedAddedVoice,
   recordedBatchEvents,
   recordedBatchJob,
@@ -55,7 +70,7 @@ import {
 } from './fixtures'
 
 // The constants the UI reads from the bindings are the real ones.
-export { MAX_MEDIA_FILES, VOICE_LIMITS, VOICE_NAME_MAX_CHARS } from '../bindings'
+export { END_SILENCE_MS_RANGE, MAX_MEDIA_FILES, VOICE_LIMITS, VOICE_NAME_MAX_CHARS } from '../bindings'
 
 type Result<T> = { status: 'ok'; data: T } | { status: 'error'; error: AppError }
 
@@ -480,6 +495,262 @@ async function playBatch(job: Job, lines: string[], dir: string): Promise<void> 
 
 const batchDirs = new Set<string>()
 
+// ---------- chat (synthesised) ----------
+
+/** The typed reply or voice chat under way: one at a time, as in the app. */
+interface ChatActivity {
+  chatId: number | null
+  stopped: boolean
+  /** Push-to-talk: whether the key is held; null when not a push-to-talk voice chat. */
+  talking: boolean | null
+}
+
+const chats = {
+  list: [] as ChatRecord[],
+  messages: [] as MessageRecord[],
+  settings: withDefaults({}),
+  activity: null as ChatActivity | null,
+}
+let nextChatId = 1
+let nextMessageId = 1
+
+/** What the runtime reads from saved settings: each field left out takes its default. */
+function withDefaults(s: ChatSettings): Required<ChatSettings> {
+  return {
+    llm: s.llm ?? null,
+    asr: s.asr ?? null,
+    voice: s.voice ?? null,
+    input_device: s.input_device ?? null,
+    output_device: s.output_device ?? null,
+    end_silence_ms: s.end_silence_ms ?? 500,
+    barge_in: s.barge_in ?? true,
+  }
+}
+
+const SYSTEM_PROMPT = 'You are Izwi, a helpful assistant. Answer briefly.'
+/** A shorter push-to-talk press takes no turn, as in the runtime. */
+const MIN_TALK_MS = 250
+const UNDER_WAY = 'a reply or voice chat is under way: stop it first'
+
+function emitChat(payload: ChatEvent) {
+  emit(CHAT_EVENT, payload)
+}
+
+function addMessage(chatId: number, role: MessageRole, content: string, extra: Partial<MessageRecord> = {}) {
+  const message: MessageRecord = {
+    id: nextMessageId++,
+    chat_id: chatId,
+    role,
+    content,
+    audio_path: null,
+    metrics: null,
+    created_at: Date.now(),
+    ...extra,
+  }
+  chats.messages.push(message)
+  chats.list = chats.list.map((c) => (c.id === chatId ? { ...c, updated_at: message.created_at } : c))
+}
+
+/** Like the runtime: a new chat is stored with its first words, titled by them. */
+function chatFor(chatId: number | null, firstWords: string): number {
+  if (chatId != null) return chatId
+  const now = Date.now()
+  const chat = {
+    id: nextChatId++,
+    title: firstWords.slice(0, 60).trim(),
+    model_id: chats.settings.llm,
+    created_at: now,
+    updated_at: now,
+  }
+  chats.list.push(chat)
+  addMessage(chat.id, 'system', SYSTEM_PROMPT)
+  return chat.id
+}
+
+/** Why chatting cannot start with the settings (the runtime's messages), or null. */
+function chatRefusal(chatId: number | null): AppError | null {
+  const llm = chats.settings.llm
+  if (!llm)
+    return { kind: 'model', message: 'choose a chat model first (none installed: import a .gguf chat model in Models)' }
+  if (!state.models.some((m) => m.id === llm && m.task === 'chat' && m.status === 'installed')) {
+    return { kind: 'model', message: `${llm} is not an installed chat model` }
+  }
+  if (chatId != null && !chats.list.some((c) => c.id === chatId)) {
+    return { kind: 'not_found', message: `chat ${chatId} does not exist` }
+  }
+  if (chats.activity) return { kind: 'invalid', message: UNDER_WAY }
+  return null
+}
+
+/** Streams `reply` a word at a time until it ends or is stopped; what was written. */
+async function streamReply(reply: string, activity: ChatActivity): Promise<string> {
+  let written = ''
+  for (const word of reply.match(/\S+\s*/g) ?? []) {
+    await sleep(mock.config.chatStepMs)
+    if (activity.stopped) break
+    written += word
+    emitChat({ type: 'reply_text', text: word })
+  }
+  return written
+}
+
+async function sendChat(chatId: number | null, text: string): Promise<Result<ChatSent>> {
+  const message = text.trim()
+  if (!message) return err('invalid', 'the message is empty')
+  const refusal = chatRefusal(chatId)
+  if (refusal) return { status: 'error', error: refusal }
+  const activity: ChatActivity = { chatId, stopped: false, talking: null }
+  chats.activity = activity
+  try {
+    emitChat({ type: 'thinking' })
+    // The model loads before the message is kept: stopped by then, a new chat is not stored.
+    await sleep(mock.config.chatStepMs)
+    if (activity.stopped && chatId == null) return err('cancelled', 'stopped before the message was kept')
+    const id = chatFor(chatId, message)
+    activity.chatId = id
+    addMessage(id, 'user', message)
+    const started = Date.now()
+    const reply = chatReply(message)
+    const written = await streamReply(reply, activity)
+    // Stopped: the reply so far comes back, and is not stored.
+    if (activity.stopped) return ok({ chat_id: id, reply: written, stopped: true })
+    const total = Date.now() - started
+    addMessage(id, 'assistant', reply, {
+      metrics: {
+        asr_ms: null,
+        first_token_ms: mock.config.chatStepMs,
+        first_audio_ms: null,
+        total_ms: total,
+        interrupted: false,
+      },
+    })
+    return ok({ chat_id: id, reply, stopped: false })
+  } finally {
+    chats.activity = null
+  }
+}
+
+const deviceName = (list: { id: string; name: string; is_default: boolean }[], id: string | null) =>
+  (list.find((d) => d.id === id) ?? list.find((d) => d.is_default) ?? list[0]).name
+
+/** The scripted voice chat: hands-free, one turn; push-to-talk, a turn for each hold. Then
+ * it listens (quietly) until stopped. */
+async function voiceChat(activity: ChatActivity): Promise<void> {
+  const levels = async (values: number[]) => {
+    for (const rms of values) {
+      await sleep(mock.config.chatStepMs)
+      if (activity.stopped) return false
+      emitChat({ type: 'level', rms })
+    }
+    return true
+  }
+  emitChat({
+    type: 'listening',
+    chat_id: activity.chatId,
+    input: deviceName(audioDevices.inputs, chats.settings.input_device),
+    output: deviceName(audioDevices.outputs, chats.settings.output_device),
+  })
+  if (activity.talking == null) {
+    if (await levels([0.004, 0.006, 0.005])) {
+      emitChat({ type: 'speech_started' })
+      if (await levels([0.08, 0.16, 0.12, 0.1, 0.09])) {
+        emitChat({ type: 'speech_ended' })
+        await spokenTurn(activity)
+      }
+    }
+  } else {
+    while (!activity.stopped) {
+      if (!activity.talking) {
+        await levels([0.004])
+        continue
+      }
+      emitChat({ type: 'speech_started' })
+      const pressed = Date.now()
+      // Loud while the key is held.
+      while (activity.talking && !activity.stopped) await levels([0.1])
+      if (activity.stopped) break
+      emitChat({ type: 'speech_ended' })
+      if (Date.now() - pressed >= MIN_TALK_MS) await spokenTurn(activity)
+    }
+  }
+  while (!activity.stopped) {
+    await sleep(100)
+    if (!activity.stopped) emitChat({ type: 'level', rms: 0.003 + Math.random() * 0.004 })
+  }
+  chats.activity = null
+  emitChat({ type: 'stopped', error: null })
+}
+
+/** After the user's speech: the words heard and stored, the reply, turn done (unless stopped). */
+async function spokenTurn(activity: ChatActivity): Promise<void> {
+  await sleep(mock.config.chatStepMs)
+  if (activity.stopped) return
+  const chatId = chatFor(activity.chatId, voiceTurn.heard)
+  activity.chatId = chatId
+  emitChat({ type: 'heard', text: voiceTurn.heard })
+  const turn = chats.messages.filter((m) => m.chat_id === chatId).length
+  addMessage(chatId, 'user', voiceTurn.heard, {
+    audio_path: `audio/chat-${chatId}/${String(turn).padStart(3, '0')}-user.wav`,
+    metrics: { ...voiceTurn.metrics, first_token_ms: null, first_audio_ms: null, total_ms: null },
+  })
+  const reply = chatReply(voiceTurn.heard)
+  await streamReply(reply, activity)
+  if (activity.stopped) return
+  addMessage(chatId, 'assistant', reply, {
+    audio_path: `audio/chat-${chatId}/${String(turn + 1).padStart(3, '0')}-assistant.wav`,
+    metrics: { ...voiceTurn.metrics },
+  })
+  emitChat({
+    type: 'turn_done',
+    chat_id: chatId,
+    user_text: voiceTurn.heard,
+    reply_text: reply,
+    metrics: { ...voiceTurn.metrics },
+  })
+}
+
+function startVoiceChat(chatId: number | null, pushToTalk: boolean): Result<null> {
+  const voice = chats.settings.voice ? findVoice(chats.settings.voice) : undefined
+  if (!voice?.installed) {
+    return err('model', 'choose the voice that answers (Voices has them; none installed: download one in Models)')
+  }
+  const asr =
+    chats.settings.asr ??
+    state.settings.default_transcribe_model ??
+    state.models.find((m) => m.task === 'transcribe' && m.status === 'installed')?.id
+  if (!asr) return err('model', 'no speech-to-text model is installed: download one in Models')
+  const refusal = chatRefusal(chatId)
+  if (refusal) return { status: 'error', error: refusal }
+  const activity: ChatActivity = { chatId, stopped: false, talking: pushToTalk ? false : null }
+  chats.activity = activity
+  setTimeout(() => void voiceChat(activity), 0)
+  return ok(null)
+}
+
+function setChatSettings(asked: ChatSettings): Result<null> {
+  const settings = withDefaults(asked)
+  const [low, high] = END_SILENCE_MS_RANGE
+  if (settings.end_silence_ms < low || settings.end_silence_ms > high) {
+    return err('invalid', `the end-of-speech pause must be ${low} to ${high} ms, not ${settings.end_silence_ms}`)
+  }
+  const model = (id: string) => state.models.find((m) => m.id === id && m.status === 'installed')
+  if (settings.llm && model(settings.llm)?.task !== 'chat') return err('invalid', `${settings.llm} is not a chat model`)
+  if (settings.asr && model(settings.asr)?.task !== 'transcribe') {
+    return err('invalid', `${settings.asr} is not a speech-to-text model`)
+  }
+  chats.settings = settings
+  return ok(null)
+}
+
+function searchChats(query: string): ChatRecord[] {
+  const q = query.trim().toLowerCase()
+  const said = (c: ChatRecord) =>
+    chats.messages.some((m) => m.chat_id === c.id && m.role !== 'system' && m.content.toLowerCase().includes(q))
+  return chats.list
+    .filter((c) => !q || c.title.toLowerCase().includes(q) || said(c))
+    .sort((a, b) => b.updated_at - a.updated_at || b.id - a.id)
+}
+
 // ---------- commands ----------
 
 function cmd<A extends unknown[], T>(name: string, fn: (...args: A) => Promise<Result<T>> | Result<T>) {
@@ -497,6 +768,8 @@ function picked(pick: Choice): string[] {
       return mock.config.openFiles ?? [recordedJobs[0]?.input ?? '/home/user/Audio/jfk.wav']
     case 'script':
       return mock.config.openFiles ?? []
+    case 'model_file':
+      return mock.config.openFiles ?? [chatModelFile]
     default:
       return mock.config.openFolder == null ? [] : [mock.config.openFolder]
   }
@@ -525,19 +798,21 @@ export const commands = {
     return ok(freed)
   }),
   importModel: cmd('importModel', (path: string, name: string | null) => {
-    const template = state.models.find((m) => m.task === 'transcribe') ?? recordedModels[0]
+    // A .gguf is a chat model, as the hub detects it; anything else stands for a Whisper folder.
+    const chat = path.toLowerCase().endsWith('.gguf')
+    const template = chat ? chatModelTemplate : (state.models.find((m) => m.task === 'transcribe') ?? recordedModels[0])
     const id = `local-${basename(path)
       .toLowerCase()
       .replace(/[^a-z0-9.-]+/g, '-')}`
     const model: ModelInfo = {
       ...clone(template),
       id,
-      name: name ?? basename(path),
+      name: name ?? (chat ? basename(path).replace(/\.gguf$/i, '') : basename(path)),
       source: { kind: 'local', imported_from: path },
       status: 'installed',
       path,
       disk_bytes: template.size_bytes,
-      description: 'Imported from a folder on this computer.',
+      description: chat ? template.description : 'Imported from a folder on this computer.',
     }
     state.models = [...state.models.filter((m) => m.id !== id), model]
     return ok(model)
@@ -722,6 +997,39 @@ export const commands = {
     if (!job || job.kind !== 'speak_batch') return err<null>('invalid', `job ${jobId} is not a batch export`)
     return ok(null)
   }),
+  listChats: cmd('listChats', (query: string) => ok(clone(searchChats(query)))),
+  getChatMessages: cmd('getChatMessages', (chatId: number) => {
+    if (!chats.list.some((c) => c.id === chatId))
+      return err<MessageRecord[]>('not_found', `chat ${chatId} does not exist`)
+    return ok(clone(chats.messages.filter((m) => m.chat_id === chatId)))
+  }),
+  deleteChat: cmd('deleteChat', (chatId: number) => {
+    if (chats.activity?.chatId === chatId) {
+      return err<null>('invalid', 'this chat is in use: stop the reply or voice chat first')
+    }
+    if (!chats.list.some((c) => c.id === chatId)) return err<null>('not_found', `chat ${chatId} does not exist`)
+    chats.list = chats.list.filter((c) => c.id !== chatId)
+    chats.messages = chats.messages.filter((m) => m.chat_id !== chatId)
+    return ok(null)
+  }),
+  listAudioDevices: cmd('listAudioDevices', () => ok(clone(audioDevices))),
+  getChatSettings: cmd('getChatSettings', () => ok(clone(chats.settings))),
+  setChatSettings: cmd('setChatSettings', (settings: ChatSettings) => setChatSettings(settings)),
+  sendChatMessage: cmd('sendChatMessage', (chatId: number | null, text: string) => sendChat(chatId, text)),
+  startVoiceChat: cmd('startVoiceChat', (chatId: number | null, pushToTalk: boolean) =>
+    startVoiceChat(chatId, pushToTalk),
+  ),
+  setTalking: cmd('setTalking', (talking: boolean) => {
+    const activity = chats.activity
+    if (activity?.talking == null) return err<null>('invalid', 'no push-to-talk voice chat is running')
+    activity.talking = talking
+    return ok(null)
+  }),
+  stopChat: cmd('stopChat', () => {
+    const activity = chats.activity
+    if (activity) activity.stopped = true
+    return ok(activity != null)
+  }),
   takeOpenedFiles: cmd('takeOpenedFiles', () => {
     if (state.openedTaken) return ok<string[]>([])
     state.openedTaken = true
@@ -748,6 +1056,7 @@ function eventObj<T>(name: string) {
 type Events = typeof RealEvents
 
 export const events = {
+  chatEvent: eventObj<ChatEvent>(CHAT_EVENT),
   runtimeEvent: eventObj<RuntimeEvent>(RUNTIME_EVENT),
   filesOpened: eventObj<string[]>(FILES_OPENED_EVENT),
 } satisfies { [K in keyof Events]: Pick<Events[K], 'listen' | 'once'> }

@@ -9,8 +9,11 @@ export interface MockConfig {
   jobStepMs: number
   /** A synthesised download takes about this long. */
   downloadMs: number
+  /** Milliseconds between the synthesised chat events (each word of a reply, each level). */
+  chatStepMs: number
   /** What choosePaths answers for files (default: the recorded job's file; for a
-   * script, none) and for folders (null: the user cancelled). */
+   * script, none; for a model file, a chat model's .gguf) and for folders (null: the
+   * user cancelled). */
   openFiles: string[] | null
   openFolder: string | null
   /** What chooseSavePath answers; default: ~/Documents/<suggested name>. */
@@ -53,6 +56,7 @@ function fromUrl(): Partial<MockConfig> {
   const out: Partial<MockConfig> = {}
   if (q.has('jobStepMs')) out.jobStepMs = Number(q.get('jobStepMs'))
   if (q.has('downloadMs')) out.downloadMs = Number(q.get('downloadMs'))
+  if (q.has('chatStepMs')) out.chatStepMs = Number(q.get('chatStepMs'))
   if (q.has('opened')) out.openedFiles = q.getAll('opened')
   return out
 }
@@ -60,6 +64,7 @@ function fromUrl(): Partial<MockConfig> {
 const defaults: MockConfig = {
   jobStepMs: 250,
   downloadMs: 3000,
+  chatStepMs: 80,
   openFiles: null,
   openFolder: '/home/user/Recordings',
   savePath: null,

@@ -2,9 +2,11 @@
 // tests/fixtures/recorded/NAME.json, loaded here by their exact names. A command's file
 // is {command, args, result: {status: "ok", data}}; an event stream's is
 // {event, about, events: [{elapsed_ms, payload}]}. A file that is missing or not what
-// its name says stops the mock build with an error saying what to record.
+// its name says stops the mock build with an error saying what to record. The chat's
+// answers are not recorded yet: they are made at the end of this file.
 
 import type {
+  AudioDevices,
   ExportFormat,
   Job,
   ModelInfo,
@@ -105,7 +107,53 @@ export const recordedBatchEvents = eventStream('events_batch')
 export const recordedLinesTxt = data<string[]>('readLines_txt')
 export const recordedLinesCsv = data<string[]>('readLines_csv')
 
+// ---------- chat (synthesised in the shape of the bindings: no recording yet) ----------
+
+/** The file the stand-in dialog offers for a model file, and the chat model it imports as. */
+export const chatModelFile = '/home/user/Models/SmolLM2-135M-Instruct-Q8_0.gguf'
+export const chatModelTemplate: ModelInfo = {
+  id: 'local/smollm2-135m-instruct-q8_0',
+  name: 'SmolLM2-135M-Instruct-Q8_0',
+  family: 'llama',
+  task: 'chat',
+  source: { kind: 'local', imported_from: chatModelFile },
+  status: 'installed',
+  path: null,
+  size_bytes: 144_811_200,
+  disk_bytes: 144_811_200,
+  languages: [],
+  license: '',
+  description: 'A chat model imported from a GGUF file.',
+  catalog_id: null,
+}
+
+export const audioDevices: AudioDevices = {
+  inputs: [
+    { id: 'default', name: 'Built-in Microphone', is_default: true },
+    { id: 'usb-headset-in', name: 'USB Headset Microphone', is_default: false },
+  ],
+  outputs: [
+    { id: 'default', name: 'Built-in Speakers', is_default: true },
+    { id: 'usb-headset-out', name: 'USB Headset', is_default: false },
+  ],
+}
+
+/** What the stand-in chat model answers to `text`. */
+export function chatReply(text: string): string {
+  const said = text.length > 60 ? `${text.slice(0, 57)}…` : text
+  return `You said: “${said}”. This reply comes from Izwi's stand-in backend, a few words at a time, as a chat model writes.`
+}
+
+/** One scripted voice turn: what the user is heard saying, and how long each step takes. */
+export const voiceTurn = {
+  heard: 'What time does the museum open tomorrow?',
+  metrics: { asr_ms: 310, first_token_ms: 620, first_audio_ms: 1380, total_ms: 4200, interrupted: false },
+}
+
 mock.recorded = {
+  chatModel: chatModelTemplate,
+  audioDevices,
+  voiceTurn,
   voices: recordedVoices,
   addedVoice: recordedAddedVoice,
   preview: { sample_rate: recordedPreview.sample_rate, samples: recordedPreview.samples.length },

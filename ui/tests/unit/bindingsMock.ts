@@ -1,15 +1,20 @@
 // The generated bindings, mocked (vi.mock of src/bindings): every command is a vi.fn that
 // answers like tauri-specta does ({status:"ok",data} or {status:"error",error}), and
-// emitRuntime() delivers a runtime event to whoever listens.
+// emitRuntime() and emitChat() deliver an event to whoever listens.
 
 import { vi, type Mock } from 'vitest'
 import type {
   commands as RealCommands,
   events as RealEvents,
+  AudioDevices,
   BatchDetail,
+  ChatEvent,
+  ChatRecord,
+  ChatSettings,
   ErrorKind,
   Job,
   JobDetail,
+  MessageRecord,
   ModelInfo,
   QueuedFiles,
   SegmentRecord,
@@ -18,10 +23,16 @@ import type {
   TranscriptView,
   VoiceInfo,
 } from '../../src/bindings'
+import type { END_SILENCE_MS_RANGE as REAL_END_SILENCE_MS_RANGE } from '../../src/bindings'
 import type { RuntimeEvent } from '../../src/lib/events'
+
+/** The constants the UI reads, typed as generated: a change in the Rust side shows here. */
+export const END_SILENCE_MS_RANGE = [200, 3000] as const satisfies typeof REAL_END_SILENCE_MS_RANGE
 
 type Listener = Parameters<Events['runtimeEvent']['listen']>[0]
 const listeners = new Set<Listener>()
+type ChatListener = Parameters<Events['chatEvent']['listen']>[0]
+const chatListeners = new Set<ChatListener>()
 
 export const ok = <T>(data: T) => ({ status: 'ok' as const, data })
 export const fail = (kind: ErrorKind, message: string) => ({ status: 'error' as const, error: { kind, message } })
@@ -71,6 +82,16 @@ function defaults() {
     speakBatch: fn('speakBatch', async () => ok(job({ kind: 'speak_batch' }))),
     readLines: fn('readLines', async () => ok<string[]>([])),
     showBatchOutput: fn('showBatchOutput', async () => ok(null)),
+    listChats: fn('listChats', async () => ok<ChatRecord[]>([])),
+    getChatMessages: fn('getChatMessages', async () => ok<MessageRecord[]>([])),
+    deleteChat: fn('deleteChat', async () => ok(null)),
+    listAudioDevices: fn('listAudioDevices', async () => ok(devices())),
+    getChatSettings: fn('getChatSettings', async () => ok(chatSettings())),
+    setChatSettings: fn('setChatSettings', async () => ok(null)),
+    sendChatMessage: fn('sendChatMessage', async (chatId) => ok({ chat_id: chatId ?? 1, reply: '', stopped: false })),
+    startVoiceChat: fn('startVoiceChat', async () => ok(null)),
+    setTalking: fn('setTalking', async () => ok(null)),
+    stopChat: fn('stopChat', async () => ok(true)),
   } satisfies Mocked
 }
 
@@ -80,8 +101,18 @@ type Events = typeof RealEvents
 type MockedEvent<E extends keyof Events> = { [M in 'listen' | 'once' | 'emit']: Mock<Events[E][M]> }
 
 /** The event helpers used by the app, typed as the generated bindings are; only
- * runtimeEvent.listen delivers anything (through emitRuntime). */
+ * runtimeEvent.listen and chatEvent.listen deliver anything (through emitRuntime, emitChat). */
 export const events = {
+  chatEvent: {
+    listen: vi.fn<Events['chatEvent']['listen']>(async (cb) => {
+      chatListeners.add(cb)
+      return () => {
+        chatListeners.delete(cb)
+      }
+    }),
+    once: vi.fn<Events['chatEvent']['once']>(async () => () => {}),
+    emit: vi.fn<Events['chatEvent']['emit']>(async () => {}),
+  },
   runtimeEvent: {
     listen: vi.fn<Events['runtimeEvent']['listen']>(async (cb) => {
       listeners.add(cb)
@@ -103,6 +134,10 @@ export function emitRuntime(payload: RuntimeEvent): void {
   for (const l of [...listeners]) l({ event: 'runtime-event', id: 0, payload })
 }
 
+export function emitChat(payload: ChatEvent): void {
+  for (const l of [...chatListeners]) l({ event: 'chat-event', id: 0, payload })
+}
+
 function reset<K extends keyof Commands>(name: K, fresh: Mocked): void {
   commands[name].mockReset()
   commands[name].mockImplementation(fresh[name].getMockImplementation()!)
@@ -113,6 +148,7 @@ export function resetBindings(): void {
   const fresh: Mocked = defaults()
   for (const name of Object.keys(fresh) as (keyof Commands)[]) reset(name, fresh)
   listeners.clear()
+  chatListeners.clear()
 }
 
 /** What transcribeFiles answers when all of `jobs` were queued. */
@@ -251,6 +287,53 @@ export function batchDetail(patch: Partial<BatchDetail> = {}): BatchDetail {
       { line: 2, text: 'Please take a seat.', file: `${dir}/002.wav`, seconds: 1.6, status: 'missing' },
       { line: 3, text: null, file: null, seconds: null, status: 'not_made' },
     ],
+    ...patch,
+  }
+}
+
+export function chatSettings(patch: Partial<ChatSettings> = {}): ChatSettings {
+  return {
+    llm: null,
+    asr: null,
+    voice: null,
+    input_device: null,
+    output_device: null,
+    end_silence_ms: 500,
+    barge_in: true,
+    ...patch,
+  }
+}
+
+export function devices(): AudioDevices {
+  return {
+    inputs: [
+      { id: 'alsa:default', name: 'Built-in Microphone', is_default: true },
+      { id: 'alsa:usb-headset', name: 'USB Headset', is_default: false },
+    ],
+    outputs: [{ id: 'alsa:speakers', name: 'Built-in Speakers', is_default: true }],
+  }
+}
+
+export function chat(patch: Partial<ChatRecord> = {}): ChatRecord {
+  return {
+    id: 1,
+    title: 'When does the museum open',
+    model_id: 'local/smollm2',
+    created_at: Date.UTC(2025, 10, 20, 9, 30),
+    updated_at: Date.UTC(2025, 10, 20, 9, 32),
+    ...patch,
+  }
+}
+
+export function message(patch: Partial<MessageRecord> = {}): MessageRecord {
+  return {
+    id: 1,
+    chat_id: 1,
+    role: 'user',
+    content: 'When does the museum open?',
+    audio_path: null,
+    metrics: null,
+    created_at: Date.UTC(2025, 10, 20, 9, 30),
     ...patch,
   }
 }

@@ -6,6 +6,7 @@ import {
   formatDate,
   formatDuration,
   formatEta,
+  formatLatency,
   formatRate,
   formatRtf,
   formatSpeed,
@@ -70,6 +71,12 @@ describe('formatDuration', () => {
     expect(formatDuration(120)).toBe('2 min')
     expect(formatDuration(3720)).toBe('1 h 2 min')
     expect(formatDuration(null)).toBe('—')
+  })
+
+  it('formats latencies in milliseconds, then seconds', () => {
+    expect(formatLatency(312.4)).toBe('312 ms')
+    expect(formatLatency(1380)).toBe('1.4 s')
+    expect(formatLatency(null)).toBe('—')
   })
 })
 

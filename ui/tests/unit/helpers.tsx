@@ -2,6 +2,7 @@
 
 import { resetBoot } from '../../src/boot'
 import { resetBatch } from '../../src/features/batch/batchStore'
+import { resetChat } from '../../src/features/chat/chatStore'
 import { resetModels } from '../../src/features/models/modelsStore'
 import { settingsStore } from '../../src/features/settings/settingsStore'
 import { resetJobs } from '../../src/features/transcribe/jobsStore'
@@ -24,6 +25,7 @@ export function resetApp(): void {
   resetSpeak()
   resetBatch()
   resetVoices()
+  resetChat()
   settingsStore.set({ settings: null, error: null })
   navStore.set({ view: 'transcribe', transcribe: null, history: null })
   localStorage.clear()

@@ -169,6 +169,32 @@ describe('model cards', () => {
     expect(commands.importModel).toHaveBeenLastCalledWith('/home/ada/models/whisper-small', null)
   })
 
+  it('imports a chat model (.gguf) and lists it under Chat', async () => {
+    await setup([model()])
+    const gguf = '/home/ada/Models/SmolLM2-135M-Instruct-Q8_0.gguf'
+    commands.importModel.mockResolvedValue(
+      ok(
+        model({
+          id: 'local/smollm2',
+          name: 'SmolLM2-135M-Instruct-Q8_0',
+          family: 'llama',
+          task: 'chat',
+          status: 'installed',
+          source: { kind: 'local', imported_from: gguf },
+          languages: [],
+        }),
+      ),
+    )
+    commands.choosePaths.mockResolvedValueOnce(ok([gguf]))
+    await userEvent.click(screen.getByRole('button', { name: /Import/ }))
+    await userEvent.click(screen.getByRole('menuitem', { name: /Chat model \(\.gguf file\)/ }))
+    expect(commands.choosePaths).toHaveBeenLastCalledWith('model_file')
+    expect(commands.importModel).toHaveBeenCalledWith(gguf, null)
+    const group = await screen.findByRole('region', { name: 'Chat' })
+    const card = within(group).getByRole('article', { name: 'SmolLM2-135M-Instruct-Q8_0' })
+    expect(within(card).getByRole('list', { name: 'Details' })).toHaveTextContent('Chat')
+  })
+
   it('shows an import among its catalog family, and on the catalog card it is', async () => {
     const tinyEn = model({ id: 'whisper-tiny.en', name: 'Whisper tiny (English)', size_bytes: 151_000_000 })
     const base = model({ id: 'whisper-base', name: 'Whisper base', size_bytes: 290_000_000 })

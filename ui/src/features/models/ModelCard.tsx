@@ -9,6 +9,12 @@ import { toast } from '../../lib/toast'
 import { formatBytes, formatEta, formatRate, languageName, languagesLabel } from '../../lib/format'
 import { cancelDownload, dismissModelError, downloadModel, removeModel, type DownloadState } from './modelsStore'
 
+const TASKS: Record<ModelInfo['task'], string> = {
+  transcribe: 'Speech to text',
+  speak: 'Text to speech',
+  chat: 'Chat',
+}
+
 export function ModelCard({
   model,
   imports = [],
@@ -82,7 +88,7 @@ export function ModelCard({
       </div>
       <p className="model-desc">{model.description}</p>
       <ul className="model-facts" aria-label="Details">
-        <li>{model.task === 'transcribe' ? 'Speech to text' : 'Text to speech'}</li>
+        <li>{TASKS[model.task]}</li>
         <li className="tabular" data-testid="model-size">
           {formatBytes(installed && model.disk_bytes ? model.disk_bytes : model.size_bytes)}
         </li>

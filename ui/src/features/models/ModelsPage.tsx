@@ -13,14 +13,18 @@ import { arrangeModels, catalogMatch } from './arrange'
 import { ModelCard } from './ModelCard'
 import { importModel, isInstalled, loadModels, useModels } from './modelsStore'
 
-/** What an import can be: a Whisper model's folder, or a Piper voice's `.onnx` (its `.onnx.json` beside it). */
+/**
+ * What an import can be: a Whisper model's folder, a Piper voice's `.onnx` (its `.onnx.json`
+ * beside it), or a chat model in one `.gguf` file.
+ */
 const IMPORT_KINDS = [
   { id: 'folder', label: 'Whisper model folder…', hint: 'HF or CTranslate2' },
   { id: 'onnx', label: 'Piper voice (.onnx file)…', hint: '+ .onnx.json' },
+  { id: 'gguf', label: 'Chat model (.gguf file)…', hint: 'Llama architecture' },
 ] as const
 
 async function importFrom(kind: string) {
-  const [path] = await choose(kind === 'onnx' ? 'model_file' : 'model_folder')
+  const [path] = await choose(kind === 'folder' ? 'model_folder' : 'model_file')
   if (!path) return
   try {
     const model = await importModel(path)
@@ -46,6 +50,7 @@ export function ModelsPage() {
   const groups = [
     { title: 'Speech to text', items: entries.filter((e) => e.model.task === 'transcribe') },
     { title: 'Text to speech', items: entries.filter((e) => e.model.task === 'speak') },
+    { title: 'Chat', items: entries.filter((e) => e.model.task === 'chat') },
   ].filter((g) => g.items.length)
 
   const makeDefault = async (id: string) => {
@@ -77,7 +82,7 @@ export function ModelsPage() {
                 type="button"
                 className="btn btn-sm"
                 disabled={importing}
-                data-tooltip="Use a model you already have: a Whisper folder or a Piper .onnx"
+                data-tooltip="Use a model you already have: a Whisper folder, a Piper .onnx or a chat model .gguf"
                 {...p}
               >
                 <Icon name={importing ? 'spinner' : 'folder'} /> Import…
