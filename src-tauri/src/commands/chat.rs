@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use izwi_runtime::{
-    input_devices, output_devices, CancellationToken, ChatParams, ChatRecord, ChatSettings,
-    Conversation, DeviceInfo, LiveChatOptions, LiveEvent, MessageRecord, Microphone, Playback,
-    Runtime, RuntimeError, TurnEvent, VoiceChatSetup, DEFAULT_SYSTEM_PROMPT,
+    input_devices, output_devices, AudioError, CancellationToken, ChatParams, ChatRecord,
+    ChatSettings, Conversation, DeviceInfo, LiveChatOptions, LiveEvent, MessageRecord, Microphone,
+    Playback, TurnEvent, VoiceChatSetup, DEFAULT_SYSTEM_PROMPT,
 };
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, State};
@@ -184,33 +184,59 @@ impl AppState {
             }
             None => Conversation::new(DEFAULT_SYSTEM_PROMPT),
         };
+        // Loaded here, so a model that cannot load fails the start, not the chat.
+        let model = self.runtime.open_chat_model(&llm).await?;
         let stop = self.start_chat_activity(chat_id)?;
         let setup = VoiceChatSetup {
             asr,
             voice,
             language: None,
         };
+        // Opened here, so a missing or busy device fails the start with its reason.
+        let device = |e: AudioError| AppError::new(ErrorKind::Audio, e.to_string());
+        let microphone = Microphone::open(settings.input_device.as_deref()).map_err(device)?;
+        let playback = Playback::open(settings.output_device.as_deref()).map_err(device)?;
         let talk = push_to_talk.then(|| {
             let (key, talk) = tokio::sync::watch::channel(false);
             *lock(&self.talk_key) = Some(key);
             talk
         });
+        let options = LiveChatOptions {
+            end_silence_ms: settings.end_silence_ms,
+            barge_in_ms: settings
+                .barge_in
+                .then_some(LiveChatOptions::default().barge_in_ms)
+                .flatten(),
+            max_turns: None,
+            talk,
+        };
+        events(ChatEvent::Listening {
+            chat_id: conversation.chat_id(),
+            input: microphone.name().to_string(),
+            output: playback.name().to_string(),
+        });
         let runtime = self.runtime.clone();
         let activity = self.chat_activity.clone();
         let talk_key = self.talk_key.clone();
         let handle = tokio::runtime::Handle::current();
-        // The conversation's future borrows its devices and is not `Send`: it runs on a
+        // The conversation's future borrows the speaker and is not `Send`: it runs on a
         // blocking thread of its own, driven by the app's runtime.
         tokio::task::spawn_blocking(move || {
-            let result = handle.block_on(voice_chat(
-                &runtime,
+            let on_event = |event: LiveEvent<'_>| {
+                if let Some(event) = chat_event(&event) {
+                    events(event);
+                }
+            };
+            let result = handle.block_on(runtime.live_chat(
                 &setup,
-                llm,
+                &model,
                 conversation,
-                &settings,
-                talk,
+                &ChatParams::default(),
+                microphone,
+                &playback,
+                &options,
                 &stop,
-                events.clone(),
+                on_event,
             ));
             *lock(&talk_key) = None;
             *lock(&activity) = None;
@@ -280,57 +306,6 @@ fn chosen_llm(settings: &ChatSettings) -> AppResult<String> {
             "choose a chat model first (none installed: import a .gguf chat model in Models)",
         )
     })
-}
-
-/// A voice chat from its first turn to its end.
-async fn voice_chat(
-    runtime: &Runtime,
-    setup: &VoiceChatSetup,
-    llm: String,
-    conversation: Conversation,
-    settings: &ChatSettings,
-    talk: Option<tokio::sync::watch::Receiver<bool>>,
-    stop: &CancellationToken,
-    events: ChatEvents,
-) -> Result<(), RuntimeError> {
-    let model = runtime.open_chat_model(&llm).await?;
-    let microphone = Microphone::open(settings.input_device.as_deref())
-        .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))?;
-    let playback = Playback::open(settings.output_device.as_deref())
-        .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))?;
-    events(ChatEvent::Listening {
-        chat_id: conversation.chat_id(),
-        input: microphone.name().to_string(),
-        output: playback.name().to_string(),
-    });
-    let options = LiveChatOptions {
-        end_silence_ms: settings.end_silence_ms,
-        barge_in_ms: settings
-            .barge_in
-            .then_some(LiveChatOptions::default().barge_in_ms)
-            .flatten(),
-        max_turns: None,
-        talk,
-    };
-    let on_event = |event: LiveEvent<'_>| {
-        if let Some(event) = chat_event(&event) {
-            events(event);
-        }
-    };
-    runtime
-        .live_chat(
-            setup,
-            &model,
-            conversation,
-            &ChatParams::default(),
-            microphone,
-            &playback,
-            &options,
-            stop,
-            on_event,
-        )
-        .await?;
-    Ok(())
 }
 
 /// What the page is told of a live chat's event.
