@@ -1,12 +1,13 @@
 // Drives the real desktop app through WebDriver (tauri-driver + WebKitWebDriver): opens
-// a speech job, a batch job and a transcript from the history and the Models screen
-// after an import, checks what each shows, and saves a screenshot of each.
+// a speech job, a batch job and a transcript from the history, the Models screen after
+// an import, and a stored chat in the Chat screen where it asks the real model a second
+// question; checks what each shows, and saves a screenshot of each.
 // scripts/app-tour.sh sets up the data folder and the virtual screen and runs this.
 //
 //   node scripts/app-tour.mjs APP OUT_DIR SPEAK_JOB BATCH_JOB TRANSCRIBE_JOB
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { Builder, By, until } from 'selenium-webdriver'
+import { Builder, By, Key, until } from 'selenium-webdriver'
 
 const [app, outDir, speakJob, batchJob, transcribeJob] = process.argv.slice(2)
 const driver = await new Builder()
@@ -65,6 +66,16 @@ try {
   await page('Models')
   await expectText('the Models screen', ['Whisper tiny (English)', 'Installed'])
   await shot('models-import.png')
+
+  // The chat the CLI had, then a question typed here answered by the real model.
+  await page('Chat')
+  const chat = await driver.wait(until.elementLocated(By.css('li[data-chat] .chat-row-main')), WAIT)
+  await chat.click()
+  await expectText('the stored chat', ['What is the capital of France?', 'Paris'])
+  const message = await driver.findElement(By.css('textarea.chat-input'))
+  await message.sendKeys('And of Italy?', Key.ENTER)
+  await expectText('the typed reply', ['And of Italy?', 'Rome'])
+  await shot('chat.png')
 } finally {
   await driver.quit()
 }

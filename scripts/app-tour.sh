@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The real desktop app driven through WebDriver on a virtual screen: a fresh data folder
-# where the CLI imported tiny.en and the joe voice, spoke a line, made a batch of three
-# and transcribed jfk.wav; then scripts/app-tour.mjs opens each job in the History and
-# the Models screen, checks what they show and takes screenshots.
+# where the CLI imported tiny.en, the joe voice and SmolLM2, spoke a line, made a batch
+# of three, transcribed jfk.wav and asked SmolLM2 a question; then scripts/app-tour.mjs
+# opens each job in the History, the Models screen and that chat in the Chat screen
+# (where it asks a second question of the real model), checks what they show and takes
+# screenshots.
 #
 #   scripts/app-tour.sh               screenshots into target/app-tour/
 #   scripts/app-tour.sh --update-docs also copies them into docs/img/
@@ -52,6 +54,9 @@ izwi speak --voice "$voice" --lines "$D/script.txt" --output-dir "$D/takes" >/de
 batch_job=$(job_id)
 izwi transcribe .assets/speech/jfk.wav >/dev/null
 transcribe_job=$(job_id)
+izwi models import .assets/models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf \
+    --name smollm2 >/dev/null
+echo "What is the capital of France?" | izwi chat --llm local/smollm2 >/dev/null
 
 xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
     tauri-driver --port 4444 >"$0/tauri-driver.log" 2>&1 &
@@ -65,6 +70,7 @@ xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
 ' "$OUT" "$APP" "$OUT" "$speak_job" "$batch_job" "$transcribe_job"
 
 if [[ ${1:-} == --update-docs ]]; then
-    cp "$OUT"/history-speak.png "$OUT"/history-batch.png "$OUT"/models-import.png docs/img/
+    cp "$OUT"/history-speak.png "$OUT"/history-batch.png "$OUT"/models-import.png \
+        "$OUT"/chat.png docs/img/
     echo "app-tour: screenshots copied into docs/img/"
 fi

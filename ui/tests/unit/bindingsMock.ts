@@ -44,6 +44,8 @@ type Mocked = { [K in keyof Commands]: Mock<Commands[K]> }
 const fn = <K extends keyof Commands>(_name: K, impl: Commands[K]) => vi.fn<Commands[K]>(impl)
 
 function defaults() {
+  // Whether the voice chat started is push-to-talk: only then does setTalking answer ok.
+  let pushToTalk = false
   return {
     choosePaths: fn('choosePaths', async () => ok<string[]>([])),
     chooseSavePath: fn('chooseSavePath', async () => ok<string | null>(null)),
@@ -89,9 +91,17 @@ function defaults() {
     getChatSettings: fn('getChatSettings', async () => ok(chatSettings())),
     setChatSettings: fn('setChatSettings', async () => ok(null)),
     sendChatMessage: fn('sendChatMessage', async (chatId) => ok({ chat_id: chatId ?? 1, reply: '', stopped: false })),
-    startVoiceChat: fn('startVoiceChat', async () => ok(null)),
-    setTalking: fn('setTalking', async () => ok(null)),
-    stopChat: fn('stopChat', async () => ok(true)),
+    startVoiceChat: fn('startVoiceChat', async (_chatId, ptt) => {
+      pushToTalk = ptt
+      return ok(null)
+    }),
+    setTalking: fn('setTalking', async () =>
+      pushToTalk ? ok(null) : fail('invalid', 'no push-to-talk voice chat is running'),
+    ),
+    stopChat: fn('stopChat', async () => {
+      pushToTalk = false
+      return ok(true)
+    }),
   } satisfies Mocked
 }
 

@@ -6,7 +6,7 @@ import { resetApp } from './helpers'
 import { ConfirmHost } from '../../src/components/Dialog'
 import { Toaster } from '../../src/components/Toaster'
 import { ChatPage } from '../../src/features/chat/ChatPage'
-import { listenChatEvents } from '../../src/features/chat/chatStore'
+import { listenChatEvents, resetChat } from '../../src/features/chat/chatStore'
 import { loadModels } from '../../src/features/models/modelsStore'
 import { loadVoices } from '../../src/features/voices/voicesStore'
 import { navStore } from '../../src/lib/nav'
@@ -60,6 +60,10 @@ async function setup({
 const messageBox = () => screen.getByRole('textbox', { name: 'Message' })
 const log = () => screen.getByRole('log', { name: 'Messages' })
 const stateLine = () => screen.getByTestId('chat-state')
+/** Lets the calls the page queued (one after the other) all be made. */
+const settle = () => act(() => new Promise((r) => setTimeout(r, 0)))
+const listening = () =>
+  act(() => emitChat({ type: 'listening', chat_id: null, input: 'USB Headset', output: 'Built-in Speakers' }))
 
 describe('Chat', () => {
   beforeEach(resetApp)
@@ -271,7 +275,7 @@ describe('Chat', () => {
     const mic = screen.getByRole('button', { name: 'Voice chat' })
     expect(mic).toHaveAttribute('aria-pressed', 'false')
     await userEvent.click(mic)
-    await waitFor(() => expect(commands.startVoiceChat).toHaveBeenCalledWith(null))
+    await waitFor(() => expect(commands.startVoiceChat).toHaveBeenCalledWith(null, false))
     expect(mic).toHaveAttribute('aria-pressed', 'true')
     expect(stateLine()).toHaveTextContent('Starting voice chat…')
     // Typing waits: one activity at a time.
@@ -329,6 +333,154 @@ describe('Chat', () => {
     expect(screen.queryByRole('meter')).not.toBeInTheDocument()
     expect(mic).toHaveAttribute('aria-pressed', 'false')
     expect(screen.getByRole('button', { name: /Send/ })).toBeEnabled()
+  })
+
+  it('stops a reply in a new chat before the message was kept: no error, the words go back in the box', async () => {
+    const answer = deferred<ReturnType<typeof fail>>()
+    commands.sendChatMessage.mockReturnValue(answer.promise)
+    await setup()
+    await userEvent.type(messageBox(), 'Tell me a story{Enter}')
+    await waitFor(() => expect(commands.sendChatMessage).toHaveBeenCalled())
+    await userEvent.click(screen.getByRole('button', { name: /Stop/ }))
+    await act(async () => answer.resolve(fail('cancelled', 'stopped before the message was kept')))
+    await waitFor(() => expect(messageBox()).toHaveValue('Tell me a story'))
+    expect(screen.queryByRole('alert')).not.toBeInTheDocument()
+    expect(screen.queryByTestId('chat-state')).not.toBeInTheDocument()
+    expect(within(log()).queryByText('Tell me a story')).not.toBeInTheDocument()
+    expect(screen.getByRole('button', { name: /Send/ })).toBeEnabled()
+  })
+
+  it('reads saved settings that leave fields out with the backend defaults', async () => {
+    commands.getChatSettings.mockResolvedValue(ok({ llm: 'local/smollm2' }))
+    commands.sendChatMessage.mockResolvedValue(ok({ chat_id: 1, reply: 'Hi.', stopped: false }))
+    await setup()
+    await userEvent.click(screen.getByRole('button', { name: /Voice chat settings/ }))
+    const panel = screen.getByRole('region', { name: 'Voice chat settings' })
+    expect(within(panel).getByText('0.50 s')).toBeInTheDocument()
+    expect(within(panel).getByRole('checkbox', { name: /Interrupt the reply by speaking/ })).toBeChecked()
+    await userEvent.type(messageBox(), 'Hi{Enter}')
+    await waitFor(() => expect(commands.setChatSettings).toHaveBeenCalledWith(shown))
+  })
+
+  it('talks with push-to-talk: the button and Space each send one press and one release per hold', async () => {
+    await setup()
+    const modes = screen.getByRole('radiogroup', { name: 'Voice mode' })
+    expect(within(modes).getByRole('radio', { name: 'Hands-free' })).toBeChecked()
+    await userEvent.click(within(modes).getByRole('radio', { name: 'Push to talk' }))
+    expect(within(modes).getByRole('radio', { name: 'Push to talk' })).toBeChecked()
+
+    await userEvent.click(screen.getByRole('button', { name: 'Voice chat' }))
+    await waitFor(() => expect(commands.startVoiceChat).toHaveBeenCalledWith(null, true))
+    // The mode holds while voice chat runs; the talk button is ready once it listens.
+    expect(screen.queryByRole('radiogroup', { name: 'Voice mode' })).not.toBeInTheDocument()
+    const talk = screen.getByRole('button', { name: 'Hold to talk' })
+    expect(talk).toBeDisabled()
+    listening()
+    expect(stateLine()).toHaveTextContent('Hold to talk on USB Headset')
+    expect(talk).toBeEnabled()
+
+    // The button: down talks, up sends; a second pointer or leaving after the release sends nothing more.
+    fireEvent.pointerDown(talk, { button: 0 })
+    expect(talk).toHaveAttribute('aria-pressed', 'true')
+    expect(stateLine()).toHaveTextContent('Talking… (release to send)')
+    fireEvent.pointerDown(talk, { button: 0 })
+    fireEvent.pointerUp(talk)
+    fireEvent.pointerLeave(talk)
+    expect(talk).toHaveAttribute('aria-pressed', 'false')
+    await settle()
+    expect(commands.setTalking.mock.calls).toEqual([[true], [false]])
+
+    // Space, outside text fields: key repeats are not sent again.
+    commands.setTalking.mockClear()
+    fireEvent.keyDown(document.body, { key: ' ' })
+    fireEvent.keyDown(document.body, { key: ' ', repeat: true })
+    fireEvent.keyDown(document.body, { key: ' ', repeat: true })
+    expect(stateLine()).toHaveTextContent('Talking… (release to send)')
+    // The pointer leaving the button does not end a turn held with Space.
+    fireEvent.pointerLeave(talk)
+    fireEvent.keyUp(document.body, { key: ' ' })
+    await settle()
+    expect(commands.setTalking.mock.calls).toEqual([[true], [false]])
+
+    // In the message box, Space types.
+    commands.setTalking.mockClear()
+    fireEvent.keyDown(messageBox(), { key: ' ' })
+    fireEvent.keyUp(messageBox(), { key: ' ' })
+    await settle()
+    expect(commands.setTalking).not.toHaveBeenCalled()
+
+    // Leaving the window lets go: a key released elsewhere never comes back up here.
+    fireEvent.keyDown(document.body, { key: ' ' })
+    act(() => {
+      fireEvent.blur(window)
+    })
+    expect(talk).toHaveAttribute('aria-pressed', 'false')
+    await settle()
+    expect(commands.setTalking.mock.calls).toEqual([[true], [false]])
+  })
+
+  it('follows a push-to-talk turn, and goes back to waiting after a press too short to count', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      await setup()
+      await userEvent.click(screen.getByRole('radio', { name: 'Push to talk' }))
+      await userEvent.click(screen.getByRole('button', { name: 'Voice chat' }))
+      listening()
+      const talk = screen.getByRole('button', { name: 'Hold to talk' })
+
+      fireEvent.pointerDown(talk, { button: 0 })
+      act(() => emitChat({ type: 'speech_started' }))
+      expect(stateLine()).toHaveTextContent('Talking… (release to send)')
+      vi.setSystemTime(Date.now() + 1200)
+      fireEvent.pointerUp(talk)
+      act(() => emitChat({ type: 'speech_ended' }))
+      expect(stateLine()).toHaveTextContent('Thinking…')
+      act(() => emitChat({ type: 'heard', text: 'What time is it?' }))
+      act(() => emitChat({ type: 'reply_text', text: 'It is noon.' }))
+      expect(stateLine()).toHaveTextContent('Speaking…')
+      expect(within(log()).getByRole('listitem', { name: 'Reply' })).toHaveTextContent('It is noon.')
+
+      // A slip of the finger: the backend takes no turn, so nothing is thought about.
+      fireEvent.pointerDown(talk, { button: 0 })
+      act(() => emitChat({ type: 'speech_started' }))
+      act(() => emitChat({ type: 'barge_in' }))
+      vi.setSystemTime(Date.now() + 100)
+      fireEvent.pointerUp(talk)
+      act(() => emitChat({ type: 'speech_ended' }))
+      expect(stateLine()).toHaveTextContent('Too short: hold while you speak. Hold to talk on USB Headset')
+      await settle()
+      expect(commands.setTalking.mock.calls).toEqual([[true], [false], [true], [false]])
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('remembers the voice mode', async () => {
+    const { unmount } = await setup()
+    await userEvent.click(screen.getByRole('radio', { name: 'Push to talk' }))
+    unmount()
+    // A new session: the store starts again from what was remembered.
+    resetChat()
+    await setup()
+    expect(screen.getByRole('radio', { name: 'Push to talk' })).toBeChecked()
+    await userEvent.click(screen.getByRole('radio', { name: 'Hands-free' }))
+    resetChat()
+    await userEvent.click(screen.getByRole('button', { name: 'Voice chat' }))
+    await waitFor(() => expect(commands.startVoiceChat).toHaveBeenCalledWith(null, false))
+  })
+
+  it('goes back to listening when nothing was heard, and says so', async () => {
+    await setup()
+    await userEvent.click(screen.getByRole('button', { name: 'Voice chat' }))
+    listening()
+    act(() => emitChat({ type: 'speech_started' }))
+    act(() => emitChat({ type: 'speech_ended' }))
+    expect(stateLine()).toHaveTextContent('Thinking…')
+    act(() => emitChat({ type: 'nothing_heard' }))
+    expect(stateLine()).toHaveTextContent("Didn't catch that. Listening on USB Headset…")
+    expect(within(log()).queryByRole('listitem')).not.toBeInTheDocument()
+    act(() => emitChat({ type: 'speech_started' }))
+    expect(stateLine()).toHaveTextContent(/^Hearing you…$/)
   })
 
   it('says why when the backend refuses, and gives the words back', async () => {

@@ -122,7 +122,9 @@ export function Composer({ blocker }: { blocker: { reason: string; fix: View } |
               voiceOn
                 ? 'Stop voice chat'
                 : (blocker?.reason ??
-                  (pushToTalk ? 'Talk: hold to speak, and hear the reply' : 'Talk hands-free: speak, and hear the reply'))
+                  (pushToTalk
+                    ? 'Talk: hold to speak, and hear the reply'
+                    : 'Talk hands-free: speak, and hear the reply'))
             }
             data-tooltip-align="end"
             disabled={!voiceOn && (blocker != null || activity != null)}

@@ -50,8 +50,8 @@ export function MessageList() {
       {empty && !messagesLoading && (
         <EmptyState icon="chat" title={openId == null ? 'A new conversation' : 'Nothing said yet'}>
           <p>
-            Type a message, or turn on the microphone to talk hands-free: you speak, it answers aloud, and you can
-            interrupt it. Everything runs and stays on this computer.
+            Type a message, or turn on the microphone to talk, hands-free or holding the talk button (or Space) while
+            you speak: it answers aloud, and you can interrupt it. Everything runs and stays on this computer.
           </p>
         </EmptyState>
       )}

@@ -113,7 +113,7 @@ export const chatStore = createStore<ChatState>({ ...initial, voiceMode: remembe
 export const SEARCH_DELAY_MS = 200
 
 /** A shorter push-to-talk press is ignored by the backend (a slip of the finger, no turn). */
-export const MIN_TALK_MS = 250
+const MIN_TALK_MS = 250
 
 let turns = 0
 let chatsRun = 0
