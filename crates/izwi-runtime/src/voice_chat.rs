@@ -186,10 +186,6 @@ impl Runtime {
         let windows = windows(inner, &speech).await?;
         let options = TranscribeOptions {
             language: setup.language.clone(),
-            // One greedy pass: falling back to higher temperatures when unsure costs a
-            // whole decode each (p90 first audio 2.6 s → 1.8 s in `izwi bench chat`),
-            // and a short utterance gains little from it.
-            temperatures: vec![0.0],
             ..TranscribeOptions::default()
         };
         tracing::debug!(ms = ms(Instant::now()), "turn: speech cut into windows");

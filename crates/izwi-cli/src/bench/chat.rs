@@ -115,20 +115,26 @@ pub fn run(args: ChatBenchArgs) -> Result<()> {
         let model = runtime.open_chat_model(&args.llm).await?;
         runtime.prepare_voice_chat(&setup).await?;
         let params = ChatParams::default();
-        let mut conversation = Conversation::new(DEFAULT_SYSTEM_PROMPT);
+        let mut warm_up = Conversation::new(DEFAULT_SYSTEM_PROMPT);
+        let mut measured = Conversation::new(DEFAULT_SYSTEM_PROMPT);
         let mut times = Vec::new();
-        // Turn 0 warms up; then `turns` measured.
+        // Turn 0 warms up, in a conversation of its own so the measured one holds only
+        // its questions; then `turns` measured.
         for turn in 0..=args.turns {
             let (question, speech) = match turn {
                 0 => &questions[0],
                 n => &questions[1 + (n - 1) % QUESTIONS.len()],
+            };
+            let conversation = match turn {
+                0 => &mut warm_up,
+                _ => &mut measured,
             };
             let ended = Instant::now();
             let spoken = runtime
                 .voice_turn(
                     &setup,
                     &model,
-                    &mut conversation,
+                    conversation,
                     &params,
                     speech.clone(),
                     ended,
