@@ -6,15 +6,14 @@
 //! key is not heard, and speech with it is a turn of the same chat. One test in this
 //! file: it points the process's audio at its PulseAudio.
 
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use izwi_desktop::events::ChatEvent;
 use izwi_desktop::state::AppState;
 use izwi_runtime::{ChatSettings, MessageRole, NoEvents, Runtime, RuntimeConfig};
-use izwi_test_support::asset;
 use izwi_test_support::pulse::{PulseAudio, MIC_SINK};
+use izwi_test_support::{asset, spoken};
 
 /// Waits until an event `wanted` has come, for at most `within`.
 async fn wait_for(
@@ -47,14 +46,7 @@ async fn a_question_spoken_into_the_microphone_is_answered_and_kept() {
     let vad = izwi_runtime::vad_path(&data);
     std::fs::create_dir_all(vad.parent().unwrap()).unwrap();
     std::fs::copy(asset("models/silero-vad/silero_vad_16k_op15.onnx"), &vad).unwrap();
-    let question = dir.path().join("q.wav");
-    let status = Command::new("espeak-ng")
-        .args(["-v", "en-us", "-w"])
-        .arg(&question)
-        .arg("What is the capital of France?")
-        .status()
-        .expect("espeak-ng runs");
-    assert!(status.success());
+    let question = spoken(&dir.path().join("q.wav"), "What is the capital of France?");
 
     let mut config = RuntimeConfig::new(data);
     config.hf_cache_dir = Some(dir.path().join("hf"));
@@ -128,12 +120,12 @@ async fn a_question_spoken_into_the_microphone_is_answered_and_kept() {
         assert!(found, "no {kind} in {events:?}");
     }
     let messages = state.get_chat_messages(chat_id).await.unwrap();
-    let spoken: Vec<_> = messages
+    let said: Vec<_> = messages
         .iter()
         .filter(|m| m.role != MessageRole::System)
         .collect();
-    assert_eq!(spoken.len(), 2);
-    for message in spoken {
+    assert_eq!(said.len(), 2);
+    for message in said {
         let audio = message.audio_path.as_deref().expect("a recording");
         assert!(state.runtime.data_dir().join(audio).is_file());
     }
@@ -159,16 +151,12 @@ async fn a_question_spoken_into_the_microphone_is_answered_and_kept() {
         .iter()
         .any(|e| matches!(e, ChatEvent::SpeechStarted | ChatEvent::Heard { .. }));
     assert!(!heard, "speech without the key was taken for a turn");
-    let second = dir.path().join("q2.wav");
-    let status = Command::new("espeak-ng")
-        .args(["-v", "en-us", "-w"])
-        .arg(&second)
-        .arg("What is the capital of Italy?")
-        .status()
-        .expect("espeak-ng runs");
-    assert!(status.success());
+    let second = spoken(&dir.path().join("q2.wav"), "What is the capital of Italy?");
     state.set_talking(true).unwrap();
     pulse.play(MIC_SINK, &second);
+    // paplay returns once it has sent the audio; the capture side hears its end a
+    // little later. Let go as a person would, after the last word.
+    tokio::time::sleep(Duration::from_millis(700)).await;
     state.set_talking(false).unwrap();
     let done = wait_for(&seen, 2 * minute, |e| {
         matches!(e, ChatEvent::TurnDone { .. })

@@ -129,12 +129,29 @@ impl StreamThread {
     }
 }
 
+/// How long dropping a stream waits for its thread.
+const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 impl Drop for StreamThread {
     fn drop(&mut self) {
         self.stop.take();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
+        // ALSA's PulseAudio plugin can block for ever closing a stream whose server
+        // went away: the thread is then left behind rather than hanging its owner.
+        let deadline = std::time::Instant::now() + STOP_WAIT;
+        while !thread.is_finished() {
+            if std::time::Instant::now() >= deadline {
+                tracing::warn!(
+                    thread = thread.thread().name().unwrap_or("audio"),
+                    "the audio device did not close; left behind"
+                );
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
+        let _ = thread.join();
     }
 }
 

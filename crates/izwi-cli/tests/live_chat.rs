@@ -10,20 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use izwi_core::word_errors::{word_errors, words};
-use izwi_test_support::asset;
 use izwi_test_support::pulse::{PulseAudio, MIC_SINK, OUT_SINK};
+use izwi_test_support::{asset, spoken};
 use serde_json::Value;
 
 fn say(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    let status = Command::new("espeak-ng")
-        .args(["-v", "en-us", "-w"])
-        .arg(&path)
-        .arg(text)
-        .status()
-        .expect("espeak-ng runs");
-    assert!(status.success());
-    path
+    spoken(&dir.join(name), text)
 }
 
 fn data_dir(dir: &Path) -> PathBuf {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use izwi_core::word_errors::{word_errors, words};
-use izwi_test_support::asset;
+use izwi_test_support::{asset, spoken};
 use serde_json::Value;
 
 fn izwi(data: &Path, args: &[&std::ffi::OsStr]) -> Output {
@@ -35,15 +35,7 @@ fn succeeded(out: Output) -> String {
 }
 
 fn say(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    let status = Command::new("espeak-ng")
-        .args(["-v", "en-us", "-w"])
-        .arg(&path)
-        .arg(text)
-        .status()
-        .expect("espeak-ng runs");
-    assert!(status.success());
-    path
+    spoken(&dir.join(name), text)
 }
 
 fn model_args(extra: &[&std::ffi::OsStr]) -> Vec<std::ffi::OsString> {

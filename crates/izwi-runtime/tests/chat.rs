@@ -63,15 +63,21 @@ async fn a_conversation_is_kept_in_the_store() {
     assert!(streamed[0].contains("Paris"), "{}", streamed[0]);
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_reply_dropped_mid_stream_frees_the_engine() {
-    let dir = tempfile::tempdir().unwrap();
+/// A runtime on `dir` with SmolLM2-135M-Instruct opened.
+async fn smollm2(dir: &std::path::Path) -> (izwi_runtime::Runtime, izwi_runtime::ChatModel) {
     let path = asset("models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf");
-    let (runtime, _) = open_recording(config(dir.path())).await;
+    let (runtime, _) = open_recording(config(dir)).await;
     let model = runtime
         .open_chat_model(path.to_str().unwrap())
         .await
         .unwrap();
+    (runtime, model)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reply_dropped_mid_stream_frees_the_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_runtime, model) = smollm2(dir.path()).await;
     let messages = [ChatMessage::new(
         "user",
         "Write a long story about a lighthouse keeper.",
@@ -109,12 +115,7 @@ async fn a_reply_dropped_mid_stream_frees_the_engine() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_conversation_longer_than_the_context_forgets_its_beginning_and_goes_on() {
     let dir = tempfile::tempdir().unwrap();
-    let path = asset("models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf");
-    let (runtime, _) = open_recording(config(dir.path())).await;
-    let model = runtime
-        .open_chat_model(path.to_str().unwrap())
-        .await
-        .unwrap();
+    let (_runtime, model) = smollm2(dir.path()).await;
     // About 8000 tokens of earlier turns: twice SmolLM2's engine context of 4096.
     let filler = "The weather was mild and the sea was calm that day. ".repeat(20);
     let mut messages = vec![ChatMessage::new("system", DEFAULT_SYSTEM_PROMPT)];

@@ -15,17 +15,10 @@ use izwi_runtime::{
     CancellationToken, ChatParams, Conversation, MessageRole, ReplyOutput, Runtime, RuntimeError,
     TurnEvent, VoiceChatSetup,
 };
-use izwi_test_support::asset;
+use izwi_test_support::{asset, spoken};
 
 fn question(dir: &Path, text: &str) -> Vec<f32> {
-    let path = dir.join("question.wav");
-    let status = std::process::Command::new("espeak-ng")
-        .args(["-v", "en-us", "-w"])
-        .arg(&path)
-        .arg(text)
-        .status()
-        .expect("espeak-ng runs");
-    assert!(status.success());
+    let path = spoken(&dir.join("question.wav"), text);
     izwi_runtime::load_for_asr(&path).expect("the question decodes")
 }
 

@@ -1,7 +1,8 @@
 //! What Izwi's tests share across crates, as a dev-dependency: a small Hugging Face hub
 //! served on 127.0.0.1 ([`hub`]) and the real models and speech that
-//! scripts/fetch-assets.sh puts under `.assets/` ([`asset`]), and a PulseAudio server
-//! with null sinks for the microphone and speaker paths ([`pulse`]).
+//! scripts/fetch-assets.sh puts under `.assets/` ([`asset`]), questions spoken by
+//! espeak-ng ([`spoken`]), and a PulseAudio server with null sinks for the microphone and
+//! speaker paths ([`pulse`]).
 
 pub mod hub;
 pub mod pulse;
@@ -20,4 +21,16 @@ pub fn asset(rel: &str) -> PathBuf {
         path.display()
     );
     path
+}
+
+/// `text` spoken by espeak-ng (American English) into the WAV file `path`; returns it.
+pub fn spoken(path: &Path, text: &str) -> PathBuf {
+    let status = std::process::Command::new("espeak-ng")
+        .args(["-v", "en-us", "-w"])
+        .arg(path)
+        .arg(text)
+        .status()
+        .expect("espeak-ng runs (apt install espeak-ng)");
+    assert!(status.success(), "espeak-ng could not say {text:?}");
+    path.to_path_buf()
 }

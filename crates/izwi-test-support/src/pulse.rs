@@ -31,6 +31,9 @@ impl PulseAudio {
             .args([
                 "--daemonize=no",
                 "--exit-idle-time=-1",
+                // A test server needs no real-time priority (as root it would take it).
+                "--realtime=no",
+                "--high-priority=no",
                 "-n",
                 "--load=module-native-protocol-unix auth-anonymous=1",
                 &format!("--load=module-null-sink sink_name={MIC_SINK}"),
