@@ -75,6 +75,11 @@ try {
   const message = await driver.findElement(By.css('textarea.chat-input'))
   await message.sendKeys('And of Italy?', Key.ENTER)
   await expectText('the typed reply', ['And of Italy?', 'Rome'])
+  // The reply is whole once there is nothing left to stop.
+  await driver.wait(
+    async () => (await driver.findElements(By.xpath("//button[normalize-space()='Stop']"))).length === 0,
+    WAIT,
+  )
   await shot('chat.png')
 } finally {
   await driver.quit()
