@@ -43,16 +43,35 @@ async fn a_typed_chat_streams_its_reply_and_is_kept() {
 
     let gguf = asset("models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf");
     let model = state.runtime.import_model(&gguf, Some("smol")).unwrap();
-    let whisper = asset("models/whisper-tiny.en").display().to_string();
+    let whisper = asset("models/whisper-tiny.en");
+    let tiny = state.runtime.import_model(&whisper, Some("tiny")).unwrap();
     let not_chat = ChatSettings {
-        llm: Some(whisper.clone()),
+        llm: Some(tiny.id.clone()),
         ..ChatSettings::default()
     };
     let refused = state.set_chat_settings(not_chat).await.unwrap_err();
     assert!(refused.message.contains("not a chat model"), "{refused:?}");
+    // The page names models, never files.
+    for path in [gguf.display().to_string(), whisper.display().to_string()] {
+        let as_path = ChatSettings {
+            llm: Some(path.clone()),
+            ..ChatSettings::default()
+        };
+        let refused = state.set_chat_settings(as_path).await.unwrap_err();
+        assert_eq!(refused.kind, ErrorKind::Invalid);
+        assert!(
+            refused.message.contains("not an installed model"),
+            "{refused:?}"
+        );
+    }
+    let unknown_voice = ChatSettings {
+        voice: Some("/tmp/voice.onnx".into()),
+        ..ChatSettings::default()
+    };
+    assert!(state.set_chat_settings(unknown_voice).await.is_err());
     let settings = ChatSettings {
         llm: Some(model.id.clone()),
-        asr: Some(whisper),
+        asr: Some(tiny.id.clone()),
         input_device: Some("a microphone".into()),
         end_silence_ms: 700,
         ..ChatSettings::default()
@@ -128,8 +147,9 @@ async fn a_reply_is_stopped_and_a_second_one_waits_its_turn() {
     let dir = tempfile::tempdir().unwrap();
     let state = Arc::new(state(dir.path()).await);
     let gguf = asset("models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf");
+    let model = state.runtime.import_model(&gguf, None).unwrap();
     let settings = ChatSettings {
-        llm: Some(gguf.display().to_string()),
+        llm: Some(model.id),
         ..ChatSettings::default()
     };
     state.set_chat_settings(settings).await.unwrap();

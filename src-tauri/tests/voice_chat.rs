@@ -53,13 +53,14 @@ async fn a_question_spoken_into_the_microphone_is_answered_and_kept() {
     config.hub_endpoint = Some("http://127.0.0.1:9".into());
     let runtime = Runtime::open(config, Arc::new(NoEvents)).await.unwrap();
     let state = AppState::new(runtime, vec![], Box::new(|_| {}));
-    let path = |p: &str| asset(p).display().to_string();
+    // Installed, as the Chat screen offers them.
+    let install = |p: &str| state.runtime.import_model(&asset(p), None).unwrap().id;
     let settings = ChatSettings {
-        llm: Some(path(
+        llm: Some(install(
             "models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf",
         )),
-        asr: Some(path("models/whisper-tiny.en")),
-        voice: Some(path("voices/en_US-joe-medium/en_US-joe-medium.onnx")),
+        asr: Some(install("models/whisper-tiny.en")),
+        voice: Some(install("voices/en_US-joe-medium/en_US-joe-medium.onnx")),
         ..ChatSettings::default()
     };
     state.set_chat_settings(settings).await.unwrap();

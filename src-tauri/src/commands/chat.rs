@@ -8,7 +8,7 @@ use std::sync::Arc;
 use izwi_runtime::{
     input_devices, output_devices, AudioError, CancellationToken, ChatParams, ChatRecord,
     ChatSettings, Conversation, DeviceInfo, LiveChatOptions, LiveEvent, MessageRecord, Microphone,
-    Playback, TurnEvent, VoiceChatSetup, DEFAULT_SYSTEM_PROMPT,
+    ModelStatus, Playback, TurnEvent, VoiceChatSetup, DEFAULT_SYSTEM_PROMPT,
 };
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, State};
@@ -92,7 +92,37 @@ impl AppState {
         Ok(self.runtime.chat_settings().await)
     }
 
+    /// Saves the chat settings. The page names installed models and library voices
+    /// only, never files: a path would make the app load a file the user did not choose
+    /// (the CLI may give paths; they are its user's own).
     pub async fn set_chat_settings(&self, settings: ChatSettings) -> AppResult<()> {
+        let models = self.runtime.models();
+        let installed = |id: &str| {
+            models
+                .iter()
+                .any(|m| m.id == id && m.status == ModelStatus::Installed)
+        };
+        for (what, spec) in [
+            ("chat model", &settings.llm),
+            ("speech model", &settings.asr),
+        ] {
+            if let Some(spec) = spec.as_deref().filter(|s| !installed(s)) {
+                return Err(AppError::invalid(format!(
+                    "the {what} {spec:?} is not an installed model"
+                )));
+            }
+        }
+        if let Some(voice) = &settings.voice {
+            let voices = self.runtime.list_voices().await?;
+            let known = voices
+                .iter()
+                .any(|v| v.name.eq_ignore_ascii_case(voice) || v.id.to_string() == *voice);
+            if !known && !installed(voice) {
+                return Err(AppError::invalid(format!(
+                    "the voice {voice:?} is not in the voice library"
+                )));
+            }
+        }
         Ok(self.runtime.set_chat_settings(&settings).await?)
     }
 
