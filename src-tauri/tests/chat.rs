@@ -78,6 +78,18 @@ async fn a_typed_chat_streams_its_reply_and_is_kept() {
     };
     state.set_chat_settings(settings.clone()).await.unwrap();
     assert_eq!(state.get_chat_settings().await.unwrap(), settings);
+    // A voice chat that cannot open its microphone fails to start and leaves nothing
+    // running: the typed messages below still go.
+    let joe = asset("voices/en_US-joe-medium/en_US-joe-medium.onnx");
+    let voice = state.runtime.import_model(&joe, None).unwrap();
+    let with_voice = ChatSettings {
+        voice: Some(voice.id),
+        ..settings.clone()
+    };
+    state.set_chat_settings(with_voice).await.unwrap();
+    let no_microphone = state.start_voice_chat(None, false, events.clone()).await;
+    assert_eq!(no_microphone.unwrap_err().kind, ErrorKind::Audio);
+    state.set_chat_settings(settings.clone()).await.unwrap();
     let too_short = ChatSettings {
         end_silence_ms: 10,
         ..settings.clone()

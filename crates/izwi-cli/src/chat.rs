@@ -12,7 +12,7 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use clap::Args;
 use izwi_runtime::{
-    CancellationToken, ChatModel, ChatParams, Conversation, LiveChatOptions, LiveEvent, Microphone,
+    CancellationToken, ChatModel, ChatParams, ChatSettings, LiveChatOptions, LiveEvent, Microphone,
     NoEvents, NoPlayback, Playback, Runtime, TurnEvent, VoiceChatSetup, VoiceTurn,
     DEFAULT_SYSTEM_PROMPT,
 };
@@ -105,13 +105,13 @@ pub fn run(data_dir: Option<PathBuf>, args: ChatArgs) -> Result<()> {
         return tokio.block_on(spoken_turns(&runtime, &model, &params, &args));
     }
     if args.mic {
-        return tokio.block_on(live(&runtime, &model, &params, &args));
+        return tokio.block_on(live(&runtime, &model, &params, &args, &settings));
     }
     let interactive = std::io::stdin().is_terminal();
     if interactive {
         eprintln!("{}: type a message, an empty line to end.", model.name());
     }
-    let mut conversation = tokio.block_on(conversation(&runtime, &args))?;
+    let mut conversation = tokio.block_on(runtime.open_conversation(args.resume, &args.system))?;
     let mut lines = std::io::stdin().lock().lines();
     loop {
         if interactive {
@@ -151,13 +151,6 @@ pub fn run(data_dir: Option<PathBuf>, args: ChatArgs) -> Result<()> {
 }
 
 /// A new conversation, or the stored one `--resume` names.
-async fn conversation(runtime: &Runtime, args: &ChatArgs) -> Result<Conversation> {
-    Ok(match args.resume {
-        Some(id) => runtime.resume_conversation(id, &args.system).await?,
-        None => Conversation::new(&args.system),
-    })
-}
-
 async fn setup(runtime: &Runtime, args: &ChatArgs) -> Result<VoiceChatSetup> {
     Ok(VoiceChatSetup {
         asr: match &args.asr {
@@ -175,10 +168,10 @@ async fn live(
     model: &ChatModel,
     params: &ChatParams,
     args: &ChatArgs,
+    settings: &ChatSettings,
 ) -> Result<()> {
     let setup = setup(runtime, args).await?;
     // The devices chosen in the app unless others are given.
-    let settings = runtime.chat_settings().await;
     let microphone = Microphone::open(
         args.input_device
             .as_ref()
@@ -234,7 +227,7 @@ async fn live(
         .live_chat(
             &setup,
             model,
-            conversation(runtime, args).await?,
+            runtime.open_conversation(args.resume, &args.system).await?,
             params,
             microphone,
             &playback,
@@ -297,7 +290,7 @@ async fn spoken_turns(
 ) -> Result<()> {
     let setup = setup(runtime, args).await?;
     runtime.prepare_voice_chat(&setup).await?;
-    let mut conversation = conversation(runtime, args).await?;
+    let mut conversation = runtime.open_conversation(args.resume, &args.system).await?;
     for input in &args.input {
         let path = input.clone();
         let speech = tokio::task::spawn_blocking(move || izwi_runtime::load_for_asr(&path))

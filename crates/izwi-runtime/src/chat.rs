@@ -404,13 +404,17 @@ impl Runtime {
         Ok(self.inner.store.list_chats().await?)
     }
 
-    /// A stored chat, to go on with: its messages as they were said, with its system
-    /// prompt (or `system_prompt` when it has none).
-    pub async fn resume_conversation(
+    /// The conversation to go on with: stored chat `chat_id`, its messages as they were
+    /// said with its system prompt (or `system_prompt` when it has none); or, for None,
+    /// a new one with `system_prompt`.
+    pub async fn open_conversation(
         &self,
-        chat_id: i64,
+        chat_id: Option<i64>,
         system_prompt: &str,
     ) -> Result<Conversation, RuntimeError> {
+        let Some(chat_id) = chat_id else {
+            return Ok(Conversation::new(system_prompt));
+        };
         if self.inner.store.chat(chat_id).await?.is_none() {
             return Err(RuntimeError::InvalidRequest(format!(
                 "no chat {chat_id}: `izwi chats` lists them"

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use izwi_runtime::{
     input_devices, output_devices, AudioError, CancellationToken, ChatParams, ChatRecord,
-    ChatSettings, Conversation, DeviceInfo, LiveChatOptions, LiveEvent, MessageRecord, Microphone,
-    ModelStatus, Playback, TurnEvent, VoiceChatSetup, DEFAULT_SYSTEM_PROMPT,
+    ChatSettings, DeviceInfo, LiveChatOptions, LiveEvent, MessageRecord, Microphone, ModelStatus,
+    Playback, TurnEvent, VoiceChatSetup, DEFAULT_SYSTEM_PROMPT,
 };
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, State};
@@ -139,14 +139,10 @@ impl AppState {
             return Err(AppError::invalid("the message is empty"));
         }
         let llm = chosen_llm(&self.runtime.chat_settings().await)?;
-        let mut conversation = match chat_id {
-            Some(id) => {
-                self.runtime
-                    .resume_conversation(id, DEFAULT_SYSTEM_PROMPT)
-                    .await?
-            }
-            None => Conversation::new(DEFAULT_SYSTEM_PROMPT),
-        };
+        let mut conversation = self
+            .runtime
+            .open_conversation(chat_id, DEFAULT_SYSTEM_PROMPT)
+            .await?;
         let stop = self.start_chat_activity(chat_id)?;
         let _done = ActivityGuard(self);
         events(ChatEvent::Thinking);
@@ -206,26 +202,23 @@ impl AppState {
             Some(asr) => asr,
             None => self.runtime.default_transcribe_model().await?,
         };
-        let conversation = match chat_id {
-            Some(id) => {
-                self.runtime
-                    .resume_conversation(id, DEFAULT_SYSTEM_PROMPT)
-                    .await?
-            }
-            None => Conversation::new(DEFAULT_SYSTEM_PROMPT),
-        };
-        // Loaded here, so a model that cannot load fails the start, not the chat.
+        let conversation = self
+            .runtime
+            .open_conversation(chat_id, DEFAULT_SYSTEM_PROMPT)
+            .await?;
+        // Loaded and opened here, so a model that cannot load or a missing or busy
+        // device fails the start with its reason; before the activity is registered,
+        // so such a failure leaves none behind.
         let model = self.runtime.open_chat_model(&llm).await?;
+        let device = |e: AudioError| AppError::new(ErrorKind::Audio, e.to_string());
+        let microphone = Microphone::open(settings.input_device.as_deref()).map_err(device)?;
+        let playback = Playback::open(settings.output_device.as_deref()).map_err(device)?;
         let stop = self.start_chat_activity(chat_id)?;
         let setup = VoiceChatSetup {
             asr,
             voice,
             language: None,
         };
-        // Opened here, so a missing or busy device fails the start with its reason.
-        let device = |e: AudioError| AppError::new(ErrorKind::Audio, e.to_string());
-        let microphone = Microphone::open(settings.input_device.as_deref()).map_err(device)?;
-        let playback = Playback::open(settings.output_device.as_deref()).map_err(device)?;
         let talk = push_to_talk.then(|| {
             let (key, talk) = tokio::sync::watch::channel(false);
             *lock(&self.talk_key) = Some(key);
