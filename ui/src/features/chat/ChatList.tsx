@@ -6,10 +6,10 @@ import type { ChatRecord } from '../../bindings'
 import { ErrorNote } from '../../components/ErrorNote'
 import { Highlighted } from '../../components/Highlight'
 import { Icon } from '../../components/Icon'
+import { SearchBox } from '../../components/SearchBox'
 import { confirm } from '../../lib/confirm'
 import { describeError } from '../../lib/errors'
 import { formatDate } from '../../lib/format'
-import { shortcutLabel } from '../../lib/platform'
 import { useAction } from '../../lib/shortcuts'
 import { toast } from '../../lib/toast'
 import { deleteChat, loadChats, openChat, setQuery, useChat } from './chatStore'
@@ -79,24 +79,7 @@ export function ChatList() {
   return (
     <section className="chat-list" aria-label="Conversations">
       <div className="chat-list-head">
-        <div className="searchbox">
-          <Icon name="search" size={14} />
-          <input
-            ref={inputRef}
-            type="search"
-            placeholder="Search chats"
-            aria-label="Search chats"
-            value={query}
-            onChange={(e) => setQuery(e.target.value)}
-            onKeyDown={(e) => {
-              if (e.key === 'Escape' && query) {
-                e.preventDefault()
-                setQuery('')
-              }
-            }}
-          />
-          {searching ? <Icon name="spinner" size={13} /> : <kbd className="kbd kbd-faint">{shortcutLabel('F')}</kbd>}
-        </div>
+        <SearchBox ref={inputRef} label="Search chats" value={query} onChange={setQuery} searching={searching} />
         <button
           type="button"
           className="btn btn-sm"

@@ -8,12 +8,12 @@ import { EmptyState } from '../../components/EmptyState'
 import { ErrorNote } from '../../components/ErrorNote'
 import { Icon } from '../../components/Icon'
 import { Menu } from '../../components/Menu'
+import { SearchBox } from '../../components/SearchBox'
 import { toast } from '../../lib/toast'
 import { api } from '../../lib/api'
 import { describeError, jobFailureText } from '../../lib/errors'
 import { basename, formatDate, formatDuration, formatRtf } from '../../lib/format'
 import { closeTranscript, navigate, openTranscript, useNav } from '../../lib/nav'
-import { shortcutLabel } from '../../lib/platform'
 import { useAction } from '../../lib/shortcuts'
 import { removeFromQueue } from '../transcribe/jobsStore'
 import { StatusBadge } from '../transcribe/QueueRow'
@@ -138,28 +138,13 @@ export function HistoryPage() {
     <div className="page page-history">
       <header className="page-header">
         <h1 className="page-title">History</h1>
-        <div className="searchbox">
-          <Icon name="search" size={14} />
-          <input
-            ref={inputRef}
-            type="search"
-            placeholder="Search all transcripts"
-            aria-label="Search all transcripts"
-            value={query}
-            onChange={(e) => setQuery(e.target.value)}
-            onKeyDown={(e) => {
-              if (e.key === 'Escape' && query) {
-                e.preventDefault()
-                setQuery('')
-              }
-            }}
-          />
-          {search.searching ? (
-            <Icon name="spinner" size={13} />
-          ) : (
-            <kbd className="kbd kbd-faint">{shortcutLabel('F')}</kbd>
-          )}
-        </div>
+        <SearchBox
+          ref={inputRef}
+          label="Search all transcripts"
+          value={query}
+          onChange={setQuery}
+          searching={search.searching}
+        />
       </header>
       <div className={`split${focus ? '' : ' split-single'}`}>
         <div className="history-list">
