@@ -5,6 +5,11 @@
 //!   paged, batched engine gives its logits within 1e-4 and its greedy tokens; kept
 //!   quantized (8-bit activations in the dot products, as llama.cpp does) the logits stay
 //!   within [`QUANTIZED_TOLERANCE`] of the spread of the logits;
+//! - tiny random Qwen2 (query/key/value biases), Qwen3 (per-head query/key norms, a head
+//!   size apart from hidden / heads) and Llama 3.1 (`rope_freqs`) files
+//!   (tests/fixtures/make_gguf_architectures.py): on dequantized weights, the logits of
+//!   transformers' Qwen2/Qwen3/Llama models on the same numbers within 1e-4 and their greedy
+//!   tokens; quantized within [`QUANTIZED_TOLERANCE`];
 //! - the real SmolLM2-135M-Instruct Q4_1 (scripts/fetch-assets.sh): the same checks on
 //!   chat prompts, greedy replies equal on dequantized weights (logits within
 //!   [`REAL_TOLERANCE`]); and it answers questions sensibly through the chat template.
@@ -188,6 +193,14 @@ fn tiny_tokenizer_and_chat_template_match_transformers() {
 }
 
 #[test]
+fn end_of_turn_markers_stop_a_reply_beside_the_named_eos() {
+    // The tiny file names <|im_end|> (2) as its end of sequence; <|endoftext|> (0) is a
+    // control token the template could end on too.
+    let format = ChatFormat::from_gguf(&GgufFile::open(&tiny()).expect("opens")).expect("format");
+    assert_eq!(format.stop_tokens(), &[0, 2]);
+}
+
+#[test]
 fn tiny_dequantized_on_the_engine_matches_transformers() {
     let model = load(&tiny(), GgufWeights::Dequantized);
     check_engine(model, &reference("reference.json"), TOLERANCE);
@@ -202,6 +215,38 @@ fn tiny_quantized_stays_within_tolerance() {
         error
     );
     assert!(error <= QUANTIZED_TOLERANCE, "{error}");
+}
+
+/// The Llama-family architectures beyond plain Llama, by fixture name.
+const ARCHITECTURES: [&str; 3] = ["qwen2", "qwen3", "llama3"];
+
+#[test]
+fn other_architectures_dequantized_on_the_engine_match_transformers() {
+    for arch in ARCHITECTURES {
+        println!("{arch}");
+        let model = load(
+            &fixtures().join(format!("{arch}.gguf")),
+            GgufWeights::Dequantized,
+        );
+        check_engine(
+            model,
+            &reference(&format!("{arch}-reference.json")),
+            TOLERANCE,
+        );
+    }
+}
+
+#[test]
+fn other_architectures_quantized_stay_within_tolerance() {
+    for arch in ARCHITECTURES {
+        let model = load(
+            &fixtures().join(format!("{arch}.gguf")),
+            GgufWeights::Quantized,
+        );
+        let error = quantized_error(&model, &reference(&format!("{arch}-reference.json")));
+        println!("{arch} quantized: largest logit error {error:.4} of the spread");
+        assert!(error <= QUANTIZED_TOLERANCE, "{arch}: {error}");
+    }
 }
 
 #[test]

@@ -8,6 +8,16 @@ use super::chat_template::{ChatMessage, ChatTemplate};
 use super::gguf_tokenizer::tokenizer_from_gguf;
 use crate::models::shared::gguf::GgufFile;
 
+/// Control tokens that end an assistant's turn in the common chat formats (ChatML,
+/// Llama 3, Phi, Gemma).
+const END_OF_TURN_MARKERS: &[&str] = &[
+    "<|im_end|>",
+    "<|endoftext|>",
+    "<|eot_id|>",
+    "<|end|>",
+    "<end_of_turn>",
+];
+
 pub struct ChatFormat {
     tokenizer: Tokenizer,
     template: ChatTemplate,
@@ -36,10 +46,18 @@ impl ChatFormat {
         })?;
         let template = ChatTemplate::new(source, &text_of(bos), &text_of(eos))
             .map_err(|e| fail(e.to_string()))?;
+        // Files often name only the end of sequence (Qwen's `<|endoftext|>` in a base
+        // tokenizer, say) while the template ends turns with another token: the known
+        // end-of-turn markers in the vocabulary stop a reply too, as llama.cpp does.
+        let markers = END_OF_TURN_MARKERS
+            .iter()
+            .filter_map(|text| tokenizer.token_to_id(text));
         let mut stop_tokens: Vec<u32> = [eos, id("tokenizer.ggml.eot_token_id")?]
             .into_iter()
             .flatten()
+            .chain(markers)
             .collect();
+        stop_tokens.sort_unstable();
         stop_tokens.dedup();
         if stop_tokens.is_empty() {
             return Err(fail("the metadata names no end-of-turn token".into()));

@@ -115,6 +115,38 @@ mod tests {
         assert!(err.to_string().contains("must start with user"), "{err}");
     }
 
+    /// The constructs Qwen3's and Llama 3.x's own templates are built from: a namespace
+    /// updated in a loop over the reversed messages, `is string`, `.split()`,
+    /// `.lstrip()`, `|trim`, tests on functions and variables a caller may not define
+    /// (`strftime_now`, `tools`), and the thinking switch.
+    #[test]
+    fn the_constructs_of_qwen3_and_llama3_templates_render() {
+        let source = r#"
+{%- if not date_string is defined %}{%- if strftime_now is defined %}{%- set date_string = strftime_now("%d %b %Y") %}{%- else %}{%- set date_string = "1 Jan 2026" %}{%- endif %}{%- endif %}
+{%- if tools is not defined or tools is none %}{%- set tools = [] %}{%- endif %}
+{%- set ns = namespace(found=false, last_user=-1) %}
+{%- for message in messages[::-1] %}{%- set index = (messages|length - 1) - loop.index0 %}{%- if not ns.found and message.role == "user" and message.content is string %}{%- set ns.found = true %}{%- set ns.last_user = index %}{%- endif %}{%- endfor %}
+{{- "[" ~ date_string ~ "|" ~ tools|length ~ "|" ~ ns.last_user ~ "]" }}
+{%- for message in messages %}
+{%- set content = message.content %}
+{%- if message.role == "assistant" and "</think>" in content %}{%- set content = content.split("</think>")[-1].lstrip("\n") %}{%- endif %}
+{{- "<" ~ message.role ~ ">" ~ content|trim }}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- "<assistant>" }}{%- if enable_thinking is defined and enable_thinking is false %}{{- "<think></think>" }}{%- endif %}{%- endif %}"#;
+        let template = ChatTemplate::new(source, "", "").unwrap();
+        let text = template
+            .render(&[
+                ChatMessage::new("user", " Hi "),
+                ChatMessage::new("assistant", "<think>hmm</think>\n\nHello."),
+                ChatMessage::new("user", "Bye"),
+            ])
+            .unwrap();
+        assert_eq!(
+            text,
+            "[1 Jan 2026|0|2]<user>Hi<assistant>Hello.<user>Bye<assistant><think></think>"
+        );
+    }
+
     #[test]
     fn a_broken_template_is_refused_at_load() {
         assert!(ChatTemplate::new("{% for %}", "", "").is_err());

@@ -1,8 +1,12 @@
 use serde::{Deserialize, Serialize};
 
-/// The fields of a Hugging Face `LlamaConfig` (config.json) that the model uses.
+/// The fields of a Hugging Face `LlamaConfig` (config.json) that the model uses, and
+/// of the Qwen2 and Qwen3 configs, which differ from it only where [`Architecture`] says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LlamaConfig {
+    /// config.json's `model_type`; any other than these is refused when read.
+    #[serde(default, rename = "model_type")]
+    pub architecture: Architecture,
     pub vocab_size: usize,
     pub hidden_size: usize,
     pub intermediate_size: usize,
@@ -33,6 +37,28 @@ pub struct LlamaConfig {
     pub tie_word_embeddings: bool,
     #[serde(default)]
     pub eos_token_id: Option<EosTokens>,
+}
+
+/// The members of the Llama family this model builds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Architecture {
+    #[default]
+    Llama,
+    /// Llama with biases on the query, key and value projections.
+    Qwen2,
+    /// Llama with an RMSNorm over each query and key head before RoPE.
+    Qwen3,
+}
+
+impl Architecture {
+    pub fn qkv_bias(self) -> bool {
+        self == Self::Qwen2
+    }
+
+    pub fn qk_norm(self) -> bool {
+        self == Self::Qwen3
+    }
 }
 
 /// `eos_token_id` is a number or a list of numbers in config.json.
@@ -113,6 +139,7 @@ impl LlamaConfig {
     /// A few-hundred-kilobyte model for tests: 2 layers, 4 query heads sharing 2 KV heads.
     pub fn tiny() -> Self {
         Self {
+            architecture: Architecture::Llama,
             vocab_size: 256,
             hidden_size: 64,
             intermediate_size: 128,
@@ -135,6 +162,7 @@ impl LlamaConfig {
     /// About 50M parameters (the size of a small speech decoder), for benchmarks.
     pub fn bench() -> Self {
         Self {
+            architecture: Architecture::Llama,
             vocab_size: 16_384,
             hidden_size: 768,
             intermediate_size: 2048,

@@ -7,7 +7,7 @@ use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{DType, Device, Result};
 use candle_nn::RmsNorm;
 
-use super::config::{EosTokens, LlamaConfig};
+use super::config::{Architecture, EosTokens, LlamaConfig};
 use super::model::{Llama, LlamaWeights};
 use crate::models::shared::embedding::Embedding;
 use crate::models::shared::gguf::GgufFile;
@@ -25,15 +25,17 @@ pub enum GgufWeights {
 }
 
 impl Llama {
-    /// Loads a Llama-architecture GGUF file (Llama 3.0, SmolLM...), opened by the
-    /// caller, who may read its tokenizer and chat template from the same file.
+    /// Loads a Llama, Qwen2 or Qwen3 GGUF file (Llama 3.x, SmolLM, Qwen2.5, Qwen3...),
+    /// opened by the caller, who may read its tokenizer and chat template from the
+    /// same file.
     pub fn from_gguf(file: &GgufFile, weights: GgufWeights, device: &Device) -> Result<Self> {
         let config = config_from_gguf(file)?;
         Self::build(
-            config,
+            config.clone(),
             &GgufSource {
                 file,
                 weights,
+                architecture: config.architecture,
                 device: device.clone(),
             },
         )
@@ -46,18 +48,23 @@ impl Llama {
     }
 }
 
-/// The architectures whose GGUF layout this loader knows.
-const ARCHITECTURES: &[&str] = &["llama"];
+/// The architectures whose GGUF layout this loader knows, by `general.architecture`.
+const ARCHITECTURES: &[(&str, Architecture)] = &[
+    ("llama", Architecture::Llama),
+    ("qwen2", Architecture::Qwen2),
+    ("qwen3", Architecture::Qwen3),
+];
 
 fn config_from_gguf(file: &GgufFile) -> Result<LlamaConfig> {
     let arch = file.required_string("general.architecture")?;
-    if !ARCHITECTURES.contains(&arch) {
+    let Some(&(_, architecture)) = ARCHITECTURES.iter().find(|(name, _)| *name == arch) else {
+        let names: Vec<&str> = ARCHITECTURES.iter().map(|(name, _)| *name).collect();
         candle_core::bail!(
             "{}: the {arch} architecture is not supported (supported: {})",
             file.path().display(),
-            ARCHITECTURES.join(", ")
+            names.join(", ")
         );
-    }
+    };
     let key = |name: &str| format!("{arch}.{name}");
     let int = |name: &str| -> Result<usize> { Ok(file.required_integer(&key(name))? as usize) };
     let heads = int("attention.head_count")?;
@@ -79,18 +86,13 @@ fn config_from_gguf(file: &GgufFile) -> Result<LlamaConfig> {
             );
         }
     }
-    if file.has_tensor("rope_freqs.weight") {
-        candle_core::bail!(
-            "{}: per-frequency RoPE scaling (rope_freqs) is not supported",
-            file.path().display()
-        );
-    }
     let eos = ["tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id"]
         .iter()
         .filter_map(|k| file.integer(k).transpose())
         .map(|id| id.map(|id| id as u32))
         .collect::<Result<Vec<_>>>()?;
     Ok(LlamaConfig {
+        architecture,
         vocab_size,
         hidden_size,
         intermediate_size: int("feed_forward_length")?,
@@ -119,10 +121,11 @@ fn config_from_gguf(file: &GgufFile) -> Result<LlamaConfig> {
 struct GgufSource<'a> {
     file: &'a GgufFile,
     weights: GgufWeights,
+    architecture: Architecture,
     device: Device,
 }
 
-/// The GGUF name of a tensor given its Hugging Face name.
+/// The GGUF name of a tensor given its Hugging Face name (without `.weight`/`.bias`).
 fn gguf_name(hf: &str) -> Result<String> {
     let name = match hf {
         "model.embed_tokens" => "token_embd".to_string(),
@@ -142,6 +145,8 @@ fn gguf_name(hf: &str) -> Result<String> {
                 "self_attn.k_proj" => "attn_k",
                 "self_attn.v_proj" => "attn_v",
                 "self_attn.o_proj" => "attn_output",
+                "self_attn.q_norm" => "attn_q_norm",
+                "self_attn.k_norm" => "attn_k_norm",
                 "mlp.gate_proj" => "ffn_gate",
                 "mlp.up_proj" => "ffn_up",
                 "mlp.down_proj" => "ffn_down",
@@ -150,7 +155,7 @@ fn gguf_name(hf: &str) -> Result<String> {
             format!("blk.{layer}.{part}")
         }
     };
-    Ok(format!("{name}.weight"))
+    Ok(name)
 }
 
 /// A quantized weight in the form the matmul runs fastest on this device. On the CPU,
@@ -170,8 +175,9 @@ fn for_matmul(tensor: QTensor, device: &Device) -> Result<QTensor> {
 }
 
 impl GgufSource<'_> {
-    fn tensor(&self, hf: &str, shape: &[usize]) -> Result<QTensor> {
-        let name = gguf_name(hf)?;
+    /// The tensor `{hf}.{kind}` (`kind` is `weight` or `bias`), checked against `shape`.
+    fn tensor(&self, hf: &str, kind: &str, shape: &[usize]) -> Result<QTensor> {
+        let name = format!("{}.{kind}", gguf_name(hf)?);
         let tensor = self.file.tensor(&name, &self.device)?;
         if tensor.shape().dims() != shape {
             candle_core::bail!(
@@ -185,23 +191,31 @@ impl GgufSource<'_> {
 }
 
 impl LlamaWeights for GgufSource<'_> {
-    fn linear(&self, name: &str, in_dim: usize, out_dim: usize) -> Result<Linear> {
-        let tensor = self.tensor(name, &[out_dim, in_dim])?;
+    fn linear(&self, name: &str, in_dim: usize, out_dim: usize, bias: bool) -> Result<Linear> {
+        let tensor = self.tensor(name, "weight", &[out_dim, in_dim])?;
+        let bias = bias
+            .then(|| {
+                self.tensor(name, "bias", &[out_dim])?
+                    .dequantize(&self.device)
+            })
+            .transpose()?;
         match self.weights {
             GgufWeights::Quantized => {
-                Linear::quantized(Arc::new(for_matmul(tensor, &self.device)?), None)
+                Linear::quantized(Arc::new(for_matmul(tensor, &self.device)?), bias)
             }
-            GgufWeights::Dequantized => Linear::new(&tensor.dequantize(&self.device)?, None),
+            GgufWeights::Dequantized => Linear::new(&tensor.dequantize(&self.device)?, bias),
         }
     }
 
     fn rms_norm(&self, name: &str, size: usize, eps: f64) -> Result<RmsNorm> {
-        let weight = self.tensor(name, &[size])?.dequantize(&self.device)?;
+        let weight = self
+            .tensor(name, "weight", &[size])?
+            .dequantize(&self.device)?;
         Ok(RmsNorm::new(weight, eps))
     }
 
     fn embedding(&self, name: &str, vocab: usize, hidden: usize) -> Result<Embedding> {
-        let tensor = self.tensor(name, &[vocab, hidden])?;
+        let tensor = self.tensor(name, "weight", &[vocab, hidden])?;
         Ok(match self.weights {
             // Also the output projection when the embeddings are tied.
             GgufWeights::Quantized => {
@@ -212,8 +226,29 @@ impl LlamaWeights for GgufSource<'_> {
     }
 
     fn rotary_pairs(&self) -> RotaryPairs {
-        // llama.cpp's converter permutes Llama query/key rows for its interleaved RoPE.
-        RotaryPairs::Interleaved
+        match self.architecture {
+            // llama.cpp's converter permutes Llama query/key rows for its interleaved
+            // RoPE...
+            Architecture::Llama => RotaryPairs::Interleaved,
+            // ...and leaves Qwen's as they are, rotating halves (its NEOX RoPE).
+            Architecture::Qwen2 | Architecture::Qwen3 => RotaryPairs::Halves,
+        }
+    }
+
+    fn rope_freq_factors(&self, count: usize) -> Result<Option<Vec<f32>>> {
+        if !self.file.has_tensor("rope_freqs.weight") {
+            return Ok(None);
+        }
+        let factors = self.file.tensor("rope_freqs.weight", &self.device)?;
+        let factors = factors.dequantize(&self.device)?.flatten_all()?.to_vec1()?;
+        if factors.len() != count {
+            candle_core::bail!(
+                "{}: rope_freqs has {} factors, the heads want {count}",
+                self.file.path().display(),
+                factors.len()
+            );
+        }
+        Ok(Some(factors))
     }
 
     fn dtype(&self) -> DType {

@@ -1,7 +1,8 @@
-//! A Llama-architecture decoder-only transformer (RoPE, grouped-query attention,
-//! RMSNorm, SwiGLU): the engine's test and benchmark model, the pattern the other
-//! families follow, and the chat model of voice chat. Loads Hugging Face
-//! `LlamaForCausalLM` checkpoints and Llama-architecture GGUF files.
+//! A Llama-family decoder-only transformer (RoPE, grouped-query attention, RMSNorm,
+//! SwiGLU; Qwen2's query/key/value biases and Qwen3's query/key norms): the engine's
+//! test and benchmark model, the pattern the other families follow, and the chat model
+//! of voice chat. Loads Hugging Face `LlamaForCausalLM` checkpoints and Llama, Qwen2
+//! and Qwen3 GGUF files.
 
 mod config;
 mod dense;

@@ -14,18 +14,25 @@ use crate::models::shared::weights::{load_model_dir, random_weights};
 /// A Llama's weights by their Hugging Face names (`model.layers.0.self_attn.q_proj`),
 /// from a checkpoint folder or a GGUF file.
 pub(super) trait LlamaWeights {
-    fn linear(&self, name: &str, in_dim: usize, out_dim: usize) -> Result<Linear>;
+    fn linear(&self, name: &str, in_dim: usize, out_dim: usize, bias: bool) -> Result<Linear>;
     fn rms_norm(&self, name: &str, size: usize, eps: f64) -> Result<RmsNorm>;
     fn embedding(&self, name: &str, vocab: usize, hidden: usize) -> Result<Embedding>;
     /// Which dimensions RoPE rotates together in the stored query and key weights.
     fn rotary_pairs(&self) -> RotaryPairs;
+    /// What each RoPE frequency is divided by (Llama 3.1's long-context scaling), if the
+    /// checkpoint stores them: `head_dim / 2` numbers.
+    fn rope_freq_factors(&self, count: usize) -> Result<Option<Vec<f32>>>;
     fn dtype(&self) -> DType;
     fn device(&self) -> &Device;
 }
 
 impl LlamaWeights for VarBuilder<'_> {
-    fn linear(&self, name: &str, in_dim: usize, out_dim: usize) -> Result<Linear> {
-        Linear::load_no_bias(in_dim, out_dim, self.pp(name))
+    fn linear(&self, name: &str, in_dim: usize, out_dim: usize, bias: bool) -> Result<Linear> {
+        if bias {
+            Linear::load(in_dim, out_dim, self.pp(name))
+        } else {
+            Linear::load_no_bias(in_dim, out_dim, self.pp(name))
+        }
     }
 
     fn rms_norm(&self, name: &str, size: usize, eps: f64) -> Result<RmsNorm> {
@@ -48,6 +55,12 @@ impl LlamaWeights for VarBuilder<'_> {
         RotaryPairs::Halves
     }
 
+    fn rope_freq_factors(&self, _count: usize) -> Result<Option<Vec<f32>>> {
+        // Hugging Face configs describe scaling in `rope_scaling`, which
+        // `LlamaConfig::check_supported` refuses.
+        Ok(None)
+    }
+
     fn dtype(&self) -> DType {
         VarBuilder::dtype(self)
     }
@@ -62,6 +75,9 @@ pub(super) struct Attention {
     k_proj: Linear,
     v_proj: Linear,
     o_proj: Linear,
+    /// Qwen3's per-head norms of queries and keys, applied before RoPE.
+    q_norm: Option<RmsNorm>,
+    k_norm: Option<RmsNorm>,
     num_heads: usize,
     num_kv_heads: usize,
     head_dim: usize,
@@ -71,11 +87,20 @@ impl Attention {
     fn load(cfg: &LlamaConfig, w: &dyn LlamaWeights, prefix: &str) -> Result<Self> {
         let (heads, kv_heads, dim) = (cfg.num_attention_heads, cfg.num_kv_heads(), cfg.head_dim());
         let hidden = cfg.hidden_size;
+        let bias = cfg.architecture.qkv_bias();
+        let head_norm = |name: &str| -> Result<Option<RmsNorm>> {
+            cfg.architecture
+                .qk_norm()
+                .then(|| w.rms_norm(&format!("{prefix}.{name}"), dim, cfg.rms_norm_eps))
+                .transpose()
+        };
         Ok(Self {
-            q_proj: w.linear(&format!("{prefix}.q_proj"), hidden, heads * dim)?,
-            k_proj: w.linear(&format!("{prefix}.k_proj"), hidden, kv_heads * dim)?,
-            v_proj: w.linear(&format!("{prefix}.v_proj"), hidden, kv_heads * dim)?,
-            o_proj: w.linear(&format!("{prefix}.o_proj"), heads * dim, hidden)?,
+            q_proj: w.linear(&format!("{prefix}.q_proj"), hidden, heads * dim, bias)?,
+            k_proj: w.linear(&format!("{prefix}.k_proj"), hidden, kv_heads * dim, bias)?,
+            v_proj: w.linear(&format!("{prefix}.v_proj"), hidden, kv_heads * dim, bias)?,
+            o_proj: w.linear(&format!("{prefix}.o_proj"), heads * dim, hidden, false)?,
+            q_norm: head_norm("q_norm")?,
+            k_norm: head_norm("k_norm")?,
             num_heads: heads,
             num_kv_heads: kv_heads,
             head_dim: dim,
@@ -104,6 +129,10 @@ impl Attention {
             .v_proj
             .forward(x)?
             .reshape((tokens, self.num_kv_heads, self.head_dim))?;
+        let (q, k) = match (&self.q_norm, &self.k_norm) {
+            (Some(q_norm), Some(k_norm)) => (q_norm.forward(&q)?, k_norm.forward(&k)?),
+            _ => (q, k),
+        };
         let q = rope.apply(&q, positions)?;
         let k = rope.apply(&k, positions)?;
         self.o_proj.forward(&attend(&q, &k, &v)?)
@@ -120,9 +149,9 @@ impl Mlp {
     fn load(cfg: &LlamaConfig, w: &dyn LlamaWeights, prefix: &str) -> Result<Self> {
         let (hidden, inner) = (cfg.hidden_size, cfg.intermediate_size);
         Ok(Self {
-            gate_proj: w.linear(&format!("{prefix}.gate_proj"), hidden, inner)?,
-            up_proj: w.linear(&format!("{prefix}.up_proj"), hidden, inner)?,
-            down_proj: w.linear(&format!("{prefix}.down_proj"), inner, hidden)?,
+            gate_proj: w.linear(&format!("{prefix}.gate_proj"), hidden, inner, false)?,
+            up_proj: w.linear(&format!("{prefix}.up_proj"), hidden, inner, false)?,
+            down_proj: w.linear(&format!("{prefix}.down_proj"), inner, hidden, false)?,
         })
     }
 
@@ -205,12 +234,13 @@ impl Llama {
         let lm_head = if config.tie_word_embeddings {
             embed_tokens.as_linear()?
         } else {
-            w.linear("lm_head", config.hidden_size, config.vocab_size)?
+            w.linear("lm_head", config.hidden_size, config.vocab_size, false)?
         };
         let rope = RotaryEmbedding::new(
             config.head_dim(),
             config.max_position_embeddings,
             config.rope_theta(),
+            w.rope_freq_factors(config.head_dim() / 2)?.as_deref(),
             dtype,
             &device,
         )?

@@ -23,15 +23,30 @@ pub enum RotaryPairs {
 }
 
 impl RotaryEmbedding {
+    /// Tables for `head_dim` dimensions with base `theta`; `freq_factors`, when given,
+    /// divide the frequencies one by one (llama.cpp's `rope_freqs`).
     pub fn new(
         head_dim: usize,
         max_positions: usize,
         theta: f64,
+        freq_factors: Option<&[f32]>,
         dtype: DType,
         device: &Device,
     ) -> Result<Self> {
+        if let Some(factors) = freq_factors {
+            if factors.len() != head_dim / 2 {
+                candle_core::bail!(
+                    "{} RoPE frequency factors for a head of {head_dim} dimensions (want {})",
+                    factors.len(),
+                    head_dim / 2
+                );
+            }
+        }
         let inv_freq: Vec<f32> = (0..head_dim / 2)
-            .map(|i| (1.0 / theta.powf(2.0 * i as f64 / head_dim as f64)) as f32)
+            .map(|i| {
+                let factor = freq_factors.map_or(1.0, |f| f64::from(f[i]));
+                (1.0 / theta.powf(2.0 * i as f64 / head_dim as f64) / factor) as f32
+            })
             .collect();
         let inv_freq = Tensor::from_vec(inv_freq, (1, head_dim / 2), device)?;
         let positions = Tensor::arange(0u32, max_positions as u32, device)?
