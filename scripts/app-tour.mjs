@@ -1,7 +1,9 @@
 // Drives the real desktop app through WebDriver (tauri-driver + WebKitWebDriver): opens
 // a speech job, a batch job and a transcript from the history, the Models screen after
-// an import, and a stored chat in the Chat screen where it asks the real model a second
-// question; checks what each shows, and saves a screenshot of each.
+// an import, speaks two sentences on the Speak screen (their audio reaching the page as
+// binary over the speech audio channel), and a stored chat in the Chat screen where it
+// asks the real model a second question; checks what each shows, and saves a screenshot
+// of each.
 // scripts/app-tour.sh sets up the data folder and the virtual screen and runs this.
 //
 //   node scripts/app-tour.mjs APP OUT_DIR SPEAK_JOB BATCH_JOB TRANSCRIBE_JOB
@@ -66,6 +68,14 @@ try {
   await page('Models')
   await expectText('the Models screen', ['Whisper tiny (English)', 'Installed'])
   await shot('models-import.png')
+
+  // Seconds "of audio" are counted from the frames that reached the page.
+  await page('Speak')
+  const text = await driver.wait(until.elementLocated(By.css('textarea[aria-label="Text to speak"]')), WAIT)
+  await text.sendKeys('Good morning. The museum opens at nine.')
+  await driver.findElement(By.xpath("//button[normalize-space()='Generate']")).click()
+  await expectText('the speech made on the Speak screen', ['Done · 2 sentences', 'of audio'])
+  await shot('speak.png')
 
   // The chat the CLI had, then a question typed here answered by the real model.
   await page('Chat')

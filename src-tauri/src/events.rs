@@ -1,14 +1,18 @@
 //! Events to the webview: every `izwi_runtime::Event` is emitted as the typed
-//! tauri-specta event `RuntimeEvent` (`events.runtimeEvent.listen(e => e.payload)`), and
-//! the files a second launch was opened with as `FilesOpened`, and what a chat is doing
-//! as `ChatEvent`.
+//! tauri-specta event `RuntimeEvent` (`events.runtimeEvent.listen(e => e.payload)`),
+//! but for speech audio, which goes as binary over the page's speech audio channel
+//! (crate::speech_audio); the files a second launch was opened with as `FilesOpened`,
+//! and what a chat is doing as `ChatEvent`.
 
 use izwi_runtime::{Event, EventSink, MessageMetrics};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Runtime};
 use tauri_specta::Event as _;
 
-/// The payload is the runtime's event itself, tagged by `type`.
+use crate::speech_audio::{SpeechAudioFrame, SpeechAudioStream};
+
+/// The payload is the runtime's event itself, tagged by `type`; never `speech_audio`,
+/// whose samples reach the page as a `SpeechAudioFrame`.
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
 #[serde(transparent)]
 pub struct RuntimeEvent(pub Event);
@@ -66,16 +70,29 @@ pub enum ChatEvent {
 /// Forwards the runtime's events to every webview of the app.
 pub struct WebviewEvents<R: Runtime> {
     app: AppHandle<R>,
+    speech_audio: SpeechAudioStream,
 }
 
 impl<R: Runtime> WebviewEvents<R> {
-    pub fn new(app: AppHandle<R>) -> Self {
-        Self { app }
+    pub fn new(app: AppHandle<R>, speech_audio: SpeechAudioStream) -> Self {
+        Self { app, speech_audio }
     }
 }
 
 impl<R: Runtime> EventSink for WebviewEvents<R> {
     fn emit(&self, event: Event) {
+        if let Event::SpeechAudio {
+            job_id,
+            index,
+            total,
+            sample_rate,
+            samples,
+        } = &event
+        {
+            let frame = SpeechAudioFrame::new(*job_id, *index, *total, *sample_rate, samples);
+            self.speech_audio.send(frame);
+            return;
+        }
         if let Err(e) = RuntimeEvent(event).emit(&self.app) {
             tracing::warn!(error = %e, "could not send an event to the webview");
         }

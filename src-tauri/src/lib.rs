@@ -7,6 +7,7 @@ pub mod chosen;
 pub mod commands;
 pub mod error;
 pub mod events;
+pub mod speech_audio;
 pub mod state;
 
 use std::path::{Path, PathBuf};
@@ -16,6 +17,7 @@ use tauri::{AppHandle, DragDropEvent, Manager, RunEvent, WebviewWindowBuilder};
 use tauri_specta::{collect_commands, collect_events, Event as _};
 
 use crate::events::{ChatEvent, FilesOpened, RuntimeEvent, WebviewEvents};
+use crate::speech_audio::SpeechAudioStream;
 use crate::state::{AllowAsset, AppState};
 
 /// The first line of the generated bindings.
@@ -51,6 +53,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             settings::set_default_model,
             settings::set_theme,
             speak::speak,
+            speak::stream_speech_audio,
             speak::save_speech,
             speak::speak_batch,
             speak::read_lines,
@@ -209,7 +212,9 @@ pub fn run() {
             builder.mount_events(app);
             let data_dir = data_dir(app)?;
             let handle = app.handle().clone();
-            let events = Arc::new(WebviewEvents::new(handle.clone()));
+            let speech_audio = SpeechAudioStream::default();
+            app.manage(speech_audio.clone());
+            let events = Arc::new(WebviewEvents::new(handle.clone(), speech_audio));
             let allow_asset: AllowAsset = Box::new(move |path| {
                 if let Err(e) = handle.asset_protocol_scope().allow_file(path) {
                     tracing::warn!(path = %path.display(), error = %e, "cannot play this file");

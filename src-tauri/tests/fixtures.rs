@@ -9,6 +9,7 @@ use izwi_desktop::commands::history::TranscriptView;
 use izwi_desktop::commands::settings::Settings;
 use izwi_desktop::commands::transcribe::QueuedFiles;
 use izwi_desktop::error::AppError;
+use izwi_desktop::speech_audio::SpeechAudioFrame;
 use izwi_runtime::{Event, Job, JobKind, ModelInfo, SearchHit, SpeechClip, VoiceInfo};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -130,5 +131,52 @@ fn recorded_events_and_errors_match_the_types() {
     for e in errors.as_array().unwrap() {
         let error: AppError = serde_json::from_value(e["result"]["error"].clone()).unwrap();
         assert!(!error.message.is_empty());
+    }
+}
+
+/// The page decodes speech audio frames as src-tauri encodes them: this writes, from the
+/// first sentence of the recorded speak job, the frame the app sends for it
+/// (speech_audio_frame.json, which ui/tests/unit/speechAudio.test.ts decodes), and fails
+/// when the committed file was different: commit the rewritten file.
+#[test]
+fn the_speech_audio_frame_fixture_is_what_the_app_sends() {
+    let first = read("events_speak")["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| serde_json::from_value::<Event>(e["payload"].clone()).unwrap())
+        .find_map(|e| match e {
+            Event::SpeechAudio {
+                job_id,
+                index,
+                total,
+                sample_rate,
+                samples,
+            } => Some((job_id, index, total, sample_rate, samples)),
+            _ => None,
+        })
+        .expect("the recorded speak job sent audio");
+    let (job_id, index, total, sample_rate, samples) = first;
+    let samples = &samples[samples.len() / 2..][..16];
+    let frame = SpeechAudioFrame::new(job_id, index, total, sample_rate, samples);
+    let fixture = serde_json::json!({
+        "about": "the frame src-tauri/src/speech_audio.rs makes of `event` (16 samples from the middle of the recorded speak job's first sentence)",
+        "event": {
+            "job_id": job_id,
+            "index": index,
+            "total": total,
+            "sample_rate": sample_rate,
+            "samples": samples,
+        },
+        "frame": frame.bytes(),
+    });
+    let path = dir().join("speech_audio_frame.json");
+    let fresh = serde_json::to_string(&fixture).unwrap() + "\n";
+    if std::fs::read_to_string(&path).unwrap_or_default() != fresh {
+        std::fs::write(&path, fresh).unwrap();
+        panic!(
+            "{} was stale and has been rewritten: commit it",
+            path.display()
+        );
     }
 }

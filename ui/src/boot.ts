@@ -8,12 +8,13 @@ import { handleModelEvent, installedTranscribers, loadModels, modelsStore } from
 import { loadSettings } from './features/settings/settingsStore'
 import { handleJobEvent, loadActiveJobs } from './features/transcribe/jobsStore'
 import { flushWaiting, queueFiles } from './features/transcribe/queueFiles'
-import { handleSpeakEvent } from './features/speak/speakStore'
+import { handleSpeakEvent, handleSpeechAudio } from './features/speak/speakStore'
 import { isVoiceModel, loadVoices } from './features/voices/voicesStore'
 import { events } from './bindings'
 import { api } from './lib/api'
 import { describeError } from './lib/errors'
 import { subscribeRuntime } from './lib/events'
+import { listenSpeechAudio } from './lib/speechAudio'
 
 let booted: Promise<void> | null = null
 
@@ -35,6 +36,7 @@ async function run(): Promise<void> {
     handleBatchEvent(e)
   })
   await sub.ready
+  await listenSpeechAudio(handleSpeechAudio).catch((e) => console.error('could not open the speech audio channel', e))
   // Also from the start: a voice chat still running (the window was reloaded) shows up, to be stopped.
   await listenChatEvents().catch((e) => console.error('could not listen to chat events', e))
   await Promise.all([loadSettings(), loadModels(), loadActiveJobs(), loadVoices()])

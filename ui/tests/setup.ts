@@ -21,6 +21,10 @@ Element.prototype.scrollIntoView = vi.fn()
 vi.mock('@tauri-apps/api/core', () => ({
   convertFileSrc: (path: string) => `asset://localhost/${encodeURIComponent(path)}`,
   invoke: vi.fn(),
+  // The mocked commands call `onmessage` themselves (bindingsMock.sendSpeechAudio).
+  Channel: class {
+    onmessage: (message: unknown) => void = () => {}
+  },
 }))
 vi.mock('@tauri-apps/api/webview', () => ({
   getCurrentWebview: () => ({ onDragDropEvent: vi.fn(async () => () => {}) }),

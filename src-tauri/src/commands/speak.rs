@@ -1,15 +1,17 @@
-//! Speech: text in a voice to a WAV (each sentence streamed as `speech_audio` events for
-//! the UI to play while the rest are made), saving it elsewhere, batches of lines to a
-//! folder of WAVs (`batch_line_done` per line), reading a script's lines, and showing a
-//! finished batch's folder.
+//! Speech: text in a voice to a WAV (each sentence streamed as binary over the channel
+//! the page opened with `stream_speech_audio`, to play while the rest are made), saving
+//! it elsewhere, batches of lines to a folder of WAVs (`batch_line_done` per line),
+//! reading a script's lines, and showing a finished batch's folder.
 
 use std::path::{Path, PathBuf};
 
 use izwi_runtime::{Job, JobKind, SpeakBatchRequest, SpeakRequest, MANIFEST_NAME};
+use tauri::ipc::Channel;
 use tauri::State;
 
 use super::models::blocking;
 use crate::error::{AppError, AppResult};
+use crate::speech_audio::{SpeechAudioFrame, SpeechAudioStream};
 use crate::state::AppState;
 
 impl AppState {
@@ -139,6 +141,19 @@ pub async fn speak(
     speed: Option<f32>,
 ) -> AppResult<Job> {
     state.speak(voice, text, speed).await
+}
+
+/// Opens the channel speak jobs' audio arrives on, a binary frame per sentence
+/// (src-tauri/src/speech_audio.rs); the page opens one when it loads, and a later one
+/// replaces it.
+#[tauri::command]
+#[specta::specta]
+pub fn stream_speech_audio(
+    stream: State<'_, SpeechAudioStream>,
+    channel: Channel<SpeechAudioFrame>,
+) -> AppResult<()> {
+    stream.open(channel);
+    Ok(())
 }
 
 #[tauri::command]

@@ -7,6 +7,7 @@
 // scripted turn (listening, levels, speech, heard, reply, turn done) then listens until
 // stopped; push-to-talk plays that turn for each hold of setTalking(true) … (false).
 
+import type { Channel } from '@tauri-apps/api/core'
 import type { EventCallback, UnlistenFn } from '@tauri-apps/api/event'
 import {
   END_SILENCE_MS_RANGE,
@@ -41,6 +42,7 @@ import {
 } from '../bindings'
 import type { RuntimeEvent } from '../lib/events'
 import { emit, listen, CHAT_EVENT, FILES_OPENED_EVENT, RUNTIME_EVENT } from './bus'
+import { encodeSpeechAudio } from './speechFrames'
 import { logCall, mock, sleep } from './control'
 import {
   audioDevices,
@@ -105,6 +107,9 @@ let nextVoiceId = Math.max(recordedAddedVoice.id, 0, ...state.voices.map((v) => 
 function emitRuntime(payload: RuntimeEvent) {
   emit(RUNTIME_EVENT, payload)
 }
+
+/** The channel the page opened for speech audio (streamSpeechAudio). */
+let speechAudio: Channel<ArrayBuffer> | null = null
 
 // ---------- jobs ----------
 
@@ -440,7 +445,12 @@ async function playSpeech(job: Job): Promise<void> {
     if (p.job_id !== recordedId) continue
     p.job_id = job.id
     if (p.type === 'job_started') setJob(job.id, { status: 'running', started_at: Date.now() })
-    if (p.type === 'speech_audio') seconds += p.samples.length / p.sample_rate
+    if (p.type === 'speech_audio') {
+      // As the app does: the samples go over the channel as binary, not as an event.
+      seconds += p.samples.length / p.sample_rate
+      speechAudio?.onmessage(encodeSpeechAudio(p))
+      continue
+    }
     if (p.type === 'job_finished') {
       setJob(job.id, {
         status: p.status,
@@ -960,6 +970,10 @@ export const commands = {
       queueTail = queueTail.then(() => playSpeech(job))
     }, 0)
     return ok(clone(job))
+  }),
+  streamSpeechAudio: cmd('streamSpeechAudio', (channel: Channel<ArrayBuffer>) => {
+    speechAudio = channel
+    return ok(null)
   }),
   saveSpeech: cmd('saveSpeech', (jobId: number, path: string) => {
     const job = state.jobs.find((j) => j.id === jobId)

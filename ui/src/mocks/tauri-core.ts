@@ -43,3 +43,8 @@ export async function invoke<T>(cmd: string): Promise<T> {
 export function isTauri(): boolean {
   return false
 }
+
+/** Stand-in for Tauri's Channel: the mock commands call `onmessage` themselves. */
+export class Channel<T> {
+  onmessage: (message: T) => void = () => {}
+}

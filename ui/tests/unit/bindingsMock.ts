@@ -1,7 +1,9 @@
 // The generated bindings, mocked (vi.mock of src/bindings): every command is a vi.fn that
 // answers like tauri-specta does ({status:"ok",data} or {status:"error",error}), and
-// emitRuntime() and emitChat() deliver an event to whoever listens.
+// emitRuntime() and emitChat() deliver an event to whoever listens, sendSpeechAudio() a
+// binary frame to the speech audio channel the page opened.
 
+import type { Channel } from '@tauri-apps/api/core'
 import { vi, type Mock } from 'vitest'
 import type {
   commands as RealCommands,
@@ -25,6 +27,7 @@ import type {
 } from '../../src/bindings'
 import type { END_SILENCE_MS_RANGE as REAL_END_SILENCE_MS_RANGE } from '../../src/bindings'
 import type { RuntimeEvent } from '../../src/lib/events'
+import { encodeSpeechAudio, type SpeechAudioEvent } from '../../src/mocks/speechFrames'
 
 /** The constants the UI reads, typed as generated: a change in the Rust side shows here. */
 export const END_SILENCE_MS_RANGE = [200, 3000] as const satisfies typeof REAL_END_SILENCE_MS_RANGE
@@ -33,6 +36,7 @@ type Listener = Parameters<Events['runtimeEvent']['listen']>[0]
 const listeners = new Set<Listener>()
 type ChatListener = Parameters<Events['chatEvent']['listen']>[0]
 const chatListeners = new Set<ChatListener>()
+let speechAudio: Channel<ArrayBuffer> | null = null
 
 export const ok = <T>(data: T) => ({ status: 'ok' as const, data })
 export const fail = (kind: ErrorKind, message: string) => ({ status: 'error' as const, error: { kind, message } })
@@ -80,6 +84,10 @@ function defaults() {
     deleteVoice: fn('deleteVoice', async () => ok(null)),
     previewVoice: fn('previewVoice', async () => ok({ sample_rate: 22050, samples: [] })),
     speak: fn('speak', async () => ok(job({ kind: 'speak' }))),
+    streamSpeechAudio: fn('streamSpeechAudio', async (channel) => {
+      speechAudio = channel
+      return ok(null)
+    }),
     saveSpeech: fn('saveSpeech', async (_id, p) => ok(p)),
     speakBatch: fn('speakBatch', async () => ok(job({ kind: 'speak_batch' }))),
     readLines: fn('readLines', async () => ok<string[]>([])),
@@ -144,6 +152,11 @@ export function emitRuntime(payload: RuntimeEvent): void {
   for (const l of [...listeners]) l({ event: 'runtime-event', id: 0, payload })
 }
 
+/** A sentence of speech audio, as the app sends it: a frame on the page's channel. */
+export function sendSpeechAudio(e: SpeechAudioEvent): void {
+  speechAudio?.onmessage(encodeSpeechAudio(e))
+}
+
 export function emitChat(payload: ChatEvent): void {
   for (const l of [...chatListeners]) l({ event: 'chat-event', id: 0, payload })
 }
@@ -159,6 +172,7 @@ export function resetBindings(): void {
   for (const name of Object.keys(fresh) as (keyof Commands)[]) reset(name, fresh)
   listeners.clear()
   chatListeners.clear()
+  speechAudio = null
 }
 
 /** What transcribeFiles answers when all of `jobs` were queued. */

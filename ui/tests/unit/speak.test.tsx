@@ -1,15 +1,16 @@
 import { act, fireEvent, render, screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { commands, emitRuntime, fail, job, ok, settings, voice } from './bindingsMock'
+import { commands, emitRuntime, fail, job, ok, sendSpeechAudio, settings, voice } from './bindingsMock'
 import { installFakeAudio } from './fakeAudio'
 import { resetApp } from './helpers'
 import { Toaster } from '../../src/components/Toaster'
-import { handleSpeakEvent, suggestedName } from '../../src/features/speak/speakStore'
+import { handleSpeakEvent, handleSpeechAudio, suggestedName } from '../../src/features/speak/speakStore'
 import { SpeakPage } from '../../src/features/speak/SpeakPage'
 import { loadSettings } from '../../src/features/settings/settingsStore'
 import { loadVoices } from '../../src/features/voices/voicesStore'
 import { subscribeRuntime } from '../../src/lib/events'
+import { listenSpeechAudio } from '../../src/lib/speechAudio'
 import { navStore } from '../../src/lib/nav'
 import type { VoiceInfo } from '../../src/bindings'
 
@@ -21,15 +22,13 @@ function deferred<T>() {
   return { promise, resolve }
 }
 
-const audio = (jobId: number, index: number, total: number, first: number, length = 2205) =>
-  ({
-    type: 'speech_audio',
-    job_id: jobId,
-    index,
-    total,
-    sample_rate: 22050,
-    samples: Array.from({ length }, (_, i) => (i === 0 ? first : 0.1)),
-  }) as const
+const audio = (jobId: number, index: number, total: number, first: number, length = 2205) => ({
+  job_id: jobId,
+  index,
+  total,
+  sample_rate: 22050,
+  samples: Array.from({ length }, (_, i) => (i === 0 ? first : 0.1)),
+})
 
 const progress = (jobId: number, done: number, total: number) =>
   ({
@@ -45,6 +44,7 @@ async function setup(voices: VoiceInfo[] = [voice()]) {
   commands.listVoices.mockResolvedValue(ok(voices))
   const sub = subscribeRuntime(handleSpeakEvent)
   await sub.ready
+  await listenSpeechAudio(handleSpeechAudio)
   await loadVoices()
   render(
     <>
@@ -84,9 +84,9 @@ describe('Speak', () => {
     act(() => emitRuntime({ type: 'job_started', job_id: 21 }))
     expect(screen.getByTestId('speak-progress')).toHaveTextContent('Reading the text…')
     // The second sentence arrives first: it waits for the first.
-    act(() => emitRuntime(audio(21, 1, 2, 0.5)))
+    act(() => sendSpeechAudio(audio(21, 1, 2, 0.5)))
     expect(fake.scheduled).toHaveLength(0)
-    act(() => emitRuntime(audio(21, 0, 2, 0.25, 4410)))
+    act(() => sendSpeechAudio(audio(21, 0, 2, 0.25, 4410)))
     act(() => emitRuntime(progress(21, 2, 2)))
     expect(fake.scheduled.map((s) => s.first)).toEqual([0.25, 0.5])
     // Back to back, after the first sentence plus a short pause.
@@ -94,7 +94,7 @@ describe('Speak', () => {
     expect(screen.getByRole('progressbar', { name: 'Speech progress' })).toHaveAttribute('aria-valuenow', '100')
 
     // Events of other jobs are not this screen's.
-    act(() => emitRuntime(audio(99, 2, 3, 0.9)))
+    act(() => sendSpeechAudio(audio(99, 2, 3, 0.9)))
     expect(fake.scheduled).toHaveLength(2)
 
     act(() => emitRuntime({ type: 'job_finished', job_id: 21, status: 'done', error: null }))
@@ -132,7 +132,7 @@ describe('Speak', () => {
     await setup()
     await userEvent.type(screen.getByRole('textbox', { name: 'Text to speak' }), 'Hi.')
     await userEvent.click(screen.getByRole('button', { name: /Generate/ }))
-    act(() => emitRuntime(audio(5, 0, 1, 0.75)))
+    act(() => sendSpeechAudio(audio(5, 0, 1, 0.75)))
     expect(fake.scheduled).toHaveLength(0)
     await act(async () => answer.resolve(ok(job({ id: 5, kind: 'speak' }))))
     expect(fake.scheduled.map((s) => s.first)).toEqual([0.75])
@@ -143,7 +143,7 @@ describe('Speak', () => {
     await setup()
     await userEvent.type(screen.getByRole('textbox', { name: 'Text to speak' }), 'One. Two. Three.')
     await userEvent.click(screen.getByRole('button', { name: /Generate/ }))
-    act(() => emitRuntime(audio(8, 0, 3, 0.2)))
+    act(() => sendSpeechAudio(audio(8, 0, 3, 0.2)))
     await userEvent.click(screen.getByRole('button', { name: /Cancel/ }))
     expect(commands.cancelJob).toHaveBeenCalledWith(8)
     expect(fake.scheduled[0].stopped).toBe(true)

@@ -1,11 +1,12 @@
-// The Speak screen's job: text → a speak job whose sentences arrive as `speech_audio`
-// events and play as they come (Web Audio, in order), its progress, cancel, playing the
-// finished speech from any point, and saving the WAV.
+// The Speak screen's job: text → a speak job whose sentences arrive as binary frames on
+// the speech audio channel and play as they come (Web Audio, in order), its progress,
+// cancel, playing the finished speech from any point, and saving the WAV.
 
 import type { Job, JobStatus } from '../../bindings'
 import { api } from '../../lib/api'
 import { EarlyEvents } from '../../lib/earlyEvents'
 import type { RuntimeEvent } from '../../lib/events'
+import type { SpeechAudio } from '../../lib/speechAudioFrame'
 import { createStore, useStore } from '../../lib/store'
 import { rememberedVoice, rememberVoice } from '../voices/voicesStore'
 import { PcmPlayer, SENTENCE_GAP_SECONDS } from './pcmPlayer'
@@ -61,9 +62,9 @@ const fresh = (): SpeakState => ({
 export const speakStore = createStore<SpeakState>(fresh())
 
 /** Every sentence received for the current job, by index, to play it again. */
-let chunks: { samples: number[]; sampleRate: number }[] = []
+let chunks: { samples: Float32Array; sampleRate: number }[] = []
 /** Events for a job id not known yet (they can beat the command's answer). */
-const early = new EarlyEvents()
+const early = new EarlyEvents<SpeakInput>()
 let player: PcmPlayer | null = null
 
 function getPlayer(): PcmPlayer {
@@ -205,7 +206,11 @@ export function clearSubmitError(): void {
   speakStore.set((s) => ({ ...s, submitError: null }))
 }
 
-function apply(e: RuntimeEvent): void {
+/** What the Speak screen follows: the runtime's events, and the audio from the channel
+ * (never as a `speech_audio` event: the app sends that as binary). */
+type SpeakInput = Exclude<RuntimeEvent, { type: 'speech_audio' }> | SpeechAudio
+
+function apply(e: SpeakInput): void {
   switch (e.type) {
     case 'job_started':
       speakStore.set((s) => ({ ...s, status: 'running' }))
@@ -250,12 +255,22 @@ function apply(e: RuntimeEvent): void {
   }
 }
 
-/** Runtime events for the Speak screen's job. */
-export function handleSpeakEvent(e: RuntimeEvent): void {
+function follow(e: SpeakInput): void {
   const s = speakStore.get()
   if (!('job_id' in e) || typeof e.job_id !== 'number') return
   if (s.job && e.job_id === s.job.id) apply(e)
   else if (s.starting && !s.job) early.hold(e)
+}
+
+/** Runtime events for the Speak screen's job. */
+export function handleSpeakEvent(e: RuntimeEvent): void {
+  // The app sends speech audio over its channel, never as an event.
+  if (e.type !== 'speech_audio') follow(e)
+}
+
+/** A sentence of audio from the speech audio channel. */
+export function handleSpeechAudio(audio: SpeechAudio): void {
+  follow(audio)
 }
 
 /** "Hello there, world" → "hello-there-world.wav" */
