@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use izwi_core::models::whisper::TranscribeOptions;
-use izwi_core::text::{split_sentences, ChatMessage, Sentence};
+use izwi_core::text::{split_sentences, ChatMessage, Clause, Sentence};
 use izwi_store::{MessageMetrics, MessageRole, NewMessage};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -125,7 +125,8 @@ pub struct VoiceTurn {
     pub user_audio_path: PathBuf,
     pub reply_audio_path: PathBuf,
     pub metrics: MessageMetrics,
-    /// Until the reply's first sentence was written out by the model.
+    /// Until the reply's first piece to speak (its first sentence, or its opening
+    /// clause) was written out by the model.
     pub first_sentence_ms: Option<f64>,
 }
 
@@ -234,7 +235,7 @@ impl Runtime {
         let first_text: Mutex<Option<Instant>> = Mutex::new(None);
         let write = async {
             let mut text = String::new();
-            let mut sent = 0;
+            let mut sent = Sent::default();
             let send = |sentences: Vec<Sentence>| {
                 if let Ok(mut first) = first_sentence.lock() {
                     first.get_or_insert_with(Instant::now);
@@ -250,17 +251,14 @@ impl Runtime {
                     }
                     on_event(TurnEvent::ReplyText(delta));
                     text.push_str(delta);
-                    let complete = complete_sentences(&text, &mut sent);
-                    if !complete.is_empty() {
-                        send(complete);
+                    let ready = ready_pieces(&text, false, &mut sent);
+                    if !ready.is_empty() {
+                        send(ready);
                     }
                 })
                 .await;
             // The last sentence is complete when the reply is.
-            let rest: Vec<Sentence> = split_sentences(&spoken_form(&text))
-                .into_iter()
-                .skip(sent)
-                .collect();
+            let rest = ready_pieces(&text, true, &mut sent);
             if !rest.is_empty() {
                 send(rest);
             }
@@ -272,20 +270,27 @@ impl Runtime {
         let speak = async {
             let gap = vec![0f32; (SENTENCE_GAP_SECONDS * rate as f32) as usize];
             let mut index = 0u64;
+            let mut after_clause = false;
             while let Some(sentence) = sentence_rx.recv().await {
                 let text = sentence.text();
+                // A sentence's opening clause, spoken early, runs on into the rest of
+                // it with the clause's own pause, not a sentence's.
+                let lead = if index > 0 && !after_clause {
+                    gap.len()
+                } else {
+                    0
+                };
+                after_clause = ends_mid_sentence(&sentence);
                 let Some(phonemized) = speaker.phonemize(vec![sentence]).await?.pop() else {
                     continue;
                 };
                 let mut audio = speaker.sentence(phonemized.ids, index).await?;
-                if index > 0 {
-                    audio.splice(0..0, gap.iter().copied());
-                }
+                audio.splice(0..0, gap[..lead].iter().copied());
                 index += 1;
                 let start_sample = {
                     let mut spoken = spoken.lock().map_err(poisoned)?;
                     spoken.first_audio.get_or_insert_with(Instant::now);
-                    let start = spoken.audio.len() + if index > 1 { gap.len() } else { 0 };
+                    let start = spoken.audio.len() + lead;
                     spoken.audio.extend_from_slice(&audio);
                     start
                 };
@@ -392,18 +397,114 @@ impl Runtime {
     }
 }
 
-/// The sentences of `text` that are complete (another has begun after them) and were
-/// not yet sent; `sent` counts those sent. A sentence is only known to be over when the
-/// next begins: its end mark alone could be an abbreviation's or a number's.
-fn complete_sentences(text: &str, sent: &mut usize) -> Vec<Sentence> {
+/// The reply's opening clause is spoken on its own once it has this many words and the
+/// next clause has begun, so the first audio waits for a clause rather than for a long
+/// first sentence; later sentences are spoken whole (a clause alone is phrased a little
+/// less naturally, worth it only where the wait is felt).
+const EARLY_CLAUSE_WORDS: usize = 3;
+
+/// A first sentence that runs on this many words with no clause mark to stop at (a
+/// small model can write hundreds) is spoken up to there while the rest is written.
+const OPENING_WORDS: usize = 16;
+
+/// What of the reply has gone to the voice: whole sentences, then words of the next.
+#[derive(Debug, Default)]
+struct Sent {
+    sentences: usize,
+    words: usize,
+}
+
+/// The pieces of `text` ready to be spoken and not sent yet: sentences that are complete
+/// (another has begun after them, or the reply is `whole`), and the opening of the first
+/// early (see [`opening_piece`]). A sentence is only known to be over when the next
+/// begins: its end mark alone could be an abbreviation's or a number's.
+fn ready_pieces(text: &str, whole: bool, sent: &mut Sent) -> Vec<Sentence> {
     let mut sentences = split_sentences(&spoken_form(text));
-    sentences.pop();
-    if sentences.len() <= *sent {
-        return Vec::new();
+    let open = if whole { None } else { sentences.pop() };
+    let mut ready = Vec::new();
+    for sentence in sentences.into_iter().skip(sent.sentences) {
+        let rest = without_first_words(sentence, sent.words);
+        sent.sentences += 1;
+        sent.words = 0;
+        if !rest.clauses.is_empty() {
+            ready.push(rest);
+        }
     }
-    let new = sentences.split_off(*sent);
-    *sent += new.len();
-    new
+    if let (Some(open), 0, 0) = (open, sent.sentences, sent.words) {
+        if let Some(piece) = opening_piece(&open) {
+            sent.words = word_count(&piece);
+            ready.push(piece);
+        }
+    }
+    ready
+}
+
+/// What of the reply's first sentence, still being written, can be spoken already: its
+/// first clause once the next has begun and it has [`EARLY_CLAUSE_WORDS`], or, in a
+/// sentence running on past [`OPENING_WORDS`], that many words.
+fn opening_piece(open: &Sentence) -> Option<Sentence> {
+    let first = &open.clauses[0];
+    if open.clauses.len() > 1 && first.text.split_whitespace().count() >= EARLY_CLAUSE_WORDS {
+        return Some(Sentence {
+            clauses: vec![first.clone()],
+        });
+    }
+    // The last word may still be growing: only words with another after them count.
+    (word_count(open) > OPENING_WORDS).then(|| first_words(open, OPENING_WORDS))
+}
+
+fn word_count(sentence: &Sentence) -> usize {
+    sentence
+        .clauses
+        .iter()
+        .map(|c| c.text.split_whitespace().count())
+        .sum()
+}
+
+/// The first `n` words of `sentence`, a clause cut short left without its mark.
+fn first_words(sentence: &Sentence, mut n: usize) -> Sentence {
+    let mut clauses = Vec::new();
+    for clause in &sentence.clauses {
+        let words: Vec<&str> = clause.text.split_whitespace().collect();
+        if n == 0 {
+            break;
+        }
+        if words.len() <= n {
+            clauses.push(clause.clone());
+            n -= words.len();
+        } else {
+            clauses.push(Clause {
+                text: words[..n].join(" "),
+                terminator: None,
+            });
+            n = 0;
+        }
+    }
+    Sentence { clauses }
+}
+
+/// `sentence` without its first `n` words (those already spoken).
+fn without_first_words(sentence: Sentence, mut n: usize) -> Sentence {
+    let mut clauses = Vec::new();
+    for clause in sentence.clauses {
+        let words: Vec<&str> = clause.text.split_whitespace().collect();
+        if words.len() <= n {
+            n -= words.len();
+            continue;
+        }
+        let text = words[n..].join(" ");
+        n = 0;
+        clauses.push(Clause { text, ..clause });
+    }
+    Sentence { clauses }
+}
+
+/// Whether `piece` ends at a clause mark (`,` `;` `:`), the rest of its sentence to come.
+fn ends_mid_sentence(piece: &Sentence) -> bool {
+    matches!(
+        piece.clauses.last().and_then(|c| c.terminator),
+        Some(',' | ';' | ':')
+    )
 }
 
 /// The reply as a voice should read it: chat models write Markdown, whose marks a
@@ -431,21 +532,78 @@ fn poisoned<T>(_: std::sync::PoisonError<T>) -> RuntimeError {
 mod tests {
     use super::*;
 
+    fn texts(pieces: &[Sentence]) -> Vec<String> {
+        pieces.iter().map(Sentence::text).collect()
+    }
+
     #[test]
     fn sentences_are_sent_once_when_the_next_begins() {
-        let mut sent = 0;
-        assert!(complete_sentences("The capital is Paris", &mut sent).is_empty());
-        assert!(complete_sentences("The capital is Paris.", &mut sent).is_empty());
-        let first = complete_sentences("The capital is Paris. It is", &mut sent);
-        assert_eq!(first.len(), 1);
-        assert_eq!(first[0].text(), "The capital is Paris.");
-        assert!(complete_sentences("The capital is Paris. It is big", &mut sent).is_empty());
+        let mut sent = Sent::default();
+        let mut ready = |text: &str| texts(&ready_pieces(text, false, &mut sent));
+        assert!(ready("The capital is Paris").is_empty());
+        assert!(ready("The capital is Paris.").is_empty());
+        assert_eq!(
+            ready("The capital is Paris. It is"),
+            ["The capital is Paris."]
+        );
+        // Only the reply's opening clause is spoken early.
+        assert!(ready("The capital is Paris. It is big, old and").is_empty());
         // An abbreviation's period does not end the sentence.
-        let text = "The capital is Paris. It is big, e.g. bigger than Lyon. So";
-        let second = complete_sentences(text, &mut sent);
-        assert_eq!(second.len(), 1, "{second:?}");
-        assert!(second[0].text().contains("bigger than Lyon."));
-        assert_eq!(sent, 2);
+        let second = ready("The capital is Paris. It is big, old and e.g. bigger than Lyon. So");
+        assert_eq!(second, ["It is big, old and e.g. bigger than Lyon."]);
+        assert_eq!((sent.sentences, sent.words), (2, 0));
+        let last = texts(&ready_pieces(
+            "It is. So there.",
+            true,
+            &mut Sent {
+                sentences: 1,
+                words: 0,
+            },
+        ));
+        assert_eq!(last, ["So there."]);
+    }
+
+    #[test]
+    fn a_long_opening_clause_is_spoken_before_its_sentence_ends() {
+        let mut sent = Sent::default();
+        let mut ready = |text: &str| texts(&ready_pieces(text, false, &mut sent));
+        // Too short alone, and a clause is done only when the next begins.
+        assert!(ready("Yes, it").is_empty());
+        let mut sent = Sent::default();
+        let mut ready = |text: &str| texts(&ready_pieces(text, false, &mut sent));
+        assert!(ready("The capital of France is Paris,").is_empty());
+        assert_eq!(
+            ready("The capital of France is Paris, a"),
+            ["The capital of France is Paris,"]
+        );
+        assert!(ready("The capital of France is Paris, a city of art").is_empty());
+        // The rest of the sentence follows once it is over; the clause is not said twice.
+        assert_eq!(
+            ready("The capital of France is Paris, a city of art. It"),
+            ["a city of art."]
+        );
+        let mut sent = Sent::default();
+        let whole = ready_pieces("The capital of France is Paris, a city.", true, &mut sent);
+        assert_eq!(texts(&whole), ["The capital of France is Paris, a city."]);
+        assert!(ends_mid_sentence(
+            &ready_pieces("One two three, four", false, &mut Sent::default())[0]
+        ));
+        assert!(!ends_mid_sentence(&whole[0]));
+    }
+
+    #[test]
+    fn a_first_sentence_that_runs_on_is_spoken_in_parts() {
+        let mut sent = Sent::default();
+        let mut ready = |text: &str| texts(&ready_pieces(text, false, &mut sent));
+        let words = |n: usize| vec!["side of the"; n].join(" ");
+        // Sixteen words and one still being written: not yet.
+        let text = format!("Yes, the opposite {} of", words(4));
+        assert!(ready(&text).is_empty(), "{text}");
+        let text = format!("Yes, the opposite {} of the", words(4));
+        assert_eq!(ready(&text), [format!("Yes, the opposite {} of", words(4))]);
+        // Then the rest of that sentence once it ends, without the words said.
+        let text = format!("Yes, the opposite {} of the end. And", words(4));
+        assert_eq!(ready(&text), ["the end."]);
     }
 
     #[test]

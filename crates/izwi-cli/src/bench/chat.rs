@@ -194,7 +194,7 @@ pub fn run(args: ChatBenchArgs) -> Result<()> {
     let rows: [(&str, Stage); 5] = [
         ("words recognised (Whisper)", |t| t.asr_ms),
         ("reply's first token", |t| t.first_token_ms),
-        ("reply's first sentence written", |t| t.first_sentence_ms),
+        ("reply's first piece written", |t| t.first_sentence_ms),
         ("first audio ready to play", |t| t.first_audio_ms),
         ("reply whole (text and audio)", |t| t.total_ms),
     ];
