@@ -9,6 +9,7 @@ mod format;
 mod history;
 mod models;
 mod progress;
+mod serve;
 mod speak;
 mod transcribe;
 mod voices;
@@ -58,6 +59,8 @@ enum Command {
     Models(models::ModelsCommand),
     /// Past jobs and transcripts: list, search, show.
     History(history::HistoryArgs),
+    /// Serve Izwi's OpenAI-compatible API (transcription, speech, chat) on this machine.
+    Serve(serve::ServeArgs),
     /// Say text in a voice, to a WAV; or a script, one WAV per line.
     Speak(speak::SpeakArgs),
     /// The voice library: list, add, rename, remove.
@@ -89,6 +92,7 @@ fn main() -> ExitCode {
         Command::Transcribe(args) => transcribe::run(data_dir, args),
         Command::Models(command) => models::run(data_dir, command),
         Command::History(args) => history::run(data_dir, args),
+        Command::Serve(args) => serve::run(data_dir, args),
         Command::Speak(args) => speak::run(data_dir, args),
         Command::Voices { command } => voices::run(data_dir, command),
     };

@@ -901,17 +901,51 @@ impl Runtime {
         Ok(job)
     }
 
+    /// The WAV a finished speak job made.
+    pub async fn speech_file(&self, job_id: i64) -> Result<PathBuf, RuntimeError> {
+        let job = self.job(job_id).await?;
+        match (job.kind, job.status, &job.output) {
+            (JobKind::Speak, JobStatus::Done, Some(output)) => Ok(PathBuf::from(output)),
+            _ => Err(RuntimeError::InvalidRequest(format!(
+                "job {job_id} is not a finished speak job"
+            ))),
+        }
+    }
+
+    /// A finished speak job's audio, at `sample_rate` when given (resampled), else at
+    /// its voice's own rate.
+    pub async fn speech_clip(
+        &self,
+        job_id: i64,
+        sample_rate: Option<u32>,
+    ) -> Result<SpeechClip, RuntimeError> {
+        let path = self.speech_file(job_id).await?;
+        tokio::task::spawn_blocking(move || {
+            let failed = |source| RuntimeError::Audio {
+                path: path.clone(),
+                source,
+            };
+            let audio = izwi_audio::decode_file(&path).map_err(failed)?;
+            let samples = audio.to_mono();
+            Ok(match sample_rate {
+                Some(rate) if rate != audio.sample_rate => SpeechClip {
+                    sample_rate: rate,
+                    samples: izwi_audio::resample(&samples, audio.sample_rate, rate)
+                        .map_err(failed)?,
+                },
+                _ => SpeechClip {
+                    sample_rate: audio.sample_rate,
+                    samples,
+                },
+            })
+        })
+        .await
+        .map_err(|e| RuntimeError::InvalidRequest(format!("reading speech stopped: {e}")))?
+    }
+
     /// Copies a finished speak job's WAV to `path`, atomically.
     pub async fn save_speech(&self, job_id: i64, path: &Path) -> Result<(), RuntimeError> {
-        let job = self.job(job_id).await?;
-        let source = match (job.kind, job.status, &job.output) {
-            (JobKind::Speak, JobStatus::Done, Some(output)) => PathBuf::from(output),
-            _ => {
-                return Err(RuntimeError::InvalidRequest(format!(
-                    "job {job_id} is not a finished speak job"
-                )))
-            }
-        };
+        let source = self.speech_file(job_id).await?;
         let (target, from) = (path.to_path_buf(), source.clone());
         tokio::task::spawn_blocking(move || {
             let bytes = std::fs::read(&from).map_err(|source| RuntimeError::Io {

@@ -1,0 +1,64 @@
+//! `izwi serve`: Izwi's OpenAI-compatible API (crates/izwi-server) until Ctrl+C or
+//! SIGTERM.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Result;
+use clap::Args;
+use izwi_runtime::NoEvents;
+use izwi_server::ServerConfig;
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// The address to listen on. Anything but a loopback address needs --api-key.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: IpAddr,
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// Required from clients as `Authorization: Bearer KEY`.
+    #[arg(long, env = "IZWI_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+    /// A web page origin (e.g. http://localhost:5173) allowed to call the API from a
+    /// browser; give it again for more. Pages of any other origin are refused.
+    #[arg(long = "allow-origin")]
+    allow_origins: Vec<String>,
+}
+
+pub fn run(data_dir: Option<PathBuf>, args: ServeArgs) -> Result<()> {
+    let (tokio, runtime) = crate::open(data_dir, Arc::new(NoEvents))?;
+    let config = ServerConfig {
+        addr: SocketAddr::new(args.host, args.port),
+        api_key: args.api_key.filter(|k| !k.is_empty()),
+        allowed_origins: args.allow_origins,
+    };
+    let runtime = Arc::new(runtime);
+    tokio.block_on(izwi_server::serve(
+        runtime.clone(),
+        config,
+        |addr| {
+            // Scripts wait for this line to know the server is up and on which port.
+            println!("Izwi's API is listening on http://{addr}/v1");
+        },
+        stopped(),
+    ))?;
+    tokio.block_on(runtime.shutdown());
+    Ok(())
+}
+
+/// Ctrl+C, or (on Unix) SIGTERM as service managers send.
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}

@@ -1,0 +1,510 @@
+//! `izwi serve`, Izwi's OpenAI-compatible API, as a real process on 127.0.0.1 with the
+//! real models of scripts/fetch-assets.sh imported (tiny.en, the joe voice, SmolLM2):
+//! every transcription format, speech as WAV and PCM (transcribed back), chat completions
+//! whole and streamed, errors in OpenAI's shape (after which the server still answers),
+//! the API key, foreign Host and Origin refused, and each request a job in the history.
+//! tests/fixtures/openai_contract.py runs the same against the official `openai` client.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use izwi_test_support::asset;
+use reqwest::blocking::{multipart, Client};
+use serde_json::{json, Value};
+
+const JFK: &str = "ask not what your country can do for you";
+
+fn izwi(data: &Path, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_izwi"))
+        .arg("--data-dir")
+        .arg(data)
+        .args(args)
+        .output()
+        .expect("izwi runs");
+    assert!(
+        out.status.success(),
+        "izwi {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// A data folder with the test models imported; the library voice's id.
+fn data_with_models(data: &Path) -> String {
+    for model in [
+        asset("models/whisper-tiny.en"),
+        asset("voices/en_US-joe-medium/en_US-joe-medium.onnx"),
+    ] {
+        izwi(data, &["models", "import", &model.display().to_string()]);
+    }
+    let gguf = asset("models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf");
+    izwi(
+        data,
+        &[
+            "models",
+            "import",
+            &gguf.display().to_string(),
+            "--name",
+            "smollm2",
+        ],
+    );
+    let voices: Value = serde_json::from_str(&izwi(data, &["voices", "list", "--json"])).unwrap();
+    voices[0]["id"].to_string()
+}
+
+/// A running `izwi serve`, stopped when dropped.
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Server {
+    fn start(data: &Path, args: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_izwi"))
+            .arg("--data-dir")
+            .arg(data)
+            .args(["serve", "--port", "0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("izwi serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("izwi serve says where it listens");
+        let base = line
+            .trim()
+            .rsplit(' ')
+            .next()
+            .expect("an address")
+            .trim_end_matches("/v1")
+            .to_string();
+        assert!(base.starts_with("http://127.0.0.1:"), "{line:?}");
+        Self { child, base }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn client() -> Client {
+    Client::builder()
+        .timeout(std::time::Duration::from_secs(300))
+        .build()
+        .unwrap()
+}
+
+fn transcribe(
+    server: &Server,
+    file: &Path,
+    fields: &[(&str, &str)],
+) -> reqwest::blocking::Response {
+    let mut form = multipart::Form::new()
+        .file("file", file)
+        .expect("reads the file");
+    for (k, v) in fields {
+        form = form.text(k.to_string(), v.to_string());
+    }
+    client()
+        .post(server.url("/v1/audio/transcriptions"))
+        .multipart(form)
+        .send()
+        .expect("answers")
+}
+
+/// An OpenAI-shaped error: its status, type and param.
+fn assert_error(response: reqwest::blocking::Response, status: u16, kind: &str) -> Value {
+    assert_eq!(response.status().as_u16(), status);
+    let body: Value = response.json().expect("a JSON error");
+    assert_eq!(body["error"]["type"], kind, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+    body
+}
+
+#[test]
+fn the_api_answers_as_openai_does() {
+    let data = tempfile::tempdir().unwrap();
+    let voice = data_with_models(data.path());
+    let server = Server::start(data.path(), &[]);
+    let jfk = asset("speech/jfk.wav");
+
+    let models: Value = client()
+        .get(server.url("/v1/models"))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let ids: Vec<&str> = models["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    for id in [
+        "local/whisper-tiny.en",
+        "local/smollm2",
+        "whisper-1",
+        "tts-1",
+    ] {
+        assert!(ids.contains(&id), "{id} not in {ids:?}");
+    }
+
+    // Every format.
+    let json: Value = transcribe(&server, &jfk, &[("model", "whisper-1")])
+        .json()
+        .unwrap();
+    assert!(
+        json["text"].as_str().unwrap().to_lowercase().contains(JFK),
+        "{json}"
+    );
+    let text = transcribe(
+        &server,
+        &jfk,
+        &[
+            ("model", "local/whisper-tiny.en"),
+            ("response_format", "text"),
+        ],
+    );
+    assert!(text.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    assert!(text.text().unwrap().to_lowercase().contains(JFK));
+    let srt = transcribe(
+        &server,
+        &jfk,
+        &[("model", "whisper-1"), ("response_format", "srt")],
+    )
+    .text()
+    .unwrap();
+    assert!(srt.starts_with("1\n00:00:00,000 --> "), "{srt}");
+    let vtt = transcribe(
+        &server,
+        &jfk,
+        &[("model", "whisper-1"), ("response_format", "vtt")],
+    )
+    .text()
+    .unwrap();
+    assert!(vtt.starts_with("WEBVTT"), "{vtt}");
+    let verbose: Value = transcribe(
+        &server,
+        &jfk,
+        &[("model", "whisper-1"), ("response_format", "verbose_json")],
+    )
+    .json()
+    .unwrap();
+    assert_eq!(verbose["task"], "transcribe");
+    assert!(
+        (verbose["duration"].as_f64().unwrap() - 11.0).abs() < 0.5,
+        "{verbose}"
+    );
+    let segments = verbose["segments"].as_array().unwrap();
+    assert!(
+        !segments.is_empty()
+            && segments
+                .iter()
+                .all(|s| s["end"].as_f64() >= s["start"].as_f64())
+    );
+
+    // Bad requests: OpenAI's shape, the field named, and the server still answers.
+    let not_audio = data.path().join("notes.wav");
+    std::fs::write(&not_audio, b"this is not a WAV file at all").unwrap();
+    let body = assert_error(
+        transcribe(&server, &not_audio, &[("model", "whisper-1")]),
+        400,
+        "invalid_request_error",
+    );
+    assert_eq!(body["error"]["param"], "file");
+    let body = assert_error(transcribe(&server, &jfk, &[]), 400, "invalid_request_error");
+    assert_eq!(body["error"]["param"], "model");
+    let body = assert_error(
+        transcribe(&server, &jfk, &[("model", "local/smollm2")]),
+        404,
+        "invalid_request_error",
+    );
+    assert_eq!(body["error"]["code"], "model_not_found");
+    assert_error(
+        transcribe(
+            &server,
+            &jfk,
+            &[("model", "whisper-1"), ("response_format", "mp3")],
+        ),
+        400,
+        "invalid_request_error",
+    );
+    assert_error(
+        client()
+            .post(server.url("/v1/audio/speech"))
+            .body("{not json")
+            .header("content-type", "application/json")
+            .send()
+            .unwrap(),
+        400,
+        "invalid_request_error",
+    );
+    assert_error(
+        client().get(server.url("/v1/nothing")).send().unwrap(),
+        404,
+        "invalid_request_error",
+    );
+    assert!(client()
+        .get(server.url("/v1/models"))
+        .send()
+        .unwrap()
+        .status()
+        .is_success());
+
+    // Speech, as WAV and as 24 kHz PCM, heard back by Whisper.
+    let said = "The museum opens at nine in the morning.";
+    let speak = |format: &str| {
+        client()
+            .post(server.url("/v1/audio/speech"))
+            .json(&json!({ "model": "tts-1", "input": said, "voice": voice.trim_matches('"'), "response_format": format }))
+            .send()
+            .unwrap()
+    };
+    let wav = speak("wav");
+    assert_eq!(wav.headers()["content-type"], "audio/wav");
+    let wav = wav.bytes().unwrap();
+    assert_eq!(&wav[..4], b"RIFF");
+    let wav_path = data.path().join("said.wav");
+    std::fs::write(&wav_path, &wav).unwrap();
+    let heard: Value = transcribe(&server, &wav_path, &[("model", "whisper-1")])
+        .json()
+        .unwrap();
+    let heard = heard["text"].as_str().unwrap().to_lowercase();
+    assert!(
+        heard.contains("museum") && (heard.contains("nine") || heard.contains(" 9 ")),
+        "{heard}"
+    );
+    let pcm = speak("pcm").bytes().unwrap();
+    let reader = hound::WavReader::new(std::io::Cursor::new(&wav[..])).unwrap();
+    let wav_seconds = reader.duration() as f64 / f64::from(reader.spec().sample_rate);
+    let pcm_seconds = pcm.len() as f64 / 2.0 / 24_000.0;
+    assert!(
+        pcm.len() % 2 == 0 && (pcm_seconds - wav_seconds).abs() < 0.05,
+        "{pcm_seconds} s vs {wav_seconds} s"
+    );
+    let body = assert_error(
+        client()
+            .post(server.url("/v1/audio/speech"))
+            .json(&json!({ "model": "tts-1", "input": said, "voice": "/etc/passwd" }))
+            .send()
+            .unwrap(),
+        400,
+        "invalid_request_error",
+    );
+    assert_eq!(body["error"]["param"], "voice");
+
+    // Chat, whole and streamed.
+    let question = json!([
+        { "role": "system", "content": "You are a helpful assistant. Answer in one short sentence." },
+        { "role": "user", "content": "What is the capital of France?" },
+    ]);
+    let whole: Value = client()
+        .post(server.url("/v1/chat/completions"))
+        .json(&json!({ "model": "local/smollm2", "messages": question, "max_tokens": 48 }))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(whole["object"], "chat.completion");
+    assert_eq!(whole["choices"][0]["message"]["role"], "assistant");
+    let reply = whole["choices"][0]["message"]["content"].as_str().unwrap();
+    assert!(reply.contains("Paris"), "{whole}");
+    let stream = client()
+        .post(server.url("/v1/chat/completions"))
+        .json(&json!({ "model": "local/smollm2", "messages": question, "max_tokens": 48, "stream": true }))
+        .send()
+        .unwrap();
+    assert!(stream.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
+    let events: Vec<String> = stream
+        .text()
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: ").map(str::to_owned))
+        .collect();
+    assert_eq!(events.last().map(String::as_str), Some("[DONE]"));
+    let chunks: Vec<Value> = events[..events.len() - 1]
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect();
+    let streamed: String = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert_eq!(streamed, reply, "greedy: the same reply whole and streamed");
+    assert_eq!(
+        chunks.last().unwrap()["choices"][0]["finish_reason"],
+        "stop"
+    );
+    let body = assert_error(
+        client()
+            .post(server.url("/v1/chat/completions"))
+            .json(&json!({ "model": "local/whisper-tiny.en", "messages": question }))
+            .send()
+            .unwrap(),
+        404,
+        "invalid_request_error",
+    );
+    assert_eq!(body["error"]["code"], "model_not_found");
+
+    // Every transcription and speech is a job in the history, as the app's are.
+    drop(server);
+    let jobs: Value = serde_json::from_str(&izwi(data.path(), &["history", "--json"])).unwrap();
+    let kinds: Vec<&str> = jobs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|j| j["kind"].as_str())
+        .collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "transcribe").count(),
+        6,
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "speak").count(),
+        2,
+        "{kinds:?}"
+    );
+}
+
+#[test]
+fn keys_hosts_and_origins_are_checked() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        data.path(),
+        &[
+            "--api-key",
+            "s3cret",
+            "--allow-origin",
+            "http://localhost:5173",
+        ],
+    );
+    let models = || client().get(server.url("/v1/models"));
+    let body = assert_error(models().send().unwrap(), 401, "authentication_error");
+    assert_eq!(body["error"]["code"], "invalid_api_key");
+    assert_error(
+        models().bearer_auth("wrong").send().unwrap(),
+        401,
+        "authentication_error",
+    );
+    assert!(models()
+        .bearer_auth("s3cret")
+        .send()
+        .unwrap()
+        .status()
+        .is_success());
+    // A page whose DNS name was re-pointed at 127.0.0.1 sends its own name as Host.
+    assert_error(
+        models()
+            .bearer_auth("s3cret")
+            .header("host", "evil.example")
+            .send()
+            .unwrap(),
+        403,
+        "permission_error",
+    );
+    // A page of another origin, even with the key.
+    assert_error(
+        models()
+            .bearer_auth("s3cret")
+            .header("origin", "http://evil.example")
+            .send()
+            .unwrap(),
+        403,
+        "permission_error",
+    );
+    let allowed = models()
+        .bearer_auth("s3cret")
+        .header("origin", "http://localhost:5173")
+        .send()
+        .unwrap();
+    assert!(allowed.status().is_success());
+    assert_eq!(
+        allowed.headers()["access-control-allow-origin"],
+        "http://localhost:5173"
+    );
+}
+
+#[test]
+fn listening_beyond_this_machine_needs_a_key() {
+    let data = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_izwi"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["serve", "--host", "0.0.0.0", "--port", "0"])
+        .env_remove("IZWI_API_KEY")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--api-key"), "{err}");
+}
+
+/// The official client, pinned, in a venv kept in the build's scratch folder.
+const OPENAI_CLIENT: &str = "openai==3.57.0";
+
+fn openai_python() -> std::path::PathBuf {
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("openai-venv");
+    let python = venv.join(if cfg!(windows) {
+        "Scripts/python.exe"
+    } else {
+        "bin/python"
+    });
+    let installed = venv.join(format!(".izwi-{OPENAI_CLIENT}"));
+    if !installed.exists() {
+        let run = |cmd: &mut Command| {
+            let status = cmd.status().expect("runs");
+            assert!(status.success(), "{cmd:?}");
+        };
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+        run(Command::new(&python).args(["-m", "pip", "install", "-q", OPENAI_CLIENT]));
+        std::fs::write(&installed, b"").unwrap();
+    }
+    python
+}
+
+#[test]
+fn the_official_openai_client_gets_what_openai_would_give() {
+    let python = openai_python();
+    let data = tempfile::tempdir().unwrap();
+    let voice = data_with_models(data.path());
+    let server = Server::start(data.path(), &["--api-key", "contract-key"]);
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/openai_contract.py");
+    let out = Command::new(python)
+        .arg(script)
+        .arg(server.url("/v1"))
+        .arg("contract-key")
+        .arg(voice.trim_matches('"'))
+        .arg(asset("speech/jfk.wav"))
+        .output()
+        .expect("python runs");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("every check passed"), "{said}");
+}

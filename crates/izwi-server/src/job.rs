@@ -1,0 +1,56 @@
+//! A job started for one request. If the client goes away before it is done (axum then
+//! drops the handler's future), the job is cancelled: nobody's work runs on for no one.
+
+use std::sync::Arc;
+
+use izwi_runtime::{Job, JobStatus, Runtime};
+
+use crate::error::ApiError;
+
+pub(crate) struct RequestJob {
+    runtime: Arc<Runtime>,
+    id: i64,
+    finished: bool,
+}
+
+impl RequestJob {
+    pub fn new(runtime: Arc<Runtime>, job: &Job) -> Self {
+        Self {
+            runtime,
+            id: job.id,
+            finished: false,
+        }
+    }
+
+    /// The job once done; a job that failed is the request's error.
+    pub async fn finished(mut self) -> Result<Job, ApiError> {
+        let job = self.runtime.wait_job(self.id).await?;
+        self.finished = true;
+        match job.status {
+            JobStatus::Done => Ok(job),
+            _ => Err(ApiError::internal(format!(
+                "job {} {}: {}",
+                job.id,
+                format!("{:?}", job.status).to_lowercase(),
+                job.error.as_deref().unwrap_or("no reason given")
+            ))),
+        }
+    }
+}
+
+impl Drop for RequestJob {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        let (runtime, id) = (self.runtime.clone(), self.id);
+        // Dropped inside a request's task, so a runtime is there to run the cancel on.
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                if let Err(e) = runtime.cancel_job(id).await {
+                    tracing::warn!(job = id, error = %e, "could not cancel an abandoned job");
+                }
+            });
+        }
+    }
+}

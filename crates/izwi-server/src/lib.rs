@@ -1,0 +1,108 @@
+//! Izwi's OpenAI-compatible HTTP API, served by `izwi serve`: other programs (editors,
+//! scripts, agents) that speak OpenAI's audio and chat API use Izwi's local models
+//! through it. Each handler parses the request, calls izwi-runtime and shapes the answer
+//! as OpenAI does; transcriptions and speech are jobs in the history like the app's.
+//!
+//! Safe by default (see [`guard`]): it binds 127.0.0.1, answers only requests addressed
+//! to the address it is bound to and none from a web page of another origin, needs an API
+//! key when bound anywhere else, limits uploads and texts, and refuses work beyond a
+//! bounded number of requests at once (429) instead of queueing without end.
+
+mod chat;
+mod error;
+mod guard;
+mod job;
+mod models;
+mod speech;
+mod transcriptions;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use axum::Router;
+use izwi_runtime::Runtime;
+use tokio::sync::Semaphore;
+
+pub use error::ApiError;
+pub use guard::Access;
+
+/// Largest audio upload, as OpenAI's own limit.
+pub const MAX_UPLOAD_BYTES: usize = 25 * 1024 * 1024;
+/// Requests served at once; more are refused with 429 (the engine batches those it has).
+pub const MAX_CONCURRENT_REQUESTS: usize = 64;
+
+/// How the server is reached and who may use it.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub addr: SocketAddr,
+    /// Required as `Authorization: Bearer KEY` when set; must be set to bind beyond
+    /// loopback.
+    pub api_key: Option<String>,
+    /// Web page origins (`http://localhost:5173`) allowed to call the API from a browser.
+    pub allowed_origins: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("{0} is reachable from other machines: give an API key (--api-key) to bind there")]
+    NeedsKey(SocketAddr),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("the server stopped: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What every handler shares.
+#[derive(Clone)]
+pub(crate) struct AppState {
+    pub runtime: Arc<Runtime>,
+}
+
+/// The API's routes over `runtime`, with `access`'s checks in front of them.
+pub fn router(runtime: Arc<Runtime>, access: Access) -> Router {
+    let state = AppState { runtime };
+    let busy = Arc::new(Semaphore::new(MAX_CONCURRENT_REQUESTS));
+    Router::new()
+        .route("/v1/models", get(models::list))
+        .route("/v1/audio/transcriptions", post(transcriptions::transcribe))
+        .route("/v1/audio/translations", post(transcriptions::translate))
+        .route("/v1/audio/speech", post(speech::speak))
+        .route("/v1/chat/completions", post(chat::complete))
+        .fallback(error::not_found)
+        .layer(DefaultBodyLimit::max(MAX_UPLOAD_BYTES + 64 * 1024))
+        .layer(axum::middleware::from_fn(move |request, next| {
+            guard::check(access.clone(), busy.clone(), request, next)
+        }))
+        .with_state(state)
+}
+
+/// Serves the API on `config.addr` until `shutdown` resolves; returns the address it
+/// listened on once bound through `bound` (port 0 picks a free port).
+pub async fn serve(
+    runtime: Arc<Runtime>,
+    config: ServerConfig,
+    bound: impl FnOnce(SocketAddr),
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    if !config.addr.ip().is_loopback() && config.api_key.is_none() {
+        return Err(ServeError::NeedsKey(config.addr));
+    }
+    let listener = tokio::net::TcpListener::bind(config.addr)
+        .await
+        .map_err(|source| ServeError::Bind {
+            addr: config.addr,
+            source,
+        })?;
+    let addr = listener.local_addr()?;
+    let access = Access::new(addr, config.api_key, config.allowed_origins);
+    bound(addr);
+    axum::serve(listener, router(runtime, access))
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    Ok(())
+}

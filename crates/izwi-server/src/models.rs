@@ -1,0 +1,48 @@
+//! `GET /v1/models`: the installed models, by the ids `izwi models list` shows, and the
+//! OpenAI names that stand for the defaults (`whisper-1`, `tts-1`).
+
+use axum::extract::State;
+use axum::Json;
+use izwi_runtime::{ModelInfo, ModelStatus, ModelTask};
+use serde_json::{json, Value};
+
+use crate::error::ApiError;
+use crate::AppState;
+
+/// OpenAI's transcription model name: the default Whisper model.
+pub(crate) const WHISPER_1: &str = "whisper-1";
+/// OpenAI's speech model names: the voice asked for brings its own model.
+pub(crate) const TTS_MODELS: &[&str] = &["tts-1", "tts-1-hd", "gpt-4o-mini-tts"];
+
+pub(crate) async fn list(State(state): State<AppState>) -> Json<Value> {
+    let installed = state
+        .runtime
+        .models()
+        .into_iter()
+        .filter(|m| m.status == ModelStatus::Installed);
+    let mut data: Vec<Value> = installed.map(|m| entry(&m.id)).collect();
+    data.push(entry(WHISPER_1));
+    data.extend(TTS_MODELS.iter().map(|id| entry(id)));
+    Json(json!({ "object": "list", "data": data }))
+}
+
+fn entry(id: &str) -> Value {
+    json!({ "id": id, "object": "model", "created": 0, "owned_by": "izwi" })
+}
+
+/// The installed model `id`, which must be for `task`.
+pub(crate) fn installed(
+    state: &AppState,
+    id: &str,
+    task: ModelTask,
+) -> Result<ModelInfo, ApiError> {
+    let what = match task {
+        ModelTask::Transcribe => "an installed speech-to-text model",
+        ModelTask::Speak => "an installed voice model",
+        ModelTask::Chat => "an installed chat model",
+    };
+    match state.runtime.model(id) {
+        Ok(m) if m.status == ModelStatus::Installed && m.task == task => Ok(m),
+        _ => Err(ApiError::model_not_found(id, what)),
+    }
+}
