@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use clap::Args;
-use izwi_runtime::NoEvents;
-use izwi_server::ServerConfig;
+use izwi_server::{ServerConfig, ServerEvents};
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -27,7 +26,8 @@ pub struct ServeArgs {
 }
 
 pub fn run(data_dir: Option<PathBuf>, args: ServeArgs) -> Result<()> {
-    let (tokio, runtime) = crate::open(data_dir, Arc::new(NoEvents))?;
+    let events = Arc::new(ServerEvents::new());
+    let (tokio, runtime) = crate::open(data_dir, events.clone())?;
     let config = ServerConfig {
         addr: SocketAddr::new(args.host, args.port),
         api_key: args.api_key.filter(|k| !k.is_empty()),
@@ -36,6 +36,7 @@ pub fn run(data_dir: Option<PathBuf>, args: ServeArgs) -> Result<()> {
     let runtime = Arc::new(runtime);
     tokio.block_on(izwi_server::serve(
         runtime.clone(),
+        events,
         config,
         |addr| {
             // Scripts wait for this line to know the server is up and on which port.

@@ -508,3 +508,56 @@ fn the_official_openai_client_gets_what_openai_would_give() {
     assert!(out.status.success(), "{said}");
     assert!(said.contains("every check passed"), "{said}");
 }
+
+#[test]
+fn a_client_that_goes_away_cancels_its_job() {
+    let data = tempfile::tempdir().unwrap();
+    izwi(
+        data.path(),
+        &[
+            "models",
+            "import",
+            &asset("models/whisper-tiny.en").display().to_string(),
+        ],
+    );
+    // Eleven minutes of speech: far longer to transcribe than the client waits.
+    let long = data.path().join("long.wav");
+    let mut reader = hound::WavReader::open(asset("speech/jfk.wav")).unwrap();
+    let spec = reader.spec();
+    let samples: Vec<i16> = reader.samples::<i16>().map(Result::unwrap).collect();
+    let mut writer = hound::WavWriter::create(&long, spec).unwrap();
+    for _ in 0..60 {
+        for &s in &samples {
+            writer.write_sample(s).unwrap();
+        }
+    }
+    writer.finalize().unwrap();
+
+    let server = Server::start(data.path(), &[]);
+    let form = multipart::Form::new()
+        .file("file", &long)
+        .unwrap()
+        .text("model", "whisper-1");
+    let gone = Client::builder()
+        .timeout(std::time::Duration::from_secs(3))
+        .build()
+        .unwrap()
+        .post(server.url("/v1/audio/transcriptions"))
+        .multipart(form)
+        .send();
+    assert!(
+        gone.is_err_and(|e| e.is_timeout()),
+        "the client gave up waiting"
+    );
+    // The job it left is cancelled, not run to its end for no one.
+    let status = || -> Option<String> {
+        let jobs: Value = serde_json::from_str(&izwi(data.path(), &["history", "--json"])).unwrap();
+        jobs[0]["status"].as_str().map(str::to_owned)
+    };
+    let started = std::time::Instant::now();
+    while status().as_deref() != Some("cancelled") {
+        // A guard against hanging, not a speed check.
+        assert!(started.elapsed().as_secs() < 120, "{:?}", status());
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}

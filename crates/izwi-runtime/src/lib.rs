@@ -30,7 +30,7 @@ pub use history::{
     BatchDetail, BatchLine, BatchLineStatus, JobDetail, SpeechDetail, TranscriptDetail, VoiceUsed,
 };
 pub use izwi_audio::{input_devices, output_devices, AudioError, DeviceInfo, Microphone, Playback};
-pub use izwi_audio::{load_for_asr, peaks, write_wav};
+pub use izwi_audio::{load_for_asr, peaks, resample, write_wav};
 pub use izwi_core::allocator::tune_for_inference;
 pub use izwi_core::engine::{EngineStatus, MetricsSnapshot};
 pub use izwi_core::models::whisper::Task;
@@ -46,7 +46,7 @@ pub use models::LoadedModel;
 pub use runtime::{Runtime, RuntimeConfig, DEFAULT_TRANSCRIBE_MODEL};
 pub use speak::{
     read_lines, SpeakBatchRequest, SpeakFileRequest, SpeakRequest, SpeechClip, MANIFEST_NAME,
-    MAX_SPEAK_CHARS,
+    MAX_SPEAK_CHARS, SENTENCE_GAP_SECONDS,
 };
 pub use transcribe::TranscribeRequest;
 pub use vad::vad_path;

@@ -31,7 +31,7 @@ use crate::voices::{check_settings, VoiceChoice};
 use crate::{Event, Runtime, RuntimeError};
 
 /// Silence between sentences: the voice's own trailing silence is short.
-pub(crate) const SENTENCE_GAP_SECONDS: f32 = 0.15;
+pub const SENTENCE_GAP_SECONDS: f32 = 0.15;
 /// Peak level each sentence is normalized to (piper normalizes to full scale; a
 /// little headroom keeps 16-bit files from clipping after resampling).
 const PEAK: f32 = 0.95;
@@ -910,37 +910,6 @@ impl Runtime {
                 "job {job_id} is not a finished speak job"
             ))),
         }
-    }
-
-    /// A finished speak job's audio, at `sample_rate` when given (resampled), else at
-    /// its voice's own rate.
-    pub async fn speech_clip(
-        &self,
-        job_id: i64,
-        sample_rate: Option<u32>,
-    ) -> Result<SpeechClip, RuntimeError> {
-        let path = self.speech_file(job_id).await?;
-        tokio::task::spawn_blocking(move || {
-            let failed = |source| RuntimeError::Audio {
-                path: path.clone(),
-                source,
-            };
-            let audio = izwi_audio::decode_file(&path).map_err(failed)?;
-            let samples = audio.to_mono();
-            Ok(match sample_rate {
-                Some(rate) if rate != audio.sample_rate => SpeechClip {
-                    sample_rate: rate,
-                    samples: izwi_audio::resample(&samples, audio.sample_rate, rate)
-                        .map_err(failed)?,
-                },
-                _ => SpeechClip {
-                    sample_rate: audio.sample_rate,
-                    samples,
-                },
-            })
-        })
-        .await
-        .map_err(|e| RuntimeError::InvalidRequest(format!("reading speech stopped: {e}")))?
     }
 
     /// Copies a finished speak job's WAV to `path`, atomically.

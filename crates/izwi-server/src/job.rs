@@ -22,6 +22,15 @@ impl RequestJob {
         }
     }
 
+    pub fn id(&self) -> i64 {
+        self.id
+    }
+
+    /// The job ended (its end was seen another way): dropping this no longer cancels it.
+    pub fn ended(&mut self) {
+        self.finished = true;
+    }
+
     /// The job once done; a job that failed is the request's error.
     pub async fn finished(mut self) -> Result<Job, ApiError> {
         let job = self.runtime.wait_job(self.id).await?;

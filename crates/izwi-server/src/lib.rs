@@ -10,6 +10,7 @@
 
 mod chat;
 mod error;
+mod events;
 mod guard;
 mod job;
 mod models;
@@ -26,6 +27,7 @@ use izwi_runtime::Runtime;
 use tokio::sync::Semaphore;
 
 pub use error::ApiError;
+pub use events::ServerEvents;
 pub use guard::Access;
 
 /// Largest audio upload, as OpenAI's own limit.
@@ -61,11 +63,13 @@ pub enum ServeError {
 #[derive(Clone)]
 pub(crate) struct AppState {
     pub runtime: Arc<Runtime>,
+    pub events: Arc<ServerEvents>,
 }
 
-/// The API's routes over `runtime`, with `access`'s checks in front of them.
-pub fn router(runtime: Arc<Runtime>, access: Access) -> Router {
-    let state = AppState { runtime };
+/// The API's routes over `runtime`, whose events go to `events`, with `access`'s
+/// checks in front of them.
+pub fn router(runtime: Arc<Runtime>, events: Arc<ServerEvents>, access: Access) -> Router {
+    let state = AppState { runtime, events };
     let busy = Arc::new(Semaphore::new(MAX_CONCURRENT_REQUESTS));
     Router::new()
         .route("/v1/models", get(models::list))
@@ -82,9 +86,11 @@ pub fn router(runtime: Arc<Runtime>, access: Access) -> Router {
 }
 
 /// Serves the API on `config.addr` until `shutdown` resolves; returns the address it
-/// listened on once bound through `bound` (port 0 picks a free port).
+/// listened on once bound through `bound` (port 0 picks a free port). `runtime` must
+/// have been opened with `events` as its event sink.
 pub async fn serve(
     runtime: Arc<Runtime>,
+    events: Arc<ServerEvents>,
     config: ServerConfig,
     bound: impl FnOnce(SocketAddr),
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
@@ -101,7 +107,7 @@ pub async fn serve(
     let addr = listener.local_addr()?;
     let access = Access::new(addr, config.api_key, config.allowed_origins);
     bound(addr);
-    axum::serve(listener, router(runtime, access))
+    axum::serve(listener, router(runtime, events, access))
         .with_graceful_shutdown(shutdown)
         .await?;
     Ok(())

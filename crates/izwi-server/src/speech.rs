@@ -1,15 +1,20 @@
 //! `POST /v1/audio/speech`: `input` said by `voice`, a voice of the library (its name or
 //! id), as a speak job in the history. `model` is one of OpenAI's names (the voice brings
 //! its own model) or the voice's own model id. `response_format` is `wav` (the default;
-//! Izwi writes no MP3) or `pcm` (16-bit little-endian mono at 24 kHz, as OpenAI's).
+//! Izwi writes no MP3), sent whole, or `pcm` (16-bit little-endian mono at 24 kHz, as
+//! OpenAI's), streamed sentence by sentence as the voice makes them.
 
+use axum::body::Body;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use izwi_runtime::{SpeakRequest, VoiceInfo, MAX_SPEAK_CHARS};
+use izwi_runtime::{
+    resample, Event, JobStatus, SpeakRequest, VoiceInfo, MAX_SPEAK_CHARS, SENTENCE_GAP_SECONDS,
+};
 use serde::Deserialize;
+use tokio::sync::broadcast;
 
 use crate::error::ApiError;
 use crate::job::RequestJob;
@@ -81,6 +86,8 @@ pub(crate) async fn speak(
             ),
         ));
     }
+    // Following the job's events from before it starts: none can be missed.
+    let events = state.events.subscribe();
     let job = state
         .runtime
         .speak(SpeakRequest {
@@ -90,23 +97,104 @@ pub(crate) async fn speak(
             speed: body.speed,
         })
         .await?;
-    let job = RequestJob::new(state.runtime.clone(), &job)
-        .finished()
-        .await?;
+    let job = RequestJob::new(state.runtime.clone(), &job);
     if pcm {
-        let clip = state.runtime.speech_clip(job.id, Some(PCM_RATE)).await?;
-        let bytes: Vec<u8> = clip
-            .samples
-            .iter()
-            .flat_map(|s| ((s.clamp(-1.0, 1.0) * 32767.0).round() as i16).to_le_bytes())
-            .collect();
-        return Ok(([(header::CONTENT_TYPE, "audio/pcm")], bytes).into_response());
+        let stream = futures::stream::unfold(
+            Some(PcmStream {
+                events,
+                job,
+                sent: 0,
+            }),
+            |state| async move {
+                let mut state = state?;
+                let next = state.next().await;
+                next.map(|item| (item, Some(state)))
+            },
+        );
+        return Ok((
+            [(header::CONTENT_TYPE, "audio/pcm")],
+            Body::from_stream(stream),
+        )
+            .into_response());
     }
+    let job = job.finished().await?;
     let path = state.runtime.speech_file(job.id).await?;
     let bytes = tokio::fs::read(&path)
         .await
         .map_err(|e| ApiError::internal(format!("{}: {e}", path.display())))?;
     Ok(([(header::CONTENT_TYPE, "audio/wav")], bytes).into_response())
+}
+
+/// A speak job's sentences as PCM, in order, as they are made; the stream ends with the
+/// job. Dropped early (the client went away), its `RequestJob` cancels the job.
+struct PcmStream {
+    events: broadcast::Receiver<Event>,
+    job: RequestJob,
+    /// Sentences sent so far.
+    sent: usize,
+}
+
+impl PcmStream {
+    /// The next sentence's bytes (after a sentence's gap), an error that ends the
+    /// response unfinished, or None when the job is done.
+    async fn next(&mut self) -> Option<Result<Vec<u8>, std::io::Error>> {
+        let failed = |message: String| Some(Err(std::io::Error::other(message)));
+        loop {
+            let event = match self.events.recv().await {
+                Ok(event) => event,
+                Err(broadcast::error::RecvError::Lagged(n)) => {
+                    return failed(format!("the speech stream fell {n} events behind"));
+                }
+                Err(broadcast::error::RecvError::Closed) => {
+                    return failed("the server is stopping".into());
+                }
+            };
+            match event {
+                Event::SpeechAudio {
+                    job_id,
+                    sample_rate,
+                    samples,
+                    ..
+                } if job_id == self.job.id() => {
+                    let gap = if self.sent > 0 {
+                        (SENTENCE_GAP_SECONDS * PCM_RATE as f32) as usize
+                    } else {
+                        0
+                    };
+                    self.sent += 1;
+                    let mut pcm = vec![0f32; gap];
+                    match resample(&samples, sample_rate, PCM_RATE) {
+                        Ok(resampled) => pcm.extend(resampled),
+                        Err(e) => return failed(format!("resampling the speech: {e}")),
+                    }
+                    return Some(Ok(pcm_bytes(&pcm)));
+                }
+                Event::JobFinished {
+                    job_id,
+                    status,
+                    error,
+                } if job_id == self.job.id() => {
+                    self.job.ended();
+                    return match status {
+                        JobStatus::Done => None,
+                        _ => failed(format!(
+                            "the speech stopped: {}",
+                            error.unwrap_or_else(|| format!("{status:?}").to_lowercase())
+                        )),
+                    };
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// 16-bit little-endian, as OpenAI's `pcm`.
+fn pcm_bytes(samples: &[f32]) -> Vec<u8> {
+    samples
+        .iter()
+        .flat_map(|s| ((s.clamp(-1.0, 1.0) * 32767.0).round() as i16).to_le_bytes())
+        .collect()
 }
 
 /// The library voice named or numbered `spec`: never a file path, which a client of the

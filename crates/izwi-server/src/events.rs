@@ -1,0 +1,35 @@
+//! The runtime's events, fanned out to the requests that follow their jobs as they run
+//! (speech streamed sentence by sentence). A request subscribes before it starts its
+//! job, so it misses none of its events; events nobody follows are dropped at once.
+
+use izwi_runtime::{Event, EventSink};
+use tokio::sync::broadcast;
+
+/// Events held for a slow subscriber before it loses some (and its request fails):
+/// a few hundred sentences of audio, far more than a client reading as they come lags.
+const BACKLOG: usize = 256;
+
+pub struct ServerEvents(broadcast::Sender<Event>);
+
+impl ServerEvents {
+    pub fn new() -> Self {
+        Self(broadcast::channel(BACKLOG).0)
+    }
+
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.0.subscribe()
+    }
+}
+
+impl Default for ServerEvents {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EventSink for ServerEvents {
+    fn emit(&self, event: Event) {
+        // No subscriber is not an error: most events are followed by no request.
+        let _ = self.0.send(event);
+    }
+}
