@@ -104,6 +104,23 @@ pub fn decode_file(path: impl AsRef<Path>) -> Result<Audio, AudioError> {
     })
 }
 
+/// Checks that `path` is audio this module decodes, without decoding all of it: reads
+/// its format and decodes until the first samples come (an upload is checked so before
+/// a long job is queued for it).
+pub fn probe_file(path: impl AsRef<Path>) -> Result<(), AudioError> {
+    let mut heard = false;
+    let stop = &mut |_: &[f32], _: u32, _: u16| {
+        heard = true;
+        // Stops the decoder: the rest of the file is the job's to decode.
+        Err(AudioError::Cancelled)
+    };
+    match decode_path_with(path.as_ref(), stop) {
+        Ok(_) => Ok(()),
+        Err(AudioError::Cancelled) if heard => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 /// Decodes audio held in memory (an upload, a download). `hint_extension` is the file
 /// extension if known, without the dot ("mp3", "m4a").
 pub fn decode_bytes(bytes: &[u8], hint_extension: Option<&str>) -> Result<Audio, AudioError> {

@@ -20,7 +20,7 @@ mod split;
 mod wav;
 
 pub use atomic::{write_atomically, AtomicFile};
-pub use decode::{decode_bytes, decode_file, load_for_asr, Audio, AAC_PRIMING_FRAMES};
+pub use decode::{decode_bytes, decode_file, load_for_asr, probe_file, Audio, AAC_PRIMING_FRAMES};
 pub use device::{input_devices, output_devices, DeviceInfo, Microphone, Playback};
 pub use error::AudioError;
 pub use limits::{

@@ -23,6 +23,9 @@ pub struct ServeArgs {
     /// browser; give it again for more. Pages of any other origin are refused.
     #[arg(long = "allow-origin")]
     allow_origins: Vec<String>,
+    /// Requests served at once; more are answered 429 (busy) at once.
+    #[arg(long, default_value_t = izwi_server::MAX_CONCURRENT_REQUESTS as u32, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    max_requests: u32,
 }
 
 pub fn run(data_dir: Option<PathBuf>, args: ServeArgs) -> Result<()> {
@@ -31,20 +34,31 @@ pub fn run(data_dir: Option<PathBuf>, args: ServeArgs) -> Result<()> {
     let config = ServerConfig {
         addr: SocketAddr::new(args.host, args.port),
         api_key: args.api_key.filter(|k| !k.is_empty()),
-        allowed_origins: args.allow_origins,
+        // Browsers send an origin without a trailing slash.
+        allowed_origins: args
+            .allow_origins
+            .iter()
+            .map(|o| o.trim_end_matches('/').to_owned())
+            .collect(),
+        max_requests: args.max_requests as usize,
     };
     let runtime = Arc::new(runtime);
+    let on_stop = runtime.clone();
     tokio.block_on(izwi_server::serve(
-        runtime.clone(),
+        runtime,
         events,
         config,
         |addr| {
             // Scripts wait for this line to know the server is up and on which port.
             println!("Izwi's API is listening on http://{addr}/v1");
         },
-        stopped(),
+        async move {
+            stopped().await;
+            // Jobs in flight are cancelled (their requests answer at once), so stopping
+            // does not wait for the longest of them.
+            on_stop.shutdown().await;
+        },
     ))?;
-    tokio.block_on(runtime.shutdown());
     Ok(())
 }
 

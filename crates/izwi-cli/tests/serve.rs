@@ -561,3 +561,61 @@ fn a_client_that_goes_away_cancels_its_job() {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }
+
+#[test]
+fn requests_beyond_the_limit_are_refused_until_a_stream_is_sent() {
+    let data = tempfile::tempdir().unwrap();
+    izwi(
+        data.path(),
+        &[
+            "models",
+            "import",
+            &asset("voices/en_US-joe-medium/en_US-joe-medium.onnx")
+                .display()
+                .to_string(),
+        ],
+    );
+    let voices: Value =
+        serde_json::from_str(&izwi(data.path(), &["voices", "list", "--json"])).unwrap();
+    let voice = voices[0]["id"].to_string();
+    let server = Server::start(data.path(), &["--max-requests", "1"]);
+    let text: Vec<String> = (1..=12)
+        .map(|i| format!("This is sentence number {i}."))
+        .collect();
+    let mut stream = client()
+        .post(server.url("/v1/audio/speech"))
+        .json(&json!({ "model": "tts-1", "input": text.join(" "), "voice": voice, "response_format": "pcm" }))
+        .send()
+        .unwrap();
+    assert!(stream.status().is_success());
+    let mut first = [0u8; 2];
+    std::io::Read::read_exact(&mut stream, &mut first).expect("the first sentence comes");
+    // The stream is one request until all of it is sent: another is refused meanwhile.
+    let body = assert_error(
+        client().get(server.url("/v1/models")).send().unwrap(),
+        429,
+        "rate_limit_error",
+    );
+    assert_eq!(body["error"]["code"], "rate_limit_exceeded");
+    let mut rest = Vec::new();
+    std::io::Read::read_to_end(&mut stream, &mut rest).unwrap();
+    assert!(
+        rest.len() > 24_000 * 2 * 10,
+        "about two seconds of speech a sentence"
+    );
+    // The permit goes back as the body ends; the server may take a moment to see it.
+    let started = std::time::Instant::now();
+    while !client()
+        .get(server.url("/v1/models"))
+        .send()
+        .unwrap()
+        .status()
+        .is_success()
+    {
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "the permit was never given back"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

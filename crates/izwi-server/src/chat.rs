@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 use tokio_stream::StreamExt;
 
-use crate::error::ApiError;
+use crate::error::{self, ApiError};
 use crate::models::installed;
 use crate::AppState;
 
@@ -85,7 +85,7 @@ pub(crate) async fn complete(
     State(state): State<AppState>,
     body: Result<Json<ChatBody>, JsonRejection>,
 ) -> Result<Response, ApiError> {
-    let Json(body) = body.map_err(|e| ApiError::invalid(e.body_text()))?;
+    let Json(body) = body.map_err(error::bad_json)?;
     if body.n.is_some_and(|n| n != 1) {
         return Err(ApiError::param("n", "one choice at a time (n = 1)"));
     }
@@ -168,8 +168,14 @@ pub(crate) async fn complete(
     let _ = tx.send(chunk(json!({ "role": "assistant", "content": "" }), None));
     tokio::spawn(async move {
         let sender = tx.clone();
+        // The whole reply is trimmed: so is the start of the streamed one.
+        let mut started = false;
         let write = model.reply(&messages, &params, |text| {
-            let _ = sender.send(chunk(json!({ "content": text }), None));
+            let text = if started { text } else { text.trim_start() };
+            if !text.is_empty() {
+                started = true;
+                let _ = sender.send(chunk(json!({ "content": text }), None));
+            }
         });
         tokio::select! {
             reply = write => match reply {

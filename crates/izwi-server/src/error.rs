@@ -131,6 +131,26 @@ pub(crate) async fn not_found(uri: axum::http::Uri) -> ApiError {
     ApiError::not_found_path(uri.path())
 }
 
+/// A path the API has, asked with a method it does not take.
+pub(crate) async fn method_not_allowed(
+    method: axum::http::Method,
+    uri: axum::http::Uri,
+) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "invalid_request_error",
+        format!("{} does not take {method}", uri.path()),
+    )
+}
+
+/// A JSON body that could not be read, with the status axum gives it (400, 413, 415).
+pub(crate) fn bad_json(e: axum::extract::rejection::JsonRejection) -> ApiError {
+    ApiError {
+        status: e.status(),
+        ..ApiError::invalid(e.body_text())
+    }
+}
+
 impl ApiError {
     fn not_found_path(path: &str) -> Self {
         Self {

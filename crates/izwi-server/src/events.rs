@@ -5,8 +5,9 @@
 use izwi_runtime::{Event, EventSink};
 use tokio::sync::broadcast;
 
-/// Events held for a slow subscriber before it loses some (and its request fails):
-/// a few hundred sentences of audio, far more than a client reading as they come lags.
+/// Events held for a slow subscriber before it loses some (and its request fails). A
+/// sentence of speech is two events (its audio and the job's progress), and every job's
+/// events count: a client that reads the audio as it comes stays far within it.
 const BACKLOG: usize = 256;
 
 pub struct ServerEvents(broadcast::Sender<Event>);

@@ -10,10 +10,12 @@
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
+use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
 use tokio::sync::Semaphore;
 
 use crate::error::ApiError;
@@ -59,11 +61,13 @@ impl Access {
         let Some(key) = &self.api_key else {
             return true;
         };
+        // The scheme's name is case-insensitive (RFC 9110).
         let given = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .unwrap_or("");
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map_or("", |(_, key)| key.trim());
         same_bytes(given.as_bytes(), key.as_bytes())
     }
 }
@@ -104,10 +108,13 @@ pub(crate) async fn check(
         ))
         .into_response();
     }
-    let origin = headers
-        .get(header::ORIGIN)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+    let origin = match headers.get(header::ORIGIN).map(|v| v.to_str()) {
+        None => None,
+        Some(Ok(origin)) => Some(origin.to_owned()),
+        Some(Err(_)) => {
+            return ApiError::forbidden("the Origin header is not text").into_response()
+        }
+    };
     if let Some(origin) = &origin {
         if !access.allows_origin(origin) {
             return ApiError::forbidden(format!(
@@ -116,17 +123,40 @@ pub(crate) async fn check(
             .into_response();
         }
         if request.method() == Method::OPTIONS {
-            return with_cors(StatusCode::NO_CONTENT.into_response(), origin);
+            // A preflight: the headers the page's client wants to send (the openai SDK
+            // adds its own `x-stainless-*` ones) are allowed to an allowed origin.
+            let mut response = with_cors(StatusCode::NO_CONTENT.into_response(), origin);
+            if let Some(asked) = request
+                .headers()
+                .get(header::ACCESS_CONTROL_REQUEST_HEADERS)
+            {
+                response
+                    .headers_mut()
+                    .insert(header::ACCESS_CONTROL_ALLOW_HEADERS, asked.clone());
+            }
+            response.headers_mut().insert(
+                header::ACCESS_CONTROL_MAX_AGE,
+                HeaderValue::from_static("600"),
+            );
+            return response;
         }
     }
     if !access.has_key(headers) {
         return ApiError::unauthorized("a valid API key is needed: Authorization: Bearer KEY")
             .into_response();
     }
-    let Ok(_permit) = busy.try_acquire_owned() else {
+    let Ok(permit) = busy.try_acquire_owned() else {
         return ApiError::busy().into_response();
     };
     let response = next.run(request).await;
+    // A streamed answer (speech, chat) is still being made after its handler returned:
+    // the request counts until its body has been sent.
+    let (parts, body) = response.into_parts();
+    let body = Body::from_stream(body.into_data_stream().map(move |chunk| {
+        let _held = &permit;
+        chunk
+    }));
+    let response = Response::from_parts(parts, body);
     match &origin {
         Some(origin) => with_cors(response, origin),
         None => response,
@@ -184,6 +214,7 @@ mod tests {
             h
         };
         assert!(a.has_key(&with("Bearer k3y")));
+        assert!(a.has_key(&with("bearer k3y")));
         assert!(!a.has_key(&with("Bearer k3")));
         assert!(!a.has_key(&with("k3y")));
         assert!(!a.has_key(&HeaderMap::new()));

@@ -5,8 +5,8 @@
 //!
 //! Safe by default (see [`guard`]): it binds 127.0.0.1, answers only requests addressed
 //! to the address it is bound to and none from a web page of another origin, needs an API
-//! key when bound anywhere else, limits uploads and texts, and refuses work beyond a
-//! bounded number of requests at once (429) instead of queueing without end.
+//! key when bound anywhere else, limits uploads, and refuses work beyond a bounded number
+//! of requests at once (429) instead of queueing without end.
 
 mod chat;
 mod error;
@@ -32,7 +32,8 @@ pub use guard::Access;
 
 /// Largest audio upload, as OpenAI's own limit.
 pub const MAX_UPLOAD_BYTES: usize = 25 * 1024 * 1024;
-/// Requests served at once; more are refused with 429 (the engine batches those it has).
+/// Requests served at once unless configured otherwise; more are refused with 429 (the
+/// engine batches those it has).
 pub const MAX_CONCURRENT_REQUESTS: usize = 64;
 
 /// How the server is reached and who may use it.
@@ -44,6 +45,8 @@ pub struct ServerConfig {
     pub api_key: Option<String>,
     /// Web page origins (`http://localhost:5173`) allowed to call the API from a browser.
     pub allowed_origins: Vec<String>,
+    /// Requests served at once (a streamed answer counts until it is sent).
+    pub max_requests: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -68,9 +71,14 @@ pub(crate) struct AppState {
 
 /// The API's routes over `runtime`, whose events go to `events`, with `access`'s
 /// checks in front of them.
-pub fn router(runtime: Arc<Runtime>, events: Arc<ServerEvents>, access: Access) -> Router {
+pub fn router(
+    runtime: Arc<Runtime>,
+    events: Arc<ServerEvents>,
+    access: Access,
+    max_requests: usize,
+) -> Router {
     let state = AppState { runtime, events };
-    let busy = Arc::new(Semaphore::new(MAX_CONCURRENT_REQUESTS));
+    let busy = Arc::new(Semaphore::new(max_requests));
     Router::new()
         .route("/v1/models", get(models::list))
         .route("/v1/audio/transcriptions", post(transcriptions::transcribe))
@@ -78,6 +86,8 @@ pub fn router(runtime: Arc<Runtime>, events: Arc<ServerEvents>, access: Access) 
         .route("/v1/audio/speech", post(speech::speak))
         .route("/v1/chat/completions", post(chat::complete))
         .fallback(error::not_found)
+        .method_not_allowed_fallback(error::method_not_allowed)
+        // The upload, and room for the form's other fields and its boundaries.
         .layer(DefaultBodyLimit::max(MAX_UPLOAD_BYTES + 64 * 1024))
         .layer(axum::middleware::from_fn(move |request, next| {
             guard::check(access.clone(), busy.clone(), request, next)
@@ -107,8 +117,11 @@ pub async fn serve(
     let addr = listener.local_addr()?;
     let access = Access::new(addr, config.api_key, config.allowed_origins);
     bound(addr);
-    axum::serve(listener, router(runtime, events, access))
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    axum::serve(
+        listener,
+        router(runtime, events, access, config.max_requests),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await?;
     Ok(())
 }

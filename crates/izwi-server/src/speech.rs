@@ -16,7 +16,7 @@ use izwi_runtime::{
 use serde::Deserialize;
 use tokio::sync::broadcast;
 
-use crate::error::ApiError;
+use crate::error::{self, ApiError};
 use crate::job::RequestJob;
 use crate::models::TTS_MODELS;
 use crate::AppState;
@@ -43,7 +43,7 @@ pub(crate) async fn speak(
     State(state): State<AppState>,
     body: Result<Json<SpeechBody>, JsonRejection>,
 ) -> Result<Response, ApiError> {
-    let Json(body) = body.map_err(|e| ApiError::invalid(e.body_text()))?;
+    let Json(body) = body.map_err(error::bad_json)?;
     let pcm = match body.response_format.as_deref().unwrap_or("wav") {
         "wav" => false,
         "pcm" => true,
@@ -86,8 +86,9 @@ pub(crate) async fn speak(
             ),
         ));
     }
-    // Following the job's events from before it starts: none can be missed.
-    let events = state.events.subscribe();
+    // Following the job's events from before it starts, none can be missed; only a
+    // streamed answer follows them.
+    let events = pcm.then(|| state.events.subscribe());
     let job = state
         .runtime
         .speak(SpeakRequest {
@@ -98,7 +99,7 @@ pub(crate) async fn speak(
         })
         .await?;
     let job = RequestJob::new(state.runtime.clone(), &job);
-    if pcm {
+    if let Some(events) = events {
         let stream = futures::stream::unfold(
             Some(PcmStream {
                 events,

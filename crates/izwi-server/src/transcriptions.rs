@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use axum::body::Bytes;
 use axum::extract::multipart::{Field, MultipartError, MultipartRejection};
 use axum::extract::{Multipart, State};
 use axum::http::header;
@@ -21,7 +22,7 @@ use crate::{AppState, MAX_UPLOAD_BYTES};
 
 /// What the client asked for.
 struct Form {
-    file: Option<(String, Vec<u8>)>,
+    file: Option<(String, Bytes)>,
     model: Option<String>,
     language: Option<String>,
     prompt: Option<String>,
@@ -89,14 +90,21 @@ async fn run(
     } else {
         installed(&state, &model, ModelTask::Transcribe)?.id
     };
-    let path = save_upload(state.runtime.data_dir(), &file_name, &bytes).await?;
+    let path = save_upload(state.runtime.data_dir(), &file_name, bytes).await?;
     let request = TranscribeRequest {
         language: form.language,
         task,
         initial_prompt: form.prompt,
-        ..TranscribeRequest::new(path, model_id)
+        ..TranscribeRequest::new(path.clone(), model_id)
     };
-    let job = state.runtime.transcribe(request).await?;
+    let job = match state.runtime.transcribe(request).await {
+        Ok(job) => job,
+        Err(e) => {
+            // Refused before a job was made: the upload is no job's source.
+            let _ = tokio::fs::remove_file(&path).await;
+            return Err(e.into());
+        }
+    };
     let job = RequestJob::new(state.runtime.clone(), &job)
         .finished()
         .await?;
@@ -123,7 +131,7 @@ async fn read_form(mut multipart: Multipart) -> Result<Form, ApiError> {
             "file" => {
                 let file_name = field.file_name().unwrap_or("audio").to_owned();
                 let bytes = field.bytes().await.map_err(upload_error)?;
-                form.file = Some((file_name, bytes.to_vec()));
+                form.file = Some((file_name, bytes));
             }
             "model" => form.model = Some(text(field).await?),
             "language" => form.language = Some(text(field).await?).filter(|l| !l.is_empty()),
@@ -183,8 +191,9 @@ fn upload_error(e: MultipartError) -> ApiError {
 }
 
 /// Writes the upload to `<data>/uploads/` under a fresh name (keeping its extension, which
-/// tells the decoder its format) and checks that it decodes as audio.
-async fn save_upload(data_dir: &Path, file_name: &str, bytes: &[u8]) -> Result<PathBuf, ApiError> {
+/// tells the decoder its format) and checks that it decodes as audio. The bytes are let
+/// go once written: a queued request holds no upload in memory.
+async fn save_upload(data_dir: &Path, file_name: &str, bytes: Bytes) -> Result<PathBuf, ApiError> {
     if bytes.len() > MAX_UPLOAD_BYTES {
         return Err(ApiError::too_large(format!(
             "the upload is over {} MB",
@@ -214,11 +223,12 @@ async fn save_upload(data_dir: &Path, file_name: &str, bytes: &[u8]) -> Result<P
         }
     );
     let path = dir.join(name);
-    tokio::fs::write(&path, bytes)
+    tokio::fs::write(&path, &bytes)
         .await
         .map_err(|e| ApiError::internal(format!("{}: {e}", path.display())))?;
+    drop(bytes);
     let probe = path.clone();
-    let decoded = tokio::task::spawn_blocking(move || izwi_runtime::load_for_asr(&probe))
+    let decoded = tokio::task::spawn_blocking(move || izwi_runtime::probe_file(&probe))
         .await
         .map_err(|e| ApiError::internal(format!("decoding stopped: {e}")))?;
     if let Err(e) = decoded {
