@@ -238,6 +238,19 @@ fn the_api_answers_as_openai_does() {
         "invalid_request_error",
     );
     assert_eq!(body["error"]["code"], "model_not_found");
+    // Refused before a job is made, not failed in one: English-only model, French asked.
+    let body = assert_error(
+        transcribe(&server, &jfk, &[("model", "whisper-1"), ("language", "fr")]),
+        400,
+        "invalid_request_error",
+    );
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("English-only"),
+        "{body}"
+    );
     assert_error(
         transcribe(
             &server,

@@ -237,13 +237,20 @@ impl Runtime {
             });
         }
         let dir = self.inner.hub.model_dir(&request.model_id)?;
-        if request.task == Task::Translate
-            && !is_multilingual_dir(&dir).map_err(TranscribeError::from)?
-        {
+        let english_only = !is_multilingual_dir(&dir).map_err(TranscribeError::from)?;
+        if request.task == Task::Translate && english_only {
             return Err(RuntimeError::InvalidRequest(format!(
                 "{} is English-only: it cannot translate to English. Transcribe with it, or \
                  translate with a multilingual model (whisper-tiny, whisper-base, ...)",
                 info.name
+            )));
+        }
+        if english_only && request.language.as_deref().is_some_and(|l| l != "en") {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "{} is English-only: it cannot transcribe {:?}. Use a multilingual model \
+                 (whisper-tiny, whisper-base, ...)",
+                info.name,
+                request.language.as_deref().unwrap_or_default()
             )));
         }
         let job = self
