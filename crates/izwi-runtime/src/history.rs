@@ -229,6 +229,12 @@ impl Runtime {
         Ok(self.inner.store.list_jobs(filter).await?)
     }
 
+    /// Where files received through the HTTP API are kept, each the source of its
+    /// transcription job (deleted with it).
+    pub fn uploads_dir(&self) -> PathBuf {
+        self.inner.store.uploads_dir()
+    }
+
     /// Deletes a job with its transcript, cancelling it first if it runs.
     pub async fn delete_job(&self, job_id: i64) -> Result<(), RuntimeError> {
         if self.inner.jobs.cancel(job_id) {

@@ -90,7 +90,7 @@ async fn run(
     } else {
         installed(&state, &model, ModelTask::Transcribe)?.id
     };
-    let path = save_upload(state.runtime.data_dir(), &file_name, bytes).await?;
+    let path = save_upload(&state.runtime.uploads_dir(), &file_name, bytes).await?;
     let request = TranscribeRequest {
         language: form.language,
         task,
@@ -190,18 +190,17 @@ fn upload_error(e: MultipartError) -> ApiError {
     }
 }
 
-/// Writes the upload to `<data>/uploads/` under a fresh name (keeping its extension, which
+/// Writes the upload into `dir` (the runtime's uploads folder) under a fresh name (keeping its extension, which
 /// tells the decoder its format) and checks that it decodes as audio. The bytes are let
 /// go once written: a queued request holds no upload in memory.
-async fn save_upload(data_dir: &Path, file_name: &str, bytes: Bytes) -> Result<PathBuf, ApiError> {
+async fn save_upload(dir: &Path, file_name: &str, bytes: Bytes) -> Result<PathBuf, ApiError> {
     if bytes.len() > MAX_UPLOAD_BYTES {
         return Err(ApiError::too_large(format!(
             "the upload is over {} MB",
             MAX_UPLOAD_BYTES / (1024 * 1024)
         )));
     }
-    let dir = data_dir.join("uploads");
-    tokio::fs::create_dir_all(&dir)
+    tokio::fs::create_dir_all(dir)
         .await
         .map_err(|e| ApiError::internal(format!("{}: {e}", dir.display())))?;
     let extension: String = Path::new(file_name)

@@ -327,33 +327,28 @@ impl Store {
     /// speak job's WAV goes too when it lies in the data dir's own audio folder (where
     /// a job writes when given no output); a file the user chose stays.
     pub async fn delete_job(&self, id: i64) -> Result<(), StoreError> {
-        let row: Option<(String, Option<String>)> =
-            sqlx::query_as("DELETE FROM jobs WHERE id = ? RETURNING kind, output")
+        let row: Option<(String, String, Option<String>)> =
+            sqlx::query_as("DELETE FROM jobs WHERE id = ? RETURNING kind, input, output")
                 .bind(id)
                 .fetch_optional(&self.pool)
                 .await?;
-        let Some((kind, output)) = row else {
+        let Some((kind, input, output)) = row else {
             return Err(StoreError::NotFound { what: "job", id });
         };
-        if JobKind::from_db(&kind)? == JobKind::Speak {
-            if let Some(audio) = output.and_then(|o| self.own_audio_file(Path::new(&o))) {
-                if let Err(e) = std::fs::remove_file(&audio) {
-                    // The row is gone either way; a stray file is only disk space.
-                    tracing::warn!(job = id, path = %audio.display(), error = %e, "could not delete the job's audio");
-                }
+        // The files Izwi made for the job go with it: a speech's audio, an upload the
+        // API received for a transcription. The user's own files never do.
+        let own = match JobKind::from_db(&kind)? {
+            JobKind::Speak => output.and_then(|o| own_file(&self.audio_dir(), Path::new(&o))),
+            JobKind::Transcribe => own_file(&self.uploads_dir(), Path::new(&input)),
+            _ => None,
+        };
+        if let Some(file) = own {
+            if let Err(e) = std::fs::remove_file(&file) {
+                // The row is gone either way; a stray file is only disk space.
+                tracing::warn!(job = id, path = %file.display(), error = %e, "could not delete the job's file");
             }
         }
         Ok(())
-    }
-
-    /// `path` as a file directly inside the audio folder, when it is one: its folder
-    /// resolved through any symlinks, so nothing outside can pass for it.
-    fn own_audio_file(&self, path: &Path) -> Option<PathBuf> {
-        let name = path.file_name()?;
-        let folder = path.parent()?.canonicalize().ok()?;
-        let audio = folder.join(name);
-        let is_file = audio.symlink_metadata().ok()?.is_file();
-        (is_file && folder == self.audio_dir()).then_some(audio)
     }
 
     /// The job a guarded UPDATE returned, or the reason it returned none.
@@ -375,6 +370,16 @@ impl Store {
             },
         }
     }
+}
+
+/// `path` as a file directly inside `dir` (a folder of Izwi's own), when it is one: its
+/// folder resolved through any symlinks, so nothing outside can pass for it.
+fn own_file(dir: &Path, path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?;
+    let folder = path.parent()?.canonicalize().ok()?;
+    let file = folder.join(name);
+    let is_file = file.symlink_metadata().ok()?.is_file();
+    (is_file && folder == dir).then_some(file)
 }
 
 #[cfg(test)]

@@ -22,6 +22,8 @@ pub const DB_FILE_NAME: &str = "izwi.db";
 
 /// The folder inside the data dir that holds audio files.
 pub const AUDIO_DIR_NAME: &str = "audio";
+/// Files received through the HTTP API, each the source of its transcription job.
+pub const UPLOADS_DIR_NAME: &str = "uploads";
 
 /// The error recorded on jobs found `running` at open.
 pub const INTERRUPTED_ERROR: &str = "Izwi stopped while this job was running";
@@ -143,6 +145,12 @@ impl Store {
     /// The folder for audio files, `<data dir>/audio`; it exists after open.
     pub fn audio_dir(&self) -> PathBuf {
         self.data_dir.join(AUDIO_DIR_NAME)
+    }
+
+    /// The folder for files received through the HTTP API, `<data dir>/uploads`: each
+    /// is the source of a transcription job, and goes with it.
+    pub fn uploads_dir(&self) -> PathBuf {
+        self.data_dir.join(UPLOADS_DIR_NAME)
     }
 
     /// The id this store's jobs are recorded under.

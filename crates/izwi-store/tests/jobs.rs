@@ -426,3 +426,35 @@ async fn deleting_a_speak_job_deletes_its_audio_only_in_the_audio_folder() {
     }
     store.close().await;
 }
+
+#[tokio::test]
+async fn deleting_a_transcription_deletes_its_upload_only() {
+    let (temp, store) = open().await;
+    let transcribed = |input: std::path::PathBuf| {
+        let store = &store;
+        async move {
+            std::fs::write(&input, b"RIFF").unwrap();
+            store
+                .create_job(NewJob {
+                    kind: JobKind::Transcribe,
+                    model_id: Some("local/tiny".into()),
+                    input: input.display().to_string(),
+                    params: serde_json::json!({}),
+                })
+                .await
+                .unwrap()
+                .id
+        }
+    };
+    std::fs::create_dir_all(store.uploads_dir()).unwrap();
+    let upload = store.uploads_dir().join("0123456789abcdef.wav");
+    let id = transcribed(upload.clone()).await;
+    store.delete_job(id).await.unwrap();
+    assert!(!upload.exists());
+    // The user's own file, transcribed from where it is, stays.
+    let mine = temp.path().join("talk.wav");
+    let id = transcribed(mine.clone()).await;
+    store.delete_job(id).await.unwrap();
+    assert!(mine.exists());
+    store.close().await;
+}
