@@ -106,6 +106,15 @@ impl WavFile {
     }
 }
 
+/// `samples` as 16-bit little-endian PCM: the bytes a WAV file's data holds, and what
+/// OpenAI's API calls `pcm`.
+pub fn pcm16_bytes(samples: &[f32]) -> Vec<u8> {
+    samples
+        .iter()
+        .flat_map(|&s| to_i16(s).to_le_bytes())
+        .collect()
+}
+
 fn to_i16(sample: f32) -> i16 {
     // `as` saturates and maps NaN to 0.
     (sample.clamp(-1.0, 1.0) * 32767.0).round() as i16
@@ -131,6 +140,7 @@ mod tests {
         assert_eq!(to_i16(-7.0), -32767);
         assert_eq!(to_i16(f32::NAN), 0);
         assert_eq!(to_i16(0.5), 16384);
+        assert_eq!(pcm16_bytes(&[1.0, -1.0]), [0xff, 0x7f, 0x01, 0x80]);
     }
 
     #[test]

@@ -15,13 +15,19 @@ use serde_json::{json, Value};
 
 const JFK: &str = "ask not what your country can do for you";
 
-fn izwi(data: &Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_izwi"))
+/// `izwi` on the data folder `data`, with a Hugging Face cache of its own inside it (the
+/// user's stays out of the tests).
+fn izwi_in(data: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_izwi"));
+    command
         .arg("--data-dir")
         .arg(data)
-        .args(args)
-        .output()
-        .expect("izwi runs");
+        .env("HF_HOME", data.join("hf"));
+    command
+}
+
+fn izwi(data: &Path, args: &[&str]) -> String {
+    let out = izwi_in(data).args(args).output().expect("izwi runs");
     assert!(
         out.status.success(),
         "izwi {args:?}: {}",
@@ -61,9 +67,7 @@ struct Server {
 
 impl Server {
     fn start(data: &Path, args: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_izwi"))
-            .arg("--data-dir")
-            .arg(data)
+        let mut child = izwi_in(data)
             .args(["serve", "--port", "0"])
             .args(args)
             .stdout(Stdio::piped())
@@ -462,9 +466,7 @@ fn keys_hosts_and_origins_are_checked() {
 #[test]
 fn listening_beyond_this_machine_needs_a_key() {
     let data = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_izwi"))
-        .arg("--data-dir")
-        .arg(data.path())
+    let out = izwi_in(data.path())
         .args(["serve", "--host", "0.0.0.0", "--port", "0"])
         .env_remove("IZWI_API_KEY")
         .output()

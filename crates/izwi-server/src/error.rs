@@ -84,6 +84,17 @@ impl ApiError {
         }
     }
 
+    fn not_found_path(path: &str) -> Self {
+        Self {
+            code: Some("unknown_url"),
+            ..Self::new(
+                StatusCode::NOT_FOUND,
+                "invalid_request_error",
+                format!("Izwi's API has no {path}"),
+            )
+        }
+    }
+
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, "server_error", message)
     }
@@ -148,18 +159,5 @@ pub(crate) fn bad_json(e: axum::extract::rejection::JsonRejection) -> ApiError {
     ApiError {
         status: e.status(),
         ..ApiError::invalid(e.body_text())
-    }
-}
-
-impl ApiError {
-    fn not_found_path(path: &str) -> Self {
-        Self {
-            code: Some("unknown_url"),
-            ..Self::new(
-                StatusCode::NOT_FOUND,
-                "invalid_request_error",
-                format!("Izwi's API has no {path}"),
-            )
-        }
     }
 }

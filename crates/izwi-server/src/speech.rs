@@ -11,7 +11,8 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use izwi_runtime::{
-    resample, Event, JobStatus, SpeakRequest, VoiceInfo, MAX_SPEAK_CHARS, SENTENCE_GAP_SECONDS,
+    pcm16_bytes, resample, Event, JobStatus, SpeakRequest, VoiceInfo, MAX_SPEAK_CHARS,
+    SENTENCE_GAP_SECONDS,
 };
 use serde::Deserialize;
 use tokio::sync::broadcast;
@@ -100,18 +101,14 @@ pub(crate) async fn speak(
         .await?;
     let job = RequestJob::new(state.runtime.clone(), &job);
     if let Some(events) = events {
-        let stream = futures::stream::unfold(
-            Some(PcmStream {
-                events,
-                job,
-                sent: 0,
-            }),
-            |state| async move {
-                let mut state = state?;
-                let next = state.next().await;
-                next.map(|item| (item, Some(state)))
-            },
-        );
+        let pcm = PcmStream {
+            events,
+            job,
+            sent: 0,
+        };
+        let stream = futures::stream::unfold(pcm, |mut pcm| async move {
+            pcm.next().await.map(|item| (item, pcm))
+        });
         return Ok((
             [(header::CONTENT_TYPE, "audio/pcm")],
             Body::from_stream(stream),
@@ -168,7 +165,7 @@ impl PcmStream {
                         Ok(resampled) => pcm.extend(resampled),
                         Err(e) => return failed(format!("resampling the speech: {e}")),
                     }
-                    return Some(Ok(pcm_bytes(&pcm)));
+                    return Some(Ok(pcm16_bytes(&pcm)));
                 }
                 Event::JobFinished {
                     job_id,
@@ -188,14 +185,6 @@ impl PcmStream {
             }
         }
     }
-}
-
-/// 16-bit little-endian, as OpenAI's `pcm`.
-fn pcm_bytes(samples: &[f32]) -> Vec<u8> {
-    samples
-        .iter()
-        .flat_map(|s| ((s.clamp(-1.0, 1.0) * 32767.0).round() as i16).to_le_bytes())
-        .collect()
 }
 
 /// The library voice named or numbered `spec`: never a file path, which a client of the

@@ -181,24 +181,26 @@ async fn text(field: Field<'_>) -> Result<String, ApiError> {
 
 fn upload_error(e: MultipartError) -> ApiError {
     if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::too_large(format!(
-            "the upload is over {} MB",
-            MAX_UPLOAD_BYTES / (1024 * 1024)
-        ))
+        upload_too_large()
     } else {
         ApiError::invalid(format!("the upload cannot be read: {}", e.body_text()))
     }
 }
 
-/// Writes the upload into `dir` (the runtime's uploads folder) under a fresh name (keeping its extension, which
-/// tells the decoder its format) and checks that it decodes as audio. The bytes are let
-/// go once written: a queued request holds no upload in memory.
+fn upload_too_large() -> ApiError {
+    ApiError::too_large(format!(
+        "the upload is over {} MB",
+        MAX_UPLOAD_BYTES / (1024 * 1024)
+    ))
+}
+
+/// Writes the upload into `dir` (the runtime's uploads folder) under a fresh name
+/// (keeping its extension, which tells the decoder its format) and checks that it
+/// decodes as audio. The bytes are let go once written: a queued request holds no
+/// upload in memory.
 async fn save_upload(dir: &Path, file_name: &str, bytes: Bytes) -> Result<PathBuf, ApiError> {
     if bytes.len() > MAX_UPLOAD_BYTES {
-        return Err(ApiError::too_large(format!(
-            "the upload is over {} MB",
-            MAX_UPLOAD_BYTES / (1024 * 1024)
-        )));
+        return Err(upload_too_large());
     }
     tokio::fs::create_dir_all(dir)
         .await
