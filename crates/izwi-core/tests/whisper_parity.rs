@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use candle_core::{DType, Device, Tensor};
 use common::max_abs_diff;
 use izwi_core::engine::{EngineCore, EngineCoreConfig, EngineCoreRequest, GenerationParams};
+use izwi_core::models::shared::bf16_weights;
 use izwi_core::models::whisper::mel::{mel_filters, LogMel};
 use izwi_core::models::whisper::{Whisper, WhisperExecutor};
 
@@ -87,6 +88,33 @@ fn encoder_output_equals_transformers() {
             &floats(&reference[&format!("encoder_output{suffix}")]),
         );
         assert!(diff < 1e-4, "encoder{suffix} differs by {diff}");
+    }
+}
+
+/// The bf16 encoder (AVX512-BF16 CPUs) rounds what enters its projections to 8 bits
+/// of mantissa: its output stays within 1% of the output's spread of transformers'
+/// f32 one. Without AVX512-BF16 nothing changes and the f32 bound holds.
+#[test]
+fn bf16_encoder_stays_near_transformers() {
+    let reference = load("whisper-tiny-random/reference.safetensors");
+    let model = model().with_bf16_encoder().expect("packs");
+    let bound = if bf16_weights::available() {
+        0.01
+    } else {
+        1e-4
+    };
+    for suffix in ["", "_short"] {
+        let mel = reference[&format!("log_mel{suffix}")]
+            .unsqueeze(0)
+            .expect("batch");
+        let want = floats(&reference[&format!("encoder_output{suffix}")]);
+        let spread = want.iter().fold(0f32, |m, v| m.max(v.abs()));
+        let diff = max_abs_diff(&floats(&model.encode(&mel).expect("encode")), &want);
+        eprintln!("bf16 encoder{suffix}: {diff} of {spread}");
+        assert!(
+            diff < bound * spread,
+            "encoder{suffix} differs by {diff} of {spread}"
+        );
     }
 }
 

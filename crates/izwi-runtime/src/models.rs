@@ -377,7 +377,9 @@ pub fn voice_files(path: &Path) -> Result<(PathBuf, PathBuf), String> {
 
 fn load_whisper(dir: &Path, device: &Device) -> Result<LoadedWhisper, String> {
     let tokenizer = Arc::new(WhisperTokenizer::from_dir(dir).map_err(|e| format!("{e:#}"))?);
-    let model = Whisper::from_dir(dir, DType::F32, device).map_err(|e| format!("{e:#}"))?;
+    let model = Whisper::from_dir(dir, DType::F32, device)
+        .and_then(Whisper::with_bf16_encoder)
+        .map_err(|e| format!("{e:#}"))?;
     let executor = WhisperExecutor::new(model, Some(tokenizer.special.clone()))
         .map_err(|e| format!("{e:#}"))?;
     let config = EngineCoreConfig {

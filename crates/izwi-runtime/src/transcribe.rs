@@ -95,24 +95,11 @@ pub(crate) async fn windows(
         .map_err(|e| RuntimeError::InvalidRequest(format!("voice activity detection failed: {e}")))
 }
 
-/// Runs a started job to its transcript; returns the transcript's id and the metrics.
-pub(crate) async fn run(
+/// The file's samples at 16 kHz and the windows to transcribe.
+async fn speech(
     inner: &Arc<Inner>,
-    job_id: i64,
     request: &TranscribeRequest,
-) -> Result<(i64, JobMetrics), RuntimeError> {
-    let started = Instant::now();
-    let stage = |stage| inner.events.emit(Event::JobStage { job_id, stage });
-    let loaded = inner
-        .models
-        .loaded()
-        .iter()
-        .any(|m| m.id == request.model_id);
-    if !loaded {
-        stage(JobStage::LoadingModel);
-    }
-    let model = inner.models.whisper(&request.model_id).await?;
-    stage(JobStage::Decoding);
+) -> Result<(Arc<Vec<f32>>, Vec<Range<usize>>), RuntimeError> {
     let decoding_started = Instant::now();
     let path = request.path.clone();
     let samples = tokio::task::spawn_blocking(move || izwi_audio::load_for_asr(&path))
@@ -134,6 +121,39 @@ pub(crate) async fn run(
         chunks = windows.len(),
         "speech found"
     );
+    Ok((samples, windows))
+}
+
+/// Runs a started job to its transcript; returns the transcript's id and the metrics.
+pub(crate) async fn run(
+    inner: &Arc<Inner>,
+    job_id: i64,
+    request: &TranscribeRequest,
+) -> Result<(i64, JobMetrics), RuntimeError> {
+    let started = Instant::now();
+    let stage = |stage| inner.events.emit(Event::JobStage { job_id, stage });
+    let loaded = inner
+        .models
+        .loaded()
+        .iter()
+        .any(|m| m.id == request.model_id);
+    // The file is read and its speech found while the model loads: both take a few
+    // tenths of a second, and neither needs the other.
+    let audio = speech(inner, request);
+    let (model, audio) = if loaded {
+        stage(JobStage::Decoding);
+        (inner.models.whisper(&request.model_id).await, audio.await)
+    } else {
+        stage(JobStage::LoadingModel);
+        let model = async {
+            let model = inner.models.whisper(&request.model_id).await;
+            stage(JobStage::Decoding);
+            model
+        };
+        tokio::join!(model, audio)
+    };
+    let model = model?;
+    let (samples, windows) = audio?;
 
     stage(JobStage::Transcribing);
     // Known now: shells show a determinate bar from the start, not after a window.

@@ -114,12 +114,8 @@ impl CustomOp2 for HalfWeightMatmul {
                 let first = task * OUTPUTS_PER_TASK;
                 let count = OUTPUTS_PER_TASK.min(outputs - first);
                 let mut block = vec![0f32; count * rows];
-                for o in 0..count {
-                    let row_w = &w[(first + o) * inputs..(first + o + 1) * inputs];
-                    for r in 0..rows {
-                        block[o * rows + r] = dot(row_w, &x[r * inputs..(r + 1) * inputs]);
-                    }
-                }
+                let w = &w[first * inputs..(first + count) * inputs];
+                products(w, x, inputs, rows, &mut block);
                 block
             })
             .collect();
@@ -135,40 +131,81 @@ impl CustomOp2 for HalfWeightMatmul {
     }
 }
 
-fn dot(w: &[f16], x: &[f32]) -> f32 {
+/// Input rows handled together: each weight vector widened once serves every input
+/// row of a pass. One weight row at a time: reading several rows side by side halved
+/// the bandwidth from memory on an AMD EPYC (Zen 4), and the projection to the
+/// vocabulary (53 MB in f16 for base) comes from memory every step.
+const ROWS_PER_PASS: usize = 4;
+
+/// `block[o * rows + r]` = weight row `o` of `w` (`[count, inputs]`) · row `r` of `x`.
+fn products(w: &[f16], x: &[f32], inputs: usize, rows: usize, block: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2")
         && std::arch::is_x86_feature_detected!("fma")
         && std::arch::is_x86_feature_detected!("f16c")
     {
-        // SAFETY: the CPU has the features the function is compiled for.
-        return unsafe { dot_f16c(w, x) };
+        for (o, weights) in w.chunks_exact(inputs).enumerate() {
+            for r in (0..rows).step_by(ROWS_PER_PASS) {
+                let pass = ROWS_PER_PASS.min(rows - r);
+                let x = &x[r * inputs..(r + pass) * inputs];
+                let sums = &mut block[o * rows + r..o * rows + r + pass];
+                // SAFETY: the CPU has the features the kernel is compiled for; `x`
+                // holds `pass` input rows and `sums` `pass` values.
+                unsafe {
+                    match pass {
+                        1 => pass_f16c::<1>(weights, x, sums),
+                        2 => pass_f16c::<2>(weights, x, sums),
+                        3 => pass_f16c::<3>(weights, x, sums),
+                        _ => pass_f16c::<4>(weights, x, sums),
+                    }
+                }
+            }
+        }
+        return;
     }
-    w.iter().zip(x).map(|(w, x)| w.to_f32() * x).sum()
+    for (o, w) in w.chunks_exact(inputs).enumerate() {
+        for (r, x) in x.chunks_exact(inputs).enumerate() {
+            block[o * rows + r] = w.iter().zip(x).map(|(w, x)| w.to_f32() * x).sum();
+        }
+    }
+}
+
+/// One weight row (`weight`, `[inputs]`) against `R` input rows (`x`, `[R, inputs]`):
+/// `sums[r]` = weight · row `r`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn pass_f16c<const R: usize>(weight: &[f16], x: &[f32], sums: &mut [f32]) {
+    use std::arch::x86_64::*;
+    let inputs = weight.len();
+    let chunks = inputs / 8;
+    let wp = weight.as_ptr() as *const u16;
+    let xp = x.as_ptr();
+    let mut acc = [_mm256_setzero_ps(); R];
+    for c in 0..chunks {
+        let i = c * 8;
+        // SAFETY: i + 8 ≤ inputs; input row r starts at r * inputs, inside `x`
+        // (R rows); f16 is a u16 in memory.
+        let w = _mm256_cvtph_ps(_mm_loadu_si128(wp.add(i) as *const __m128i));
+        for (r, acc) in acc.iter_mut().enumerate() {
+            *acc = _mm256_fmadd_ps(w, _mm256_loadu_ps(xp.add(r * inputs + i)), *acc);
+        }
+    }
+    for r in 0..R {
+        let x = &x[r * inputs..(r + 1) * inputs];
+        let tail: f32 = (chunks * 8..inputs)
+            .map(|i| weight[i].to_f32() * x[i])
+            .sum();
+        sums[r] = horizontal_sum(acc[r]) + tail;
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn dot_f16c(w: &[f16], x: &[f32]) -> f32 {
+#[target_feature(enable = "avx2")]
+unsafe fn horizontal_sum(v: std::arch::x86_64::__m256) -> f32 {
     use std::arch::x86_64::*;
-    let n = w.len().min(x.len());
-    let chunks = n / 16;
-    let mut a0 = _mm256_setzero_ps();
-    let mut a1 = _mm256_setzero_ps();
-    let (wp, xp) = (w.as_ptr() as *const u16, x.as_ptr());
-    for c in 0..chunks {
-        let i = c * 16;
-        // SAFETY: i + 16 ≤ n, inside both slices; f16 is a u16 in memory.
-        let w0 = _mm256_cvtph_ps(_mm_loadu_si128(wp.add(i) as *const __m128i));
-        let w1 = _mm256_cvtph_ps(_mm_loadu_si128(wp.add(i + 8) as *const __m128i));
-        a0 = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xp.add(i)), a0);
-        a1 = _mm256_fmadd_ps(w1, _mm256_loadu_ps(xp.add(i + 8)), a1);
-    }
-    let sum = _mm256_add_ps(a0, a1);
-    let mut lanes = [0f32; 8];
-    _mm256_storeu_ps(lanes.as_mut_ptr(), sum);
-    let rest: f32 = (chunks * 16..n).map(|i| w[i].to_f32() * x[i]).sum();
-    lanes.iter().sum::<f32>() + rest
+    let quad = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    let pair = _mm_add_ps(quad, _mm_movehl_ps(quad, quad));
+    _mm_cvtss_f32(_mm_add_ss(pair, _mm_shuffle_ps(pair, pair, 1)))
 }
 
 #[cfg(test)]
@@ -190,7 +227,15 @@ mod tests {
     #[test]
     fn matches_candle_with_the_weight_widened_on_odd_shapes() -> Result<()> {
         let dev = Device::Cpu;
-        for (rows, inputs, outputs) in [(1, 1, 1), (3, 512, 51865), (5, 17, 300), (33, 64, 257)] {
+        for (rows, inputs, outputs) in [
+            (1, 1, 1),
+            (2, 9, 4),
+            (3, 512, 51865),
+            (4, 8, 5),
+            (5, 17, 300),
+            (9, 23, 7),
+            (33, 64, 257),
+        ] {
             let x = Tensor::randn(0f32, 1.0, (rows, inputs), &dev)?;
             let w = Tensor::randn(0f32, 1.0, (outputs, inputs), &dev)?.to_dtype(DType::F16)?;
             let ours = matmul_half_weight(&x, &w)?;

@@ -6,6 +6,7 @@ use candle_core::quantized::{QMatMul, QTensor};
 use candle_core::{DType, Module, Result, Tensor};
 use candle_nn::VarBuilder;
 
+use super::bf16_weights::{self, PackedBf16};
 use super::half_weights;
 
 /// `y = x Wᵀ (+ b)` with `W` in its checkpoint layout (`[out, in]`, contiguous), no
@@ -30,6 +31,7 @@ pub struct Linear {
 enum Weight {
     Dense(Tensor),
     Quantized(QMatMul),
+    Bf16(PackedBf16),
 }
 
 impl Linear {
@@ -73,6 +75,27 @@ impl Linear {
     }
 }
 
+impl Linear {
+    /// The same layer with its weight packed in bf16 for many rows at a time (an
+    /// encoder's frames), where the CPU has AVX512-BF16 ([`bf16_weights`]); unchanged
+    /// elsewhere. Inputs are rounded to bf16 on the way in: callers choose it where
+    /// that precision holds.
+    pub fn with_bf16_weight(self) -> Result<Self> {
+        let weight = match self.weight {
+            Weight::Dense(w)
+                if w.device().is_cpu() && w.dtype() == DType::F32 && bf16_weights::available() =>
+            {
+                Weight::Bf16(PackedBf16::pack(&w)?)
+            }
+            other => other,
+        };
+        Ok(Self {
+            weight,
+            bias: self.bias,
+        })
+    }
+}
+
 fn weight(in_dim: usize, out_dim: usize, vb: &VarBuilder) -> Result<Tensor> {
     let init = candle_nn::init::DEFAULT_KAIMING_NORMAL;
     vb.get_with_hints((out_dim, in_dim), "weight", init)
@@ -84,6 +107,7 @@ impl Module for Linear {
         let y = match &self.weight {
             Weight::Quantized(w) => w.forward(&x.contiguous()?)?,
             Weight::Dense(w) => dense_forward(x, w)?,
+            Weight::Bf16(w) => w.matmul(x)?,
         };
         match &self.bias {
             Some(bias) => y.broadcast_add(bias),

@@ -1,6 +1,7 @@
 //! Building blocks every model family shares.
 
 pub mod activations;
+pub mod bf16_weights;
 pub mod block_attention;
 pub mod cpu_slice;
 pub mod device;
