@@ -142,6 +142,7 @@ impl ModelManager {
             .get_or_load(key, path, bytes, move |path| {
                 let (onnx, json) = voice_files(path)?;
                 Vits::from_onnx(&onnx, &json, &device)
+                    .and_then(Vits::with_bf16_vocoder)
                     .map(|v| Loaded::Voice(Arc::new(v)))
                     .map_err(|e| e.to_string())
             })

@@ -43,7 +43,9 @@ pub struct PiperBenchArgs {
 pub fn run(args: PiperBenchArgs) -> Result<()> {
     let mut json = args.voice.clone().into_os_string();
     json.push(".json");
+    // Loaded as the runtime loads a voice for a user.
     let vits = Vits::from_onnx(&args.voice, &PathBuf::from(json), &Device::Cpu)
+        .and_then(Vits::with_bf16_vocoder)
         .with_context(|| format!("loading {}", args.voice.display()))?;
     let espeak = Espeak::find()?;
     let sentences = phonemize(&espeak, vits.config(), &split_sentences(TEXT))?;

@@ -85,7 +85,12 @@ impl Linear {
             Weight::Dense(w)
                 if w.device().is_cpu() && w.dtype() == DType::F32 && bf16_weights::available() =>
             {
-                Weight::Bf16(PackedBf16::pack(&w)?)
+                // The kernel adds the bias as it stores.
+                let packed = PackedBf16::pack(&w, self.bias.as_ref())?;
+                return Ok(Self {
+                    weight: Weight::Bf16(packed),
+                    bias: None,
+                });
             }
             other => other,
         };

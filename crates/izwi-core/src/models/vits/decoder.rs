@@ -7,7 +7,6 @@ use candle_core::{Result, Tensor};
 
 use super::layers::{ConvTranspose1d, TimeConv1d};
 use super::weights::Weights;
-use crate::models::shared::activations::leaky_relu;
 
 /// HiFi-GAN's slope inside the generator; the final activation uses torch's default.
 const LRELU_SLOPE: f64 = 0.1;
@@ -54,6 +53,26 @@ impl Decoder {
         })
     }
 
+    /// The same vocoder with its convolutions in bf16 where the CPU multiplies bf16
+    /// natively ([`TimeConv1d::with_bf16`]); unchanged elsewhere.
+    pub fn with_bf16(self) -> Result<Self> {
+        Ok(Self {
+            conv_pre: self.conv_pre.with_bf16()?,
+            cond: self.cond.map(TimeConv1d::with_bf16).transpose()?,
+            ups: self
+                .ups
+                .into_iter()
+                .map(ConvTranspose1d::with_bf16)
+                .collect::<Result<_>>()?,
+            resblocks: self
+                .resblocks
+                .into_iter()
+                .map(|blocks| blocks.into_iter().map(ResBlock::with_bf16).collect())
+                .collect::<Result<_>>()?,
+            conv_post: self.conv_post.with_bf16()?,
+        })
+    }
+
     /// Samples per latent frame.
     pub fn hop_length(&self) -> usize {
         self.ups.iter().map(|u| u.stride()).product()
@@ -66,7 +85,7 @@ impl Decoder {
             x = x.broadcast_add(&cond.forward(&g.transpose(1, 2)?)?)?;
         }
         for (up, blocks) in self.ups.iter().zip(&self.resblocks) {
-            x = up.forward(&leaky_relu(&x, LRELU_SLOPE)?)?;
+            x = up.forward_leaky(&x, LRELU_SLOPE)?;
             let mut sum: Option<Tensor> = None;
             for y in run_blocks(blocks, &x)? {
                 sum = Some(match sum {
@@ -78,7 +97,7 @@ impl Decoder {
                 x = (sum / blocks.len() as f64)?;
             }
         }
-        let x = self.conv_post.forward(&leaky_relu(&x, FINAL_SLOPE)?)?;
+        let x = self.conv_post.forward_leaky(&x, FINAL_SLOPE, None)?;
         x.squeeze(2)?.tanh()
     }
 }
@@ -130,19 +149,35 @@ impl ResBlock {
         }
     }
 
+    fn with_bf16(self) -> Result<Self> {
+        Ok(match self {
+            Self::One(convs) => Self::One(
+                convs
+                    .into_iter()
+                    .map(|(c1, c2)| Ok((c1.with_bf16()?, c2.with_bf16()?)))
+                    .collect::<Result<_>>()?,
+            ),
+            Self::Two(convs) => Self::Two(
+                convs
+                    .into_iter()
+                    .map(TimeConv1d::with_bf16)
+                    .collect::<Result<_>>()?,
+            ),
+        })
+    }
+
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let mut x = x.clone();
         match self {
             Self::One(convs) => {
                 for (c1, c2) in convs {
-                    let xt = c1.forward(&leaky_relu(&x, LRELU_SLOPE)?)?;
-                    let xt = c2.forward(&leaky_relu(&xt, LRELU_SLOPE)?)?;
-                    x = (xt + x)?;
+                    let xt = c1.forward_leaky(&x, LRELU_SLOPE, None)?;
+                    x = c2.forward_leaky(&xt, LRELU_SLOPE, Some(&x))?;
                 }
             }
             Self::Two(convs) => {
                 for c in convs {
-                    x = (c.forward(&leaky_relu(&x, LRELU_SLOPE)?)? + x)?;
+                    x = c.forward_leaky(&x, LRELU_SLOPE, Some(&x))?;
                 }
             }
         }

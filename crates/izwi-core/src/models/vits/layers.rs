@@ -6,6 +6,8 @@
 use candle_core::{Result, Tensor, D};
 
 use super::weights::{ConvAttrs, Weights};
+use crate::models::shared::activations::leaky_relu;
+use crate::models::shared::bf16_weights::{self, Input, PackedBf16};
 use crate::models::shared::tap_conv;
 
 /// Size of the im2col matrix built per slice of time. Built whole, it would reach tens
@@ -162,6 +164,8 @@ impl Conv1d {
 pub struct TimeConv1d {
     /// `[kernel * in, out]`, rows ordered (tap, input channel).
     weight: Tensor,
+    /// The weight packed in bf16 instead ([`TimeConv1d::with_bf16`]).
+    packed: Option<PackedBf16>,
     /// `[out]`
     bias: Option<Tensor>,
     kernel: usize,
@@ -186,6 +190,7 @@ impl TimeConv1d {
         };
         Ok(Self {
             weight,
+            packed: None,
             bias: w.get_optional(&format!("{path}.bias")),
             kernel,
             dilation: attrs.dilation,
@@ -193,7 +198,66 @@ impl TimeConv1d {
         })
     }
 
+    /// The same convolution with its weight packed in bf16 where the CPU multiplies
+    /// bf16 natively ([`bf16_weights`]), for 16 output channels or more (fewer would
+    /// leave most of the kernel's 32 columns idle); unchanged elsewhere. The f32
+    /// weight is let go. Inputs are rounded to bf16 on the way in.
+    pub fn with_bf16(self) -> Result<Self> {
+        let outputs = self.weight.dim(1).unwrap_or(0);
+        let suits = self.kernel > 0
+            && outputs >= 16
+            && self.weight.device().is_cpu()
+            && bf16_weights::available();
+        if !suits {
+            return Ok(self);
+        }
+        let packed = PackedBf16::pack_taps(&self.weight, self.kernel, self.bias.as_ref())?;
+        Ok(Self {
+            weight: Tensor::zeros(0, self.weight.dtype(), self.weight.device())?,
+            packed: Some(packed),
+            ..self
+        })
+    }
+
+    /// `residual + conv(leaky_relu(x, slope))`: in one pass where the weight is packed
+    /// in bf16, in separate steps elsewhere.
+    pub fn forward_leaky(
+        &self,
+        x: &Tensor,
+        slope: f64,
+        residual: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        if let Some(packed) = &self.packed {
+            let input = Input {
+                pads: self.pads,
+                slope: Some(slope as f32),
+            };
+            let items = (0..x.dim(0)?)
+                .map(|b| {
+                    let residual = residual.map(|r| r.get(b)).transpose()?;
+                    packed.conv(&x.get(b)?, self.dilation, input, residual.as_ref())
+                })
+                .collect::<Result<Vec<_>>>()?;
+            return Tensor::stack(&items, 0);
+        }
+        let y = self.forward(&leaky_relu(x, slope)?)?;
+        match residual {
+            Some(r) => y + r,
+            None => Ok(y),
+        }
+    }
+
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        if let Some(packed) = &self.packed {
+            let input = Input {
+                pads: self.pads,
+                slope: None,
+            };
+            let items = (0..x.dim(0)?)
+                .map(|b| packed.conv(&x.get(b)?, self.dilation, input, None))
+                .collect::<Result<Vec<_>>>()?;
+            return Tensor::stack(&items, 0);
+        }
         let x = x.pad_with_zeros(1, self.pads.0, self.pads.1)?;
         let (batch, padded, channels) = x.dims3()?;
         let span = self.kernel.saturating_sub(1) * self.dilation;
@@ -267,6 +331,7 @@ impl ConvTranspose1d {
         };
         let phases = TimeConv1d {
             weight,
+            packed: None,
             bias: bias.map(|b| b.repeat(s)).transpose()?,
             kernel: taps,
             dilation: 1,
@@ -280,17 +345,30 @@ impl ConvTranspose1d {
         })
     }
 
+    /// The same upsampling with its weight in bf16 ([`TimeConv1d::with_bf16`]).
+    pub fn with_bf16(self) -> Result<Self> {
+        Ok(Self {
+            phases: self.phases.with_bf16()?,
+            ..self
+        })
+    }
+
     /// How many output samples each input sample becomes.
     pub fn stride(&self) -> usize {
         self.stride
     }
 
-    /// `[batch, time, in]` → `[batch, time', out]`: `time * stride` long when, as in
+    /// The upsampling of `leaky_relu(x, slope)` (HiFi-GAN activates before each):
+    /// `[batch, time, in]` → `[batch, time', out]`, `time * stride` long when, as in
     /// HiFi-GAN, the kernel exceeds the stride by the two paddings.
-    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let (batch, len, _) = x.dims3()?;
-        let y = self.phases.forward(x)?;
-        let (_, steps, channels) = y.dims3()?;
+    pub fn forward_leaky(&self, x: &Tensor, slope: f64) -> Result<Tensor> {
+        self.interleave(x.dim(1)?, self.phases.forward_leaky(x, slope, None)?)
+    }
+
+    /// The phases' output (`[batch, steps, stride * out]`) of an input `len` long as
+    /// the upsampled signal.
+    fn interleave(&self, len: usize, y: Tensor) -> Result<Tensor> {
+        let (batch, steps, channels) = y.dims3()?;
         let out = channels / self.stride;
         let y = y.reshape((batch, steps * self.stride, out))?;
         // The full transposed convolution is (len - 1)·stride + kernel long; its
@@ -422,7 +500,8 @@ mod tests {
                 },
             );
             let up = ConvTranspose1d::load(&weights, "up").unwrap();
-            let y = flip_major(&up.forward(&flip_major(&x)).unwrap());
+            // A slope of 1: no activation.
+            let y = flip_major(&up.forward_leaky(&flip_major(&x), 1.0).unwrap());
             // item by item: candle 0.11.1 mixes up the items of a batch here
             for b in 0..2 {
                 let want = x
