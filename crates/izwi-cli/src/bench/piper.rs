@@ -2,9 +2,11 @@
 //! tests/fixtures/bench_piper.py) on the same voice, the same phoneme ids and the same
 //! scales, in one run. Both sides: voice loaded first and not timed, one warm-up
 //! sentence, then each sentence synthesized on its own; RTF = wall time / audio time.
+//! Then the whole process as a user runs it: `izwi speak --file` against piper-tts's
+//! `python -m piper`, the paragraph (times the rounds) to a WAV, start to exit.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -13,6 +15,8 @@ use clap::Args;
 use izwi_core::models::vits::{phonemize, ModuleTimings, Scales, Vits};
 use izwi_core::text::{split_sentences, Espeak};
 use izwi_core::Device;
+
+use super::process;
 
 /// A paragraph of ordinary sentences of mixed length.
 const TEXT: &str = "Thank you for calling. Your appointment is confirmed for Tuesday morning at \
@@ -35,6 +39,9 @@ pub struct PiperBenchArgs {
     /// The Python with onnxruntime and numpy for the baseline.
     #[arg(long, env = "IZWI_BENCH_PYTHON", default_value = "python3")]
     python: PathBuf,
+    /// Runs of each side for the whole-process comparison; the median is reported.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
     /// Threads for onnxruntime (candle uses one per core).
     #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()))]
     threads: usize,
@@ -102,7 +109,87 @@ pub fn run(args: PiperBenchArgs) -> Result<()> {
         }
         Err(e) => println!("  piper baseline not run: {e:#}"),
     }
+    whole_process(&args, rounds)
+}
+
+/// `izwi speak --file` against `python -m piper` on the paragraph `rounds` times over,
+/// each a new process per run, alternating; medians and peak memory.
+fn whole_process(args: &PiperBenchArgs, rounds: usize) -> Result<()> {
+    let scratch = tempfile::tempdir()?;
+    let paragraph = scratch.path().join("paragraph.txt");
+    std::fs::write(&paragraph, vec![TEXT; rounds].join(" "))?;
+    let words = TEXT.split_whitespace().count() * rounds;
+    let izwi = std::env::current_exe()?;
+    let data = scratch.path().join("data");
+    let voice = args.voice.canonicalize()?;
+    let mut ours = Vec::new();
+    let mut peer: Result<Vec<process::Measured>> = Ok(Vec::new());
+    for run in 0..args.runs.max(1) {
+        let out = |side: &str| scratch.path().join(format!("{side}-{run}.wav"));
+        let mut command = Command::new(&izwi);
+        command
+            .arg("--data-dir")
+            .arg(&data)
+            .arg("speak")
+            .arg("--voice")
+            .arg(&voice)
+            .arg("--file")
+            .arg(&paragraph)
+            .arg("--output")
+            .arg(out("izwi"));
+        ours.push(process::run(command)?);
+        if let Ok(runs) = &mut peer {
+            match piper_tts(&args.python, &voice, &paragraph, &out("piper")) {
+                Ok(measured) => runs.push(measured),
+                Err(e) => peer = Err(e),
+            }
+        }
+    }
+    let median = |runs: &[process::Measured]| {
+        let mut seconds: Vec<f64> = runs.iter().map(|r| r.seconds).collect();
+        seconds.sort_by(f64::total_cmp);
+        seconds[seconds.len() / 2]
+    };
+    let peak = |runs: &[process::Measured]| {
+        runs.iter()
+            .filter_map(|r| r.peak_mib)
+            .max_by(f64::total_cmp)
+            .map_or("?".into(), |m| format!("{m:.0} MiB"))
+    };
+    println!(
+        "whole process, the paragraph x{rounds} ({words} words) to a WAV, median of {}:",
+        ours.len()
+    );
+    println!(
+        "  izwi speak --file      {:.2} s  (peak {})",
+        median(&ours),
+        peak(&ours)
+    );
+    match peer {
+        Ok(runs) => {
+            println!(
+                "  python -m piper        {:.2} s  (peak {})",
+                median(&runs),
+                peak(&runs)
+            );
+            println!("  ratio: {:.2}x", median(&ours) / median(&runs));
+        }
+        Err(e) => println!("  piper-tts not run ({e:#}); `pip install piper-tts` into --python"),
+    }
     Ok(())
+}
+
+/// One `python -m piper` run, as its own command line reads a text file to a WAV.
+fn piper_tts(python: &Path, voice: &Path, text: &Path, out: &Path) -> Result<process::Measured> {
+    let mut command = Command::new(python);
+    command
+        .args(["-m", "piper", "-m"])
+        .arg(voice)
+        .arg("-i")
+        .arg(text)
+        .arg("-f")
+        .arg(out);
+    process::run(command)
 }
 
 /// Runs the Python baseline; returns its RTF and onnxruntime's version.

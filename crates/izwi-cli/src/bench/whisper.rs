@@ -350,7 +350,9 @@ fn print_stages(args: &WhisperBenchArgs, izwi: &Path, data: &Path, input: &Input
             .arg(&input.path);
         let (total, log) = process::run_with_stderr(command)?;
         let s = Stages::read(&log);
-        let other = total - s.load - s.decode - s.vad - s.mel - s.encoder - s.decoder;
+        // The file is decoded and its speech found while the model loads.
+        let before_mel = s.load.max(s.decode + s.vad);
+        let other = total - before_mel - s.mel - s.encoder - s.decoder;
         println!(
             "{:<16} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>8.2} {:>8.2}/{:<5} {:>7.2} {:>7.2}",
             model.file_name().map_or_else(
@@ -368,7 +370,7 @@ fn print_stages(args: &WhisperBenchArgs, izwi: &Path, data: &Path, input: &Input
             total
         );
     }
-    println!("\nload: weights into memory; decode: the file to 16 kHz mono; VAD: Silero over the file; mel, encoder: every chunk; decoder: every engine step (sampling and the decoding rules included); other: the rest of the process (start-up, scheduling, the store, exit)");
+    println!("\nload: weights into memory; decode: the file to 16 kHz mono; VAD: Silero over the file (decode and VAD run while the model loads); mel, encoder: every chunk; decoder: every engine step (sampling and the decoding rules included); other: the rest of the process (start-up, scheduling, the store, exit)");
     Ok(())
 }
 
