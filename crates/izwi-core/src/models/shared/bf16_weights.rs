@@ -489,11 +489,7 @@ mod tests {
             let want = plain.broadcast_add(&bias)?;
             let bound = 2e-6 * (taps * inputs) as f32;
             for (got, want) in [(ours, want.clone()), (with_residual, (want + residual)?)] {
-                let diff = (got - want)?
-                    .abs()?
-                    .flatten_all()?
-                    .max(0)?
-                    .to_scalar::<f32>()?;
+                let diff = crate::models::shared::max_abs_diff(&got, &want)?;
                 assert!(
                     diff < bound,
                     "{time}x{inputs}x{outputs}x{taps}/{dilation}: {diff}"
@@ -525,11 +521,7 @@ mod tests {
             let round = |t: &Tensor| t.to_dtype(DType::BF16)?.to_dtype(DType::F32);
             let theirs = round(&x)?.matmul(&round(&w)?.t()?)?;
             assert_eq!(ours.dims(), theirs.dims());
-            let diff = (ours - theirs)?
-                .abs()?
-                .flatten_all()?
-                .max(0)?
-                .to_scalar::<f32>()?;
+            let diff = crate::models::shared::max_abs_diff(&ours, &theirs)?;
             assert!(
                 diff < 2e-6 * inputs as f32,
                 "{rows}x{inputs}x{outputs}: {diff}"

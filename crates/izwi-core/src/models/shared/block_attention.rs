@@ -190,11 +190,7 @@ mod tests {
                 .matmul(&v)?
                 .transpose(0, 1)?
                 .reshape((n, heads * d))?;
-            let diff = (ours - theirs)?
-                .abs()?
-                .flatten_all()?
-                .max(0)?
-                .to_scalar::<f32>()?;
+            let diff = crate::models::shared::max_abs_diff(&ours, &theirs)?;
             assert!(diff < 1e-5, "{n}x{heads}x{m}x{d}: {diff}");
         }
         Ok(())

@@ -240,11 +240,7 @@ mod tests {
             let w = Tensor::randn(0f32, 1.0, (outputs, inputs), &dev)?.to_dtype(DType::F16)?;
             let ours = matmul_half_weight(&x, &w)?;
             let theirs = x.matmul(&w.to_dtype(DType::F32)?.t()?)?;
-            let diff = (ours - theirs)?
-                .abs()?
-                .flatten_all()?
-                .max(0)?
-                .to_scalar::<f32>()?;
+            let diff = crate::models::shared::max_abs_diff(&ours, &theirs)?;
             // Sums of `inputs` products differ in their last bits by order.
             let tolerance = 2e-6 * inputs as f32;
             assert!(diff < tolerance, "{rows}x{inputs}x{outputs}: {diff}");

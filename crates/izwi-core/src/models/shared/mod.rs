@@ -17,3 +17,12 @@ pub mod sampling;
 pub mod tap_conv;
 pub mod vector_math;
 pub mod weights;
+
+/// The largest absolute difference between two tensors of one shape (kernel tests).
+#[cfg(test)]
+pub(crate) fn max_abs_diff(
+    a: &candle_core::Tensor,
+    b: &candle_core::Tensor,
+) -> candle_core::Result<f32> {
+    (a - b)?.abs()?.max_all()?.to_scalar::<f32>()
+}

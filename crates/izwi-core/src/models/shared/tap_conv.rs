@@ -128,11 +128,7 @@ mod tests {
                 .max(0)?
                 .to_scalar::<f32>()?
                 .max(1.0);
-            let diff = (ours - theirs)?
-                .abs()?
-                .flatten_all()?
-                .max(0)?
-                .to_scalar::<f32>()?;
+            let diff = crate::models::shared::max_abs_diff(&ours, &theirs)?;
             assert!(
                 diff / scale < 2e-5,
                 "{time}x{inputs}x{outputs} k{kernel} d{dilation}: {diff} of outputs up to {scale}"
