@@ -166,7 +166,24 @@ fn the_api_answers_as_openai_does() {
         "tts-1",
     ] {
         assert!(ids.contains(&id), "{id} not in {ids:?}");
+        let one: Value = client()
+            .get(server.url(&format!("/v1/models/{id}")))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        assert_eq!(one["id"], id);
+        assert_eq!(one["object"], "model");
     }
+    let body = assert_error(
+        client()
+            .get(server.url("/v1/models/local/nothing"))
+            .send()
+            .unwrap(),
+        404,
+        "invalid_request_error",
+    );
+    assert_eq!(body["error"]["code"], "model_not_found");
 
     // Every format.
     let json: Value = transcribe(&server, &jfk, &[("model", "whisper-1")])

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use izwi_core::models::whisper::{
-    is_multilingual_dir, Task, TranscribeError, TranscribeOptions, WindowDone,
+    is_multilingual_dir, Task, TranscribeError, TranscribeOptions, WhisperTokenizer, WindowDone,
 };
 use izwi_hub::Family;
 use izwi_store::{Job, JobKind, JobMetrics, NewJob, NewTranscript, SegmentRecord};
@@ -244,9 +244,10 @@ pub(crate) async fn run(
 
 impl Runtime {
     /// Records a transcription job and starts it; the returned job is `queued`. A model
-    /// that is unknown, not installed, not for transcription, or English-only when asked
-    /// to translate is refused here; what goes wrong later (an unreadable file, say)
-    /// fails the job with its reason.
+    /// that is unknown, not installed, not for transcription, English-only when asked
+    /// to translate or for another language, or a language the model does not know, is
+    /// refused here; what goes wrong later (an unreadable file, say) fails the job with
+    /// its reason.
     pub async fn transcribe(&self, request: TranscribeRequest) -> Result<Job, RuntimeError> {
         let info = self.inner.hub.info(&request.model_id)?;
         if info.family != Family::Whisper {
@@ -272,6 +273,27 @@ impl Runtime {
                 info.name,
                 request.language.as_deref().unwrap_or_default()
             )));
+        }
+        if let (false, Some(code)) = (english_only, request.language.clone()) {
+            let tokenizer_dir = dir.clone();
+            let tokenizer =
+                tokio::task::spawn_blocking(move || WhisperTokenizer::from_dir(&tokenizer_dir))
+                    .await
+                    .map_err(|e| RuntimeError::InvalidRequest(format!("reading the model: {e}")))?
+                    .map_err(TranscribeError::from)?;
+            if tokenizer.language_token(&code).is_none() {
+                let known: Vec<&str> = tokenizer
+                    .special
+                    .languages
+                    .iter()
+                    .map(|(c, _)| c.as_str())
+                    .collect();
+                return Err(RuntimeError::InvalidRequest(format!(
+                    "{} does not know the language {code:?}; it knows: {}",
+                    info.name,
+                    known.join(", ")
+                )));
+            }
         }
         let job = self
             .inner

@@ -287,6 +287,30 @@ async fn bad_requests_fail_with_their_reason() {
         runtime.jobs(&Default::default()).await.unwrap().len(),
         jobs_before
     );
+
+    // A language a multilingual model does not know is refused before a job too,
+    // naming the ones it knows; one it knows is accepted.
+    let base = runtime
+        .import_model(&asset("models/whisper-base"), Some("base"))
+        .unwrap();
+    let mut request = TranscribeRequest::new(asset("speech/jfk.wav"), &base.id);
+    request.language = Some("xx".into());
+    let err = runtime.transcribe(request.clone()).await.unwrap_err();
+    assert!(matches!(err, RuntimeError::InvalidRequest(_)), "{err:?}");
+    assert!(
+        err.to_string().contains("\"xx\"") && err.to_string().contains("fr"),
+        "{err}"
+    );
+    assert_eq!(
+        runtime.jobs(&Default::default()).await.unwrap().len(),
+        jobs_before
+    );
+    request.language = Some("en".into());
+    let job = runtime.transcribe(request).await.unwrap();
+    assert_eq!(
+        runtime.wait_job(job.id).await.unwrap().status,
+        JobStatus::Done
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

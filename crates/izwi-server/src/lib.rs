@@ -81,6 +81,7 @@ pub fn router(
     let busy = Arc::new(Semaphore::new(max_requests));
     Router::new()
         .route("/v1/models", get(models::list))
+        .route("/v1/models/{*id}", get(models::retrieve))
         .route("/v1/audio/transcriptions", post(transcriptions::transcribe))
         .route("/v1/audio/translations", post(transcriptions::translate))
         .route("/v1/audio/speech", post(speech::speak))

@@ -1,7 +1,8 @@
 //! `GET /v1/models`: the installed models, by the ids `izwi models list` shows, and the
-//! OpenAI names that stand for the defaults (`whisper-1`, `tts-1`).
+//! OpenAI names that stand for the defaults (`whisper-1`, `tts-1`); `GET
+//! /v1/models/{id}` one of them (ids may hold a slash: `local/whisper-tiny.en`).
 
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::Json;
 use izwi_runtime::{ModelInfo, ModelStatus, ModelTask};
 use serde_json::{json, Value};
@@ -24,6 +25,24 @@ pub(crate) async fn list(State(state): State<AppState>) -> Json<Value> {
     data.push(entry(WHISPER_1));
     data.extend(TTS_MODELS.iter().map(|id| entry(id)));
     Json(json!({ "object": "list", "data": data }))
+}
+
+pub(crate) async fn retrieve(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let alias = id == WHISPER_1 || TTS_MODELS.contains(&id.as_str());
+    let installed = || {
+        state
+            .runtime
+            .model(&id)
+            .is_ok_and(|m| m.status == ModelStatus::Installed)
+    };
+    if alias || installed() {
+        Ok(Json(entry(&id)))
+    } else {
+        Err(ApiError::model_not_found(&id, "installed"))
+    }
 }
 
 fn entry(id: &str) -> Value {
