@@ -133,8 +133,53 @@ impl PackedBf16 {
         })
     }
 
+    /// Packs `outputs × inputs` values read through `value(output, input)`: a matrix
+    /// in any layout (an attention head's keys, its values transposed).
+    pub fn pack_fn(
+        outputs: usize,
+        inputs: usize,
+        value: impl Fn(usize, usize) -> f32 + Sync,
+    ) -> Result<Self> {
+        Self::pack_with(outputs, inputs, 1, None, |_, o, i| value(o, i))
+    }
+
     pub fn outputs(&self) -> usize {
         self.outputs
+    }
+
+    /// `rows` input rows already in bf16 pairs (`a`, `[rows, ⌈in / 2⌉]`, see
+    /// [`to_pairs`]) times the weight, into `out`, rows `stride` values apart, on the
+    /// calling thread. Only where [`available`], for a weight packed with one tap.
+    pub fn product_pairs(
+        &self,
+        a: &[u32],
+        rows: usize,
+        out: &mut [f32],
+        stride: usize,
+    ) -> Result<()> {
+        let half_inputs = self.inputs.div_ceil(2);
+        let fits = rows == 0
+            || (a.len() >= rows * half_inputs
+                && stride >= self.outputs
+                && out.len() >= (rows - 1) * stride + self.outputs);
+        if !available() || self.taps != 1 || !fits {
+            candle_core::bail!(
+                "bf16 product: {rows} rows of {} pairs into {} values {stride} apart, for \
+                 {} taps of {} × {} (AVX512-BF16: {})",
+                a.len(),
+                out.len(),
+                self.taps,
+                self.outputs,
+                self.inputs,
+                available()
+            );
+        }
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the features were checked, and the sizes above.
+        unsafe {
+            self.rows_avx512(a, 0, rows, stride, 1, None, out);
+        }
+        Ok(())
     }
 
     /// `x` (`[rows, in]`, f32, CPU) times the weight transposed, plus the bias →
@@ -260,7 +305,10 @@ impl Product<'_> {
                     let residual = residual.map(|r| &r[first * w.outputs..]);
                     // SAFETY: as above; the task's rows plus the span lie inside `a`,
                     // and the residual has the output's shape.
-                    unsafe { w.rows_avx512(&a, first, self.dilation, residual, out) }
+                    unsafe {
+                        let rows = out.len() / w.outputs;
+                        w.rows_avx512(&a, first, rows, w.outputs, self.dilation, residual, out)
+                    }
                 });
         }
         Ok((CpuStorage::F32(out), Shape::from((rows, w.outputs))))
@@ -269,19 +317,21 @@ impl Product<'_> {
 
 #[cfg(target_arch = "x86_64")]
 impl PackedBf16 {
-    /// Output rows from `first` (as many as `out` holds) from the bf16 input `a`;
-    /// `residual` starts at the same row.
+    /// `rows` output rows, `stride` values apart in `out`, from input rows `first`… of
+    /// the bf16 input `a`; `residual` is laid out as `out`.
     #[target_feature(enable = "avx512f,avx512bf16")]
+    #[allow(clippy::too_many_arguments)]
     unsafe fn rows_avx512(
         &self,
         a: &[u32],
         first: usize,
+        rows: usize,
+        stride: usize,
         dilation: usize,
         residual: Option<&[f32]>,
         out: &mut [f32],
     ) {
         let half_inputs = self.inputs.div_ceil(2);
-        let rows = out.len() / self.outputs;
         let a = &a[first * half_inputs..];
         for (panel, packed) in self
             .pairs
@@ -291,7 +341,7 @@ impl PackedBf16 {
             let column = panel * PANEL;
             for r in (0..rows).step_by(BLOCK_ROWS) {
                 let block = BLOCK_ROWS.min(rows - r);
-                let at = r * self.outputs + column;
+                let at = r * stride + column;
                 let operands = Operands {
                     a: &a[r * half_inputs..],
                     panel: packed,
@@ -300,7 +350,7 @@ impl PackedBf16 {
                     half_inputs,
                     taps: self.taps,
                     dilation,
-                    stride: self.outputs,
+                    stride,
                     columns: PANEL.min(self.outputs - column),
                 };
                 let out = &mut out[at..];
@@ -417,6 +467,24 @@ unsafe fn round_row(row: &[f32], slope: Option<f32>, pairs: &mut [u32]) {
     for (k, pair) in pairs.iter_mut().enumerate().skip(whole * 16) {
         *pair = u32::from(to_bf16(at(2 * k))) | (u32::from(to_bf16(at(2 * k + 1))) << 16);
     }
+}
+
+/// `row` (f32) as bf16 pairs (`pairs` holds `⌈row.len() / 2⌉`; the odd input's pair
+/// partner is zero). Only where [`available`].
+pub fn to_pairs(row: &[f32], pairs: &mut [u32]) -> Result<()> {
+    if !available() || pairs.len() != row.len().div_ceil(2) {
+        candle_core::bail!(
+            "bf16 pairs: {} values into {} pairs",
+            row.len(),
+            pairs.len()
+        );
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the features were checked above.
+    unsafe {
+        round_row(row, None, pairs)
+    };
+    Ok(())
 }
 
 /// f32 to bf16, rounding to nearest even as the CPU's conversion does.
