@@ -70,6 +70,63 @@ unsafe fn widen_f16c(x: &[f16], out: &mut [f32]) {
     }
 }
 
+/// `t` (f32) as f16 on the CPU, 8 values per instruction where the CPU has F16C
+/// (rounding to nearest even, as candle's conversion does), the work split over
+/// threads. Keeping Whisper's decoder weights in f16 narrows them back after loading;
+/// candle converts one value at a time.
+pub fn narrow(t: &Tensor) -> Result<Tensor> {
+    if t.device().is_cpu() && t.dtype() == DType::F32 {
+        t.contiguous()?.apply_op1_no_bwd(&Narrow)
+    } else {
+        t.to_dtype(DType::F16)
+    }
+}
+
+struct Narrow;
+
+impl candle_core::CustomOp1 for Narrow {
+    fn name(&self) -> &'static str {
+        "izwi-narrow-f32"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
+        let x = cpu_slice::<f32>(storage, layout)?;
+        let mut out = vec![f16::ZERO; x.len()];
+        out.par_chunks_mut(1 << 16)
+            .zip(x.par_chunks(1 << 16))
+            .for_each(|(out, x)| narrow_slice(x, out));
+        Ok((CpuStorage::F16(out), layout.shape().clone()))
+    }
+}
+
+fn narrow_slice(x: &[f32], out: &mut [f16]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
+        // SAFETY: the CPU has the features the function is compiled for.
+        return unsafe { narrow_f16c(x, out) };
+    }
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = f16::from_f32(v);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn narrow_f16c(x: &[f32], out: &mut [f16]) {
+    use std::arch::x86_64::*;
+    let n = x.len().min(out.len());
+    let chunks = n / 8;
+    let (xp, op) = (x.as_ptr(), out.as_mut_ptr() as *mut u16);
+    for c in 0..chunks {
+        // SAFETY: c * 8 + 8 ≤ n, inside both slices; f16 is a u16 in memory.
+        let v = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_loadu_ps(xp.add(c * 8)));
+        _mm_storeu_si128(op.add(c * 8) as *mut __m128i, v);
+    }
+    for i in chunks * 8..n {
+        out[i] = f16::from_f32(x[i]);
+    }
+}
+
 /// Whether [`matmul_half_weight`] runs for these operands.
 pub fn runs_on(x: &Tensor, weight: &Tensor) -> bool {
     x.device().is_cpu() && x.dtype() == DType::F32 && weight.dtype() == DType::F16
@@ -220,6 +277,25 @@ mod tests {
             let ours = widen(&t)?.to_vec1::<f32>()?;
             let theirs = t.to_dtype(DType::F32)?.to_vec1::<f32>()?;
             assert_eq!(ours, theirs, "{len}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn narrowing_equals_candles_conversion() -> Result<()> {
+        for len in [1usize, 7, 8, 9, 70_001] {
+            // Values beyond f16's range and below its smallest normal included.
+            let t = (Tensor::randn(0f32, 3.0, len, &Device::Cpu)? * 1e4)?;
+            let tiny = (Tensor::randn(0f32, 1.0, len, &Device::Cpu)? * 1e-6)?;
+            for t in [t, tiny] {
+                let ours = narrow(&t)?.to_vec1::<f16>()?;
+                let theirs = t.to_dtype(DType::F16)?.to_vec1::<f16>()?;
+                let same = ours
+                    .iter()
+                    .zip(&theirs)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same, "{len}");
+            }
         }
         Ok(())
     }

@@ -65,7 +65,7 @@ impl Linear {
     /// checkpoint stores f16; callers check that.
     pub fn with_half_weight(self) -> Result<Self> {
         let weight = match self.weight {
-            Weight::Dense(w) => Weight::Dense(w.to_dtype(DType::F16)?),
+            Weight::Dense(w) => Weight::Dense(half_weights::narrow(&w)?),
             quantized => quantized,
         };
         Ok(Self {

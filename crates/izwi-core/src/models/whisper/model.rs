@@ -13,6 +13,7 @@ use super::config::WhisperConfig;
 use crate::engine::{ForwardBatch, LayerKvCache};
 use crate::models::shared::activations::{gelu_erf, softmax_last_dim};
 use crate::models::shared::block_attention;
+use crate::models::shared::half_weights;
 use crate::models::shared::linear::{Linear, MANY_ROWS};
 use crate::models::shared::paged_attention::PagedAttentionMetadata;
 use crate::models::shared::row_attention::RowAttention;
@@ -290,7 +291,7 @@ impl Whisper {
                 final_layer_norm,
             });
         }
-        let embeddings = self.embed_tokens.embeddings().to_dtype(DType::F16)?;
+        let embeddings = half_weights::narrow(self.embed_tokens.embeddings())?;
         self.proj_out = Linear::new(&embeddings, None)?;
         self.embed_tokens = Embedding::new(embeddings, self.config.d_model);
         Ok(self)
