@@ -19,10 +19,12 @@ use super::cpu_slice::cpu_slice;
 
 /// Output columns per panel: two 16-lane registers.
 const PANEL: usize = 32;
+#[cfg(target_arch = "x86_64")]
 /// Input rows per register block: 8 × 2 accumulators, 2 weight vectors and a
 /// broadcast input in AVX-512's 32 registers.
 const BLOCK_ROWS: usize = 8;
 /// Input rows per parallel task: their bf16 copy stays in L2 while every panel passes.
+#[cfg(target_arch = "x86_64")]
 const TASK_ROWS: usize = 96;
 
 /// Whether this CPU runs the packed kernel.
@@ -280,39 +282,51 @@ impl Product<'_> {
             None => None,
         };
         let mut out = vec![0f32; rows * w.outputs];
-        #[cfg(target_arch = "x86_64")]
         if rows > 0 {
-            let half_inputs = inputs.div_ceil(2);
-            // The input as bf16 pairs, padded rows and the odd input zero, made once.
-            let mut a = vec![0u32; padded * half_inputs];
-            let slope = self.input.slope;
-            a[before * half_inputs..(before + time) * half_inputs]
-                .par_chunks_mut(TASK_ROWS * half_inputs)
-                .zip(x.par_chunks(TASK_ROWS * inputs))
-                .for_each(|(pairs, x)| {
-                    for (pairs, row) in pairs
-                        .chunks_exact_mut(half_inputs)
-                        .zip(x.chunks_exact(inputs))
-                    {
-                        // SAFETY: `available()` checked the CPU's features above.
-                        unsafe { round_row(row, slope, pairs) }
-                    }
-                });
-            out.par_chunks_mut(TASK_ROWS * w.outputs)
-                .enumerate()
-                .for_each(|(task, out)| {
-                    let first = task * TASK_ROWS;
-                    let residual = residual.map(|r| &r[first * w.outputs..]);
-                    // SAFETY: as above; the task's rows plus the span lie inside `a`,
-                    // and the residual has the output's shape.
-                    unsafe {
-                        let rows = out.len() / w.outputs;
-                        w.rows_avx512(&a, first, rows, w.outputs, self.dilation, residual, out)
-                    }
-                });
+            self.fill(x, residual, time, &mut out);
         }
         Ok((CpuStorage::F32(out), Shape::from((rows, w.outputs))))
     }
+
+    /// The product of `x` (`time` rows) into `out`, through the AVX512-BF16 kernel.
+    #[cfg(target_arch = "x86_64")]
+    fn fill(&self, x: &[f32], residual: Option<&[f32]>, time: usize, out: &mut [f32]) {
+        let w = self.weight;
+        let inputs = w.inputs;
+        let (before, after) = self.input.pads;
+        let half_inputs = inputs.div_ceil(2);
+        // The input as bf16 pairs, padded rows and the odd input zero, made once.
+        let mut a = vec![0u32; (before + time + after) * half_inputs];
+        let slope = self.input.slope;
+        a[before * half_inputs..(before + time) * half_inputs]
+            .par_chunks_mut(TASK_ROWS * half_inputs)
+            .zip(x.par_chunks(TASK_ROWS * inputs))
+            .for_each(|(pairs, x)| {
+                for (pairs, row) in pairs
+                    .chunks_exact_mut(half_inputs)
+                    .zip(x.chunks_exact(inputs))
+                {
+                    // SAFETY: `run` checked the CPU's features.
+                    unsafe { round_row(row, slope, pairs) }
+                }
+            });
+        out.par_chunks_mut(TASK_ROWS * w.outputs)
+            .enumerate()
+            .for_each(|(task, out)| {
+                let first = task * TASK_ROWS;
+                let residual = residual.map(|r| &r[first * w.outputs..]);
+                // SAFETY: as above; the task's rows plus the span lie inside `a`, and
+                // the residual has the output's shape.
+                unsafe {
+                    let rows = out.len() / w.outputs;
+                    w.rows_avx512(&a, first, rows, w.outputs, self.dilation, residual, out)
+                }
+            });
+    }
+
+    /// Never reached: off x86-64 [`available`] is false and `run` refuses first.
+    #[cfg(not(target_arch = "x86_64"))]
+    fn fill(&self, _x: &[f32], _residual: Option<&[f32]>, _time: usize, _out: &mut [f32]) {}
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -370,6 +384,7 @@ impl PackedBf16 {
 }
 
 /// What one register block reads.
+#[cfg(target_arch = "x86_64")]
 struct Operands<'a> {
     /// Input rows from the block's first, `[.., half_inputs]` pairs.
     a: &'a [u32],
@@ -432,6 +447,7 @@ unsafe fn block_avx512<const R: usize>(ops: &Operands<'_>, out: &mut [f32]) {
 }
 
 /// Store masks for the first `columns` (≤ 32) lanes of the two halves.
+#[cfg(target_arch = "x86_64")]
 fn masks(columns: usize) -> (u16, u16) {
     let lanes = |n: usize| if n >= 16 { u16::MAX } else { (1u16 << n) - 1 };
     (lanes(columns), lanes(columns.saturating_sub(16)))
