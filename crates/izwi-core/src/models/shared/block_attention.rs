@@ -25,8 +25,11 @@ pub fn runs_on(q: &Tensor) -> bool {
 /// `q` `[n, heads, d]` over keys and values `[heads, m, d]`, every key visible →
 /// `[n, heads * d]`. CPU and f32 only (see [`runs_on`]).
 pub fn block_attention(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor> {
-    q.contiguous()?
-        .apply_op3_no_bwd(&k.contiguous()?, &v.contiguous()?, &BlockAttention)
+    q.contiguous()?.apply_op3_no_bwd(
+        &k.contiguous()?,
+        &v.contiguous()?,
+        &BlockAttention { bf16: false },
+    )
 }
 
 /// [`block_attention`] with both products in bf16 on CPUs with AVX512-BF16 (each
@@ -36,90 +39,25 @@ pub fn block_attention_bf16(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor
     if !bf16_weights::available() {
         return block_attention(q, k, v);
     }
-    q.contiguous()?
-        .apply_op3_no_bwd(&k.contiguous()?, &v.contiguous()?, &BlockAttentionBf16)
+    q.contiguous()?.apply_op3_no_bwd(
+        &k.contiguous()?,
+        &v.contiguous()?,
+        &BlockAttention { bf16: true },
+    )
 }
 
-struct BlockAttention;
-
-struct BlockAttentionBf16;
-
-impl CustomOp3 for BlockAttentionBf16 {
-    fn name(&self) -> &'static str {
-        "izwi-block-attention-bf16"
-    }
-
-    fn cpu_fwd(
-        &self,
-        q: &CpuStorage,
-        q_layout: &Layout,
-        k: &CpuStorage,
-        k_layout: &Layout,
-        v: &CpuStorage,
-        v_layout: &Layout,
-    ) -> Result<(CpuStorage, Shape)> {
-        let (n, heads, d) = q_layout.shape().dims3()?;
-        let (k_heads, m, k_d) = k_layout.shape().dims3()?;
-        if k_heads != heads || k_d != d || v_layout.shape() != k_layout.shape() {
-            candle_core::bail!(
-                "block attention: q {:?}, k {:?}, v {:?}",
-                q_layout.shape(),
-                k_layout.shape(),
-                v_layout.shape()
-            );
-        }
-        let q = cpu_slice::<f32>(q, q_layout)?;
-        let k = cpu_slice::<f32>(k, k_layout)?;
-        let v = cpu_slice::<f32>(v, v_layout)?;
-        let mut out = vec![0f32; n * heads * d];
-        let dst = Out(out.as_mut_ptr());
-        let scale = 1.0 / (d as f32).sqrt();
-        (0..heads)
-            .into_par_iter()
-            .try_for_each(|head| -> Result<()> {
-                let (k_head, v_head) = (&k[head * m * d..], &v[head * m * d..]);
-                let keys = PackedBf16::pack_fn(m, d, |key, i| k_head[key * d + i])?;
-                let values = PackedBf16::pack_fn(d, m, |j, key| v_head[key * d + j])?;
-                let (half_d, half_m) = (d.div_ceil(2), m.div_ceil(2));
-                let mut queries = vec![0u32; BLOCK_ROWS * half_d];
-                let mut scores = vec![0f32; BLOCK_ROWS * m];
-                let mut probabilities = vec![0u32; BLOCK_ROWS * half_m];
-                for first in (0..n).step_by(BLOCK_ROWS) {
-                    let rows = BLOCK_ROWS.min(n - first);
-                    for (r, pairs) in queries.chunks_exact_mut(half_d).take(rows).enumerate() {
-                        let at = ((first + r) * heads + head) * d;
-                        bf16_weights::to_pairs(&q[at..at + d], pairs)?;
-                    }
-                    keys.product_pairs(&queries, rows, &mut scores, m)?;
-                    for (row, pairs) in scores
-                        .chunks_exact_mut(m)
-                        .zip(probabilities.chunks_exact_mut(half_m))
-                        .take(rows)
-                    {
-                        row.iter_mut().for_each(|s| *s *= scale);
-                        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                        let inverse = 1.0 / vector_math::exp_shifted_sum_in_place(row, max);
-                        row.iter_mut().for_each(|p| *p *= inverse);
-                        bf16_weights::to_pairs(row, pairs)?;
-                    }
-                    // SAFETY: this task alone writes this head's columns of these rows.
-                    let block = unsafe {
-                        std::slice::from_raw_parts_mut(
-                            dst.at((first * heads + head) * d),
-                            (rows - 1) * heads * d + d,
-                        )
-                    };
-                    values.product_pairs(&probabilities, rows, block, heads * d)?;
-                }
-                Ok(())
-            })?;
-        Ok((CpuStorage::F32(out), Shape::from((n, heads * d))))
-    }
+/// The op: f32 (gemm) or bf16 products.
+struct BlockAttention {
+    bf16: bool,
 }
 
 impl CustomOp3 for BlockAttention {
     fn name(&self) -> &'static str {
-        "izwi-block-attention"
+        if self.bf16 {
+            "izwi-block-attention-bf16"
+        } else {
+            "izwi-block-attention"
+        }
     }
 
     fn cpu_fwd(
@@ -145,7 +83,11 @@ impl CustomOp3 for BlockAttention {
         let k = cpu_slice::<f32>(k, k_layout)?;
         let v = cpu_slice::<f32>(v, v_layout)?;
         let mut out = vec![0f32; n * heads * d];
-        attend_blocks(q, k, v, n, m, heads, d, &mut out);
+        if self.bf16 {
+            attend_blocks_bf16(q, k, v, n, m, heads, d, &mut out)?;
+        } else {
+            attend_blocks(q, k, v, n, m, heads, d, &mut out);
+        }
         Ok((CpuStorage::F32(out), Shape::from((n, heads * d))))
     }
 }
@@ -251,6 +193,63 @@ fn attend_blocks(
                 );
             }
         });
+}
+
+/// [`attend_blocks`] with both products in bf16: per head, in parallel over heads,
+/// each head's output made whole and then put in its columns.
+#[allow(clippy::too_many_arguments)]
+fn attend_blocks_bf16(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    n: usize,
+    m: usize,
+    heads: usize,
+    d: usize,
+    out: &mut [f32],
+) -> Result<()> {
+    let scale = 1.0 / (d as f32).sqrt();
+    let per_head = (0..heads)
+        .into_par_iter()
+        .map(|head| -> Result<Vec<f32>> {
+            let (k_head, v_head) = (&k[head * m * d..], &v[head * m * d..]);
+            let keys = PackedBf16::pack_fn(m, d, |key, i| k_head[key * d + i])?;
+            let values = PackedBf16::pack_fn(d, m, |j, key| v_head[key * d + j])?;
+            let (half_d, half_m) = (d.div_ceil(2), m.div_ceil(2));
+            let mut queries = vec![0u32; BLOCK_ROWS * half_d];
+            let mut scores = vec![0f32; BLOCK_ROWS * m];
+            let mut probabilities = vec![0u32; BLOCK_ROWS * half_m];
+            let mut attended = vec![0f32; n * d];
+            for first in (0..n).step_by(BLOCK_ROWS) {
+                let rows = BLOCK_ROWS.min(n - first);
+                for (r, pairs) in queries.chunks_exact_mut(half_d).take(rows).enumerate() {
+                    let at = ((first + r) * heads + head) * d;
+                    bf16_weights::to_pairs(&q[at..at + d], pairs)?;
+                }
+                keys.product_pairs(&queries, rows, &mut scores, m)?;
+                for (row, pairs) in scores
+                    .chunks_exact_mut(m)
+                    .zip(probabilities.chunks_exact_mut(half_m))
+                    .take(rows)
+                {
+                    row.iter_mut().for_each(|s| *s *= scale);
+                    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                    let inverse = 1.0 / vector_math::exp_shifted_sum_in_place(row, max);
+                    row.iter_mut().for_each(|p| *p *= inverse);
+                    bf16_weights::to_pairs(row, pairs)?;
+                }
+                values.product_pairs(&probabilities, rows, &mut attended[first * d..], d)?;
+            }
+            Ok(attended)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    for (head, attended) in per_head.iter().enumerate() {
+        for (row, values) in attended.chunks_exact(d).enumerate() {
+            let at = (row * heads + head) * d;
+            out[at..at + d].copy_from_slice(values);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
