@@ -19,9 +19,9 @@ use super::cpu_slice::cpu_slice;
 
 /// Output columns per panel: two 16-lane registers.
 const PANEL: usize = 32;
-#[cfg(target_arch = "x86_64")]
 /// Input rows per register block: 8 × 2 accumulators, 2 weight vectors and a
 /// broadcast input in AVX-512's 32 registers.
+#[cfg(target_arch = "x86_64")]
 const BLOCK_ROWS: usize = 8;
 /// Input rows per parallel task: their bf16 copy stays in L2 while every panel passes.
 #[cfg(target_arch = "x86_64")]
@@ -143,10 +143,6 @@ impl PackedBf16 {
         value: impl Fn(usize, usize) -> f32 + Sync,
     ) -> Result<Self> {
         Self::pack_with(outputs, inputs, 1, None, |_, o, i| value(o, i))
-    }
-
-    pub fn outputs(&self) -> usize {
-        self.outputs
     }
 
     /// `rows` input rows already in bf16 pairs (`a`, `[rows, ⌈in / 2⌉]`, see
@@ -531,8 +527,6 @@ mod tests {
         }
     }
 
-    /// Against candle's f32 matmul on the same operands rounded to bf16: equal up to
-    /// the order of f32 sums. Skipped (and says so) where the CPU lacks AVX512-BF16.
     /// A dilated convolution with padding, leaky ReLU, bias and residual against the
     /// same steps in f32 (our tap convolution) on bf16-rounded operands.
     #[test]
@@ -583,6 +577,8 @@ mod tests {
         Ok(())
     }
 
+    /// Against candle's f32 matmul on the same operands rounded to bf16: equal up to
+    /// the order of f32 sums. Skipped (and says so) where the CPU lacks AVX512-BF16.
     #[test]
     fn matches_candle_on_bf16_rounded_operands_on_odd_shapes() -> Result<()> {
         if !available() {

@@ -219,6 +219,28 @@ impl TimeConv1d {
         })
     }
 
+    /// The packed weight over each batch item: padding, the activation, bias and
+    /// residual in the kernel's own passes.
+    fn packed_forward(
+        &self,
+        packed: &PackedBf16,
+        x: &Tensor,
+        slope: Option<f32>,
+        residual: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        let input = Input {
+            pads: self.pads,
+            slope,
+        };
+        let items = (0..x.dim(0)?)
+            .map(|b| {
+                let residual = residual.map(|r| r.get(b)).transpose()?;
+                packed.conv(&x.get(b)?, self.dilation, input, residual.as_ref())
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Tensor::stack(&items, 0)
+    }
+
     /// `residual + conv(leaky_relu(x, slope))`: in one pass where the weight is packed
     /// in bf16, in separate steps elsewhere.
     pub fn forward_leaky(
@@ -228,17 +250,7 @@ impl TimeConv1d {
         residual: Option<&Tensor>,
     ) -> Result<Tensor> {
         if let Some(packed) = &self.packed {
-            let input = Input {
-                pads: self.pads,
-                slope: Some(slope as f32),
-            };
-            let items = (0..x.dim(0)?)
-                .map(|b| {
-                    let residual = residual.map(|r| r.get(b)).transpose()?;
-                    packed.conv(&x.get(b)?, self.dilation, input, residual.as_ref())
-                })
-                .collect::<Result<Vec<_>>>()?;
-            return Tensor::stack(&items, 0);
+            return self.packed_forward(packed, x, Some(slope as f32), residual);
         }
         let y = self.forward(&leaky_relu(x, slope)?)?;
         match residual {
@@ -249,14 +261,7 @@ impl TimeConv1d {
 
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
         if let Some(packed) = &self.packed {
-            let input = Input {
-                pads: self.pads,
-                slope: None,
-            };
-            let items = (0..x.dim(0)?)
-                .map(|b| packed.conv(&x.get(b)?, self.dilation, input, None))
-                .collect::<Result<Vec<_>>>()?;
-            return Tensor::stack(&items, 0);
+            return self.packed_forward(packed, x, None, None);
         }
         let x = x.pad_with_zeros(1, self.pads.0, self.pads.1)?;
         let (batch, padded, channels) = x.dims3()?;
