@@ -41,6 +41,10 @@ pub struct TranscribeArgs {
     /// were no more accurate on our test speech (docs/speed.md).
     #[arg(long, default_value_t = 1)]
     beam_size: usize,
+    /// Each word's time as well: JSON gets a `words` list per segment, SRT and VTT
+    /// show one cue per word with the word underlined as it is said.
+    #[arg(long)]
+    word_timestamps: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -88,6 +92,7 @@ async fn transcribe_all(runtime: &Runtime, args: &TranscribeArgs) -> Result<()> 
             timestamps: !args.no_timestamps,
             initial_prompt: args.prompt.clone(),
             beam_size: args.beam_size.max(1),
+            word_timestamps: args.word_timestamps,
             ..TranscribeRequest::new(file.clone(), model_id.clone())
         };
         jobs.push((file, runtime.transcribe(request).await?));

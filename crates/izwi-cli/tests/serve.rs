@@ -241,6 +241,38 @@ fn the_api_answers_as_openai_does() {
                 .iter()
                 .all(|s| s["end"].as_f64() >= s["start"].as_f64())
     );
+    // Words asked for: a `words` list as OpenAI's, without segments unless asked too.
+    let worded: Value = transcribe(
+        &server,
+        &jfk,
+        &[
+            ("model", "whisper-1"),
+            ("response_format", "verbose_json"),
+            ("timestamp_granularities[]", "word"),
+        ],
+    )
+    .json()
+    .unwrap();
+    assert!(worded.get("segments").is_none(), "{worded}");
+    let words = worded["words"].as_array().unwrap();
+    let spoken: Vec<&str> = words.iter().map(|w| w["word"].as_str().unwrap()).collect();
+    assert_eq!(spoken[..3], ["And", "so", "my"], "{worded}");
+    assert!(words
+        .windows(2)
+        .all(|w| w[0]["end"].as_f64() <= w[1]["end"].as_f64()));
+    let body = assert_error(
+        transcribe(
+            &server,
+            &jfk,
+            &[
+                ("model", "whisper-1"),
+                ("timestamp_granularities[]", "word"),
+            ],
+        ),
+        400,
+        "invalid_request_error",
+    );
+    assert_eq!(body["error"]["param"], "timestamp_granularities");
 
     // Bad requests: OpenAI's shape, the field named, and the server still answers.
     let not_audio = data.path().join("notes.wav");

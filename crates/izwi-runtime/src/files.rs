@@ -357,6 +357,7 @@ mod tests {
                 start: 0.0,
                 end: 1.5,
                 text: " Hello.".into(),
+                words: Vec::new(),
             }],
             rtf: 0.1,
         };

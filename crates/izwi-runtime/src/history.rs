@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use izwi_core::transcript::{Segment, Transcript};
+use izwi_core::transcript::{Segment, Transcript, Word};
 use izwi_store::{
     Job, JobFilter, JobKind, SearchHit, SegmentRecord, TranscriptRecord, VoiceSettings,
 };
@@ -315,6 +315,20 @@ impl Runtime {
                 .map(|s| Segment {
                     start: s.start,
                     end: s.end,
+                    // Word times belong to what the model heard, not to an edit.
+                    words: if s.original.is_none() {
+                        s.words
+                            .into_iter()
+                            .map(|w| Word {
+                                word: w.word,
+                                start: w.start,
+                                end: w.end,
+                                probability: w.probability,
+                            })
+                            .collect()
+                    } else {
+                        Vec::new()
+                    },
                     text: s.text,
                 })
                 .collect(),

@@ -10,7 +10,7 @@ use izwi_core::models::whisper::{
     is_multilingual_dir, Task, TranscribeError, TranscribeOptions, WhisperTokenizer, WindowDone,
 };
 use izwi_hub::Family;
-use izwi_store::{Job, JobKind, JobMetrics, NewJob, NewTranscript, SegmentRecord};
+use izwi_store::{Job, JobKind, JobMetrics, NewJob, NewTranscript, SegmentRecord, WordRecord};
 use serde::{Deserialize, Serialize};
 
 use crate::runtime::Inner;
@@ -39,6 +39,9 @@ pub struct TranscribeRequest {
     /// Beams per window; 1 decodes greedily.
     #[serde(default = "default_beam_size")]
     pub beam_size: usize,
+    /// Each word's time too (one more decoder pass per window).
+    #[serde(default)]
+    pub word_timestamps: bool,
 }
 
 fn yes() -> bool {
@@ -59,6 +62,7 @@ impl TranscribeRequest {
             timestamps: true,
             initial_prompt: None,
             beam_size: default_beam_size(),
+            word_timestamps: false,
         }
     }
 
@@ -69,6 +73,7 @@ impl TranscribeRequest {
             timestamps: self.timestamps,
             initial_prompt: self.initial_prompt.clone(),
             beam_size: self.beam_size.max(1),
+            word_timestamps: self.word_timestamps,
             ..TranscribeOptions::default()
         }
     }
@@ -214,6 +219,16 @@ pub(crate) async fn run(
             end: s.end,
             text: s.text.trim().to_string(),
             original: None,
+            words: s
+                .words
+                .iter()
+                .map(|w| WordRecord {
+                    word: w.word.clone(),
+                    start: w.start,
+                    end: w.end,
+                    probability: w.probability,
+                })
+                .collect(),
         })
         .collect();
     let processing_seconds = started.elapsed().as_secs_f64();

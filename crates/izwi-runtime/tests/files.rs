@@ -90,6 +90,7 @@ async fn transcripts_are_exported_in_every_format() {
                     end: 1.25,
                     text: "Ask not.".into(),
                     original: None,
+                    words: Vec::new(),
                 },
                 SegmentRecord {
                     idx: 1,
@@ -97,6 +98,7 @@ async fn transcripts_are_exported_in_every_format() {
                     end: 3.5,
                     text: "Ask what you can do.".into(),
                     original: None,
+                    words: Vec::new(),
                 },
             ],
         )

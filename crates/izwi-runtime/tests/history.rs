@@ -30,6 +30,7 @@ fn segment(idx: i64, start: f64, text: &str) -> SegmentRecord {
         end: start + 2.0,
         text: text.into(),
         original: None,
+        words: Vec::new(),
     }
 }
 

@@ -1,6 +1,6 @@
 //! `POST /v1/audio/transcriptions` and `/v1/audio/translations`: a multipart upload
-//! (`file`, `model`, `language`, `prompt`, `response_format`, `temperature`) transcribed
-//! as a job in the history. The upload is kept in the data folder's `uploads/`, as the
+//! (`file`, `model`, `language`, `prompt`, `response_format`, `temperature`,
+//! `timestamp_granularities[]`) transcribed as a job in the history. The upload is kept in the data folder's `uploads/`, as the
 //! job's source, and is decoded before the job is queued, so a file that is not audio is
 //! the request's 400, not a failed job.
 
@@ -27,6 +27,10 @@ struct Form {
     language: Option<String>,
     prompt: Option<String>,
     response_format: ResponseFormat,
+    /// `timestamp_granularities[]` included `word`.
+    words: bool,
+    /// `timestamp_granularities[]` was given and included `segment`.
+    segments: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -95,6 +99,7 @@ async fn run(
         language: form.language,
         task,
         initial_prompt: form.prompt,
+        word_timestamps: form.words,
         ..TranscribeRequest::new(path.clone(), model_id)
     };
     let job = match state.runtime.transcribe(request).await {
@@ -114,7 +119,16 @@ async fn run(
         .await?
         .ok_or_else(|| ApiError::internal(format!("job {} left no transcript", job.id)))?;
     let transcript = state.runtime.transcript_for_export(record.id).await?;
-    Ok(respond(&transcript, form.response_format, task))
+    let granularity = Granularity {
+        segments: form.segments.unwrap_or(true),
+        words: form.words,
+    };
+    Ok(respond(
+        &transcript,
+        form.response_format,
+        task,
+        granularity,
+    ))
 }
 
 async fn read_form(mut multipart: Multipart) -> Result<Form, ApiError> {
@@ -124,6 +138,8 @@ async fn read_form(mut multipart: Multipart) -> Result<Form, ApiError> {
         language: None,
         prompt: None,
         response_format: ResponseFormat::Json,
+        words: false,
+        segments: None,
     };
     while let Some(field) = multipart.next_field().await.map_err(upload_error)? {
         let name = field.name().unwrap_or("").to_owned();
@@ -152,12 +168,17 @@ async fn read_form(mut multipart: Multipart) -> Result<Form, ApiError> {
             }
             "timestamp_granularities[]" | "timestamp_granularities" => {
                 let value = text(field).await?;
-                if value != "segment" {
-                    return Err(ApiError::param(
-                        "timestamp_granularities",
-                        format!("{value:?} timestamps are not supported: segment only"),
-                    ));
+                match value.as_str() {
+                    "word" => form.words = true,
+                    "segment" => form.segments = Some(true),
+                    _ => {
+                        return Err(ApiError::param(
+                            "timestamp_granularities",
+                            format!("{value:?} is not a granularity: word or segment"),
+                        ))
+                    }
                 }
+                form.segments.get_or_insert(false);
             }
             "stream" => {
                 if text(field).await? == "true" {
@@ -171,6 +192,14 @@ async fn read_form(mut multipart: Multipart) -> Result<Form, ApiError> {
                 return Err(ApiError::invalid(format!("unknown field `{other}`")));
             }
         }
+    }
+    if (form.words || form.segments.is_some())
+        && form.response_format != ResponseFormat::VerboseJson
+    {
+        return Err(ApiError::param(
+            "timestamp_granularities",
+            "timestamp granularities need response_format verbose_json",
+        ));
     }
     Ok(form)
 }
@@ -245,7 +274,20 @@ async fn save_upload(dir: &Path, file_name: &str, bytes: Bytes) -> Result<PathBu
     Ok(path)
 }
 
-fn respond(transcript: &Transcript, format: ResponseFormat, task: Task) -> Response {
+/// What verbose_json lists: segments unless only words were asked for, words when
+/// they were.
+#[derive(Debug, Clone, Copy)]
+struct Granularity {
+    segments: bool,
+    words: bool,
+}
+
+fn respond(
+    transcript: &Transcript,
+    format: ResponseFormat,
+    task: Task,
+    granularity: Granularity,
+) -> Response {
     let plain =
         |text: String, mime: &'static str| ([(header::CONTENT_TYPE, mime)], text).into_response();
     match format {
@@ -260,14 +302,26 @@ fn respond(transcript: &Transcript, format: ResponseFormat, task: Task) -> Respo
                 .enumerate()
                 .map(|(id, s)| json!({ "id": id, "start": s.start, "end": s.end, "text": s.text }))
                 .collect();
-            Json(json!({
+            let mut body = json!({
                 "task": match task { Task::Translate => "translate", _ => "transcribe" },
                 "language": transcript.language,
                 "duration": transcript.duration,
                 "text": transcript.text(),
-                "segments": segments,
-            }))
-            .into_response()
+            });
+            if granularity.segments {
+                body["segments"] = json!(segments);
+            }
+            if granularity.words {
+                // As OpenAI lists them: the word without its leading space.
+                let words: Vec<_> = transcript
+                    .segments
+                    .iter()
+                    .flat_map(|s| &s.words)
+                    .map(|w| json!({ "word": w.word.trim(), "start": w.start, "end": w.end }))
+                    .collect();
+                body["words"] = json!(words);
+            }
+            Json(body).into_response()
         }
     }
 }

@@ -41,6 +41,21 @@ pub struct SegmentRecord {
     #[sqlx(rename = "original_text")]
     #[serde(default)]
     pub original: Option<String>,
+    /// Each word's time in what the model heard; empty without word timestamps.
+    #[sqlx(json)]
+    #[serde(default)]
+    pub words: Vec<WordRecord>,
+}
+
+/// A word of a segment and when it is said (seconds into the audio).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct WordRecord {
+    /// With its leading space and punctuation, as in the segment's text.
+    pub word: String,
+    pub start: f64,
+    pub end: f64,
+    pub probability: f64,
 }
 
 /// What [`Store::create_transcript`] and [`Store::save_transcript`] need.
@@ -139,7 +154,7 @@ impl Store {
     /// does not exist.
     pub async fn segments(&self, transcript_id: i64) -> Result<Vec<SegmentRecord>, StoreError> {
         Ok(sqlx::query_as(
-            "SELECT idx, start_secs, end_secs, text, original_text FROM segments \
+            "SELECT idx, start_secs, end_secs, text, original_text, words FROM segments \
              WHERE transcript_id = ? ORDER BY start_secs, idx",
         )
         .bind(transcript_id)
@@ -215,7 +230,7 @@ impl Store {
                                       ELSE coalesce(original_text, text) END, \
                  text = ?1 \
              WHERE transcript_id = ?2 AND idx = ?3 \
-             RETURNING idx, start_secs, end_secs, text, original_text",
+             RETURNING idx, start_secs, end_secs, text, original_text, words",
             Some(text),
             transcript_id,
             idx,
@@ -233,7 +248,7 @@ impl Store {
         self.update_segment(
             "UPDATE segments SET text = coalesce(original_text, text), original_text = NULL \
              WHERE transcript_id = ?2 AND idx = ?3 \
-             RETURNING idx, start_secs, end_secs, text, original_text",
+             RETURNING idx, start_secs, end_secs, text, original_text, words",
             None,
             transcript_id,
             idx,
@@ -338,8 +353,8 @@ async fn insert_segments(
     for segment in segments {
         sqlx::query(
             "INSERT INTO segments \
-             (transcript_id, idx, start_secs, end_secs, text, original_text) \
-             VALUES (?, ?, ?, ?, ?, ?)",
+             (transcript_id, idx, start_secs, end_secs, text, original_text, words) \
+             VALUES (?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(transcript_id)
         .bind(segment.idx)
@@ -347,6 +362,7 @@ async fn insert_segments(
         .bind(segment.end)
         .bind(&segment.text)
         .bind(&segment.original)
+        .bind(sqlx::types::Json(&segment.words))
         .execute(&mut *conn)
         .await?;
     }

@@ -63,6 +63,7 @@ async fn a_transcript_and_its_segments_round_trip_in_time_order() {
             end: 3.0,
             text: "second".into(),
             original: None,
+            words: Vec::new(),
         }
     );
     store.close().await;

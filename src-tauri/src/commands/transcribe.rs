@@ -23,6 +23,9 @@ pub struct TranscribeOptions {
     pub beam_size: u32,
     /// Text that primes names and spelling.
     pub initial_prompt: Option<String>,
+    /// Each word's time too (highlighted as the audio plays).
+    #[serde(default)]
+    pub word_timestamps: bool,
 }
 
 impl Default for TranscribeOptions {
@@ -34,6 +37,7 @@ impl Default for TranscribeOptions {
             timestamps: true,
             beam_size: 1,
             initial_prompt: None,
+            word_timestamps: false,
         }
     }
 }
@@ -84,6 +88,7 @@ impl AppState {
             request.task = options.task;
             request.timestamps = options.timestamps;
             request.beam_size = options.beam_size.clamp(1, 16) as usize;
+            request.word_timestamps = options.word_timestamps;
             request.initial_prompt = non_empty(options.initial_prompt.clone());
             let path = request.path.clone();
             jobs.push(self.runtime.transcribe(request).await?);

@@ -181,6 +181,7 @@ impl EngineCore {
                     block_table: self.kv_cache.block_table(&s.request_id).to_vec(),
                     compute_logits: end == seq.len(),
                     audio: seq.audio.clone(),
+                    alignment: seq.params.return_alignment,
                 })
             })
             .collect();
@@ -289,8 +290,9 @@ impl EngineCore {
             FinishReason::Stop | FinishReason::Length => Outcome::Completed,
         };
         let generated = seq.output_tokens().len();
+        let alignment = self.executor.take_alignment(&seq.id);
         self.executor.release(&seq.id);
-        let output = self.outputs.finish(seq, tokens, reason);
+        let output = self.outputs.finish(seq, tokens, reason, alignment);
         if let Some(done) = &output.finished {
             self.metrics.record_request(&done.stats, generated, outcome);
         }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use candle_core::{Device, Tensor};
 
 use super::kv_cache::{KvCacheShape, LayerKvCache};
+use super::output::AudioAlignment;
 use super::types::{BlockId, RequestId};
 
 /// What the engine needs to know about a model to schedule it and size its cache.
@@ -38,6 +39,8 @@ pub struct SequenceChunk {
     pub compute_logits: bool,
     /// The request's audio (16 kHz mono), for models that take audio.
     pub audio: Option<Arc<[f32]>>,
+    /// Whether the request wants its prompt's [`AudioAlignment`].
+    pub alignment: bool,
 }
 
 impl SequenceChunk {
@@ -82,6 +85,12 @@ pub trait ModelExecutor: Send {
     /// timestamp rules). `tokens` are the sequence so far, the first `prompt_len` its
     /// prompt.
     fn process_logits(&self, _tokens: &[u32], _prompt_len: usize, _logits: &mut [f32]) {}
+
+    /// The alignment collected for a request that asked for one, as it ends (before
+    /// [`ModelExecutor::release`]); None from models that cannot align.
+    fn take_alignment(&mut self, _request_id: &RequestId) -> Option<AudioAlignment> {
+        None
+    }
 
     /// The request has ended: drop whatever the model keeps for it (cross-attention
     /// keys and values, say).

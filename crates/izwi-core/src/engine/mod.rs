@@ -32,7 +32,7 @@ pub use self::error::{EngineError, Result};
 pub use self::executor::{ForwardBatch, ModelExecutor, ModelSpec, SequenceChunk};
 pub use self::kv_cache::{KvCacheManager, KvCacheShape, KvCacheStats, LayerKvCache};
 pub use self::metrics::{MetricsCollector, MetricsSnapshot};
-pub use self::output::{EngineOutput, RequestStats, StreamingOutput};
+pub use self::output::{AudioAlignment, EngineOutput, RequestStats, StreamingOutput};
 pub use self::request::{EngineCoreRequest, RequestProcessor};
 pub use self::types::{FinishReason, GenerationParams, Priority, RequestId, SchedulingPolicy};
 

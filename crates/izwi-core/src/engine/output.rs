@@ -42,8 +42,23 @@ pub struct EngineOutput {
     /// The likeliest tokens and their log-probabilities at each generated position,
     /// when the request asked for them.
     pub top_logprobs: Vec<Vec<(u32, f32)>>,
+    /// The prompt's attention over the audio, when the request asked for it and the
+    /// model can give it.
+    #[serde(skip)]
+    pub alignment: Option<AudioAlignment>,
     pub finish_reason: FinishReason,
     pub stats: RequestStats,
+}
+
+/// Attention logits (scaled query·key, before softmax) from each prompt position to
+/// each audio frame, in the heads a model aligns text with speech by (Whisper's
+/// alignment heads): `logits[(head * positions + position) * frames + frame]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AudioAlignment {
+    pub heads: usize,
+    pub positions: usize,
+    pub frames: usize,
+    pub logits: Vec<f32>,
 }
 
 /// A piece of a request's output as it is generated. The last one carries the
@@ -93,6 +108,7 @@ impl OutputProcessor {
         seq: Sequence,
         tokens: Vec<u32>,
         reason: FinishReason,
+        alignment: Option<AudioAlignment>,
     ) -> StreamingOutput {
         let sequence = self.next_index(&seq.id);
         self.next_chunk.remove(&seq.id);
@@ -108,6 +124,7 @@ impl OutputProcessor {
                 logits: seq.logits,
                 logprobs: seq.logprobs,
                 top_logprobs: seq.top_logprobs,
+                alignment,
                 finish_reason: reason,
                 stats,
             }),
@@ -165,7 +182,7 @@ mod tests {
         let first = outputs.chunk(&seq, vec![7]);
         assert_eq!((first.sequence, first.is_final()), (0, false));
         seq.tokens.push(8);
-        let last = outputs.finish(seq, vec![8], FinishReason::Stop);
+        let last = outputs.finish(seq, vec![8], FinishReason::Stop, None);
         assert_eq!(last.sequence, 1);
         let out = last.finished.expect("final chunk carries the output");
         assert_eq!(out.tokens, vec![7, 8]);

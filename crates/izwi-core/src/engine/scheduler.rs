@@ -209,7 +209,12 @@ impl Scheduler {
             if result.preempted_requests.contains(&seq.id) {
                 break;
             }
-            let cached = kv_cache.lookup_prefix(seq.cache_salt, &seq.tokens);
+            // A request that wants its prompt's alignment computes its whole prompt.
+            let cached = if seq.params.return_alignment {
+                Vec::new()
+            } else {
+                kv_cache.lookup_prefix(seq.cache_salt, &seq.tokens)
+            };
             let num_cached = cached.len() * kv_cache.block_size();
             let remaining = seq.len() - num_cached;
             let num_tokens = remaining.min(*budget).min(self.max_chunk_tokens);

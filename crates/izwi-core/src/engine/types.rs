@@ -89,6 +89,9 @@ pub struct GenerationParams {
     /// Return the most likely tokens, up to this many, with their log-probabilities,
     /// at every generated position (beam search, confidence).
     pub top_logprobs: usize,
+    /// For models that read audio: return the attention from every prompt position
+    /// to the audio frames in the heads that align text with speech (word timestamps).
+    pub return_alignment: bool,
 }
 
 impl Default for GenerationParams {
@@ -104,6 +107,7 @@ impl Default for GenerationParams {
             ignore_eos: false,
             return_logits: false,
             top_logprobs: 0,
+            return_alignment: false,
         }
     }
 }

@@ -35,6 +35,7 @@ pub fn segment(idx: i64, start: f64, text: &str) -> SegmentRecord {
         end: start + 1.0,
         text: text.into(),
         original: None,
+        words: Vec::new(),
     }
 }
 

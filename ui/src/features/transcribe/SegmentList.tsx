@@ -8,6 +8,7 @@ export function SegmentList({
   rows,
   listRef,
   currentRow,
+  time,
   flashRow,
   query,
   currentMatch,
@@ -19,6 +20,8 @@ export function SegmentList({
   rows: Row[]
   listRef: Ref<HTMLOListElement>
   currentRow: number
+  /** The playhead, in seconds: the current row highlights the word under it. */
+  time: number
   flashRow: number | null
   query: string
   currentMatch: Match | null
@@ -35,6 +38,7 @@ export function SegmentList({
           row={r}
           index={i}
           current={i === currentRow}
+          time={i === currentRow ? time : null}
           flash={flashRow === i}
           query={query}
           currentMatch={currentMatch?.row === i ? currentMatch.n : -1}

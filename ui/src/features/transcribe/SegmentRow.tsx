@@ -1,6 +1,7 @@
-// One segment: its time (jumps there), its text with find matches, and, when the
-// transcript is stored, editing in place (Edit or double-click; Enter or leaving the
-// field saves, Esc cancels) with an "edited" mark that shows what was heard and reverts.
+// One segment: its time (jumps there), its text with find matches (or, while it plays
+// and has word times, the word being said highlighted), and, when the transcript is
+// stored, editing in place (Edit or double-click; Enter or leaving the field saves, Esc
+// cancels) with an "edited" mark that shows what was heard and reverts.
 
 import { useEffect, useRef, useState } from 'react'
 import { Highlighted } from '../../components/Highlight'
@@ -15,12 +16,28 @@ export interface Row {
   text: string
   /** What the model heard, when the user corrected `text`. */
   original: string | null
+  /** Each word of what the model heard and when it is said; empty without word timestamps. */
+  words: TimedWord[]
+}
+
+export interface TimedWord {
+  word: string
+  start: number
+  end: number
+}
+
+/** The word under the playhead: the last one started by `time`, or -1 before the first. */
+export function wordAt(words: TimedWord[], time: number): number {
+  let found = -1
+  for (let i = 0; i < words.length && words[i].start <= time; i++) found = i
+  return found
 }
 
 export function SegmentRow({
   row,
   index,
   current,
+  time,
   flash,
   query,
   currentMatch,
@@ -32,6 +49,8 @@ export function SegmentRow({
   row: Row
   index: number
   current: boolean
+  /** The playhead while this row is the current one, else null. */
+  time: number | null
   flash: boolean
   query: string
   /** The index of the current find match within this row, or -1. */
@@ -137,7 +156,11 @@ export function SegmentRow({
         />
       ) : (
         <p className="segment-text" onDoubleClick={start}>
-          <Highlighted text={text} query={query} current={currentMatch} />
+          {time != null && row.words.length > 0 && row.original == null && !query ? (
+            <SpokenWords words={row.words} current={wordAt(row.words, time)} />
+          ) : (
+            <Highlighted text={text} query={query} current={currentMatch} />
+          )}
         </p>
       )}
       {editable && !editing && (
@@ -171,5 +194,24 @@ export function SegmentRow({
         </span>
       )}
     </li>
+  )
+}
+
+/** The segment's words with the one being said marked. */
+function SpokenWords({ words, current }: { words: TimedWord[]; current: number }) {
+  return (
+    <>
+      {words.map((w, i) => {
+        const lead = i === 0 ? '' : w.word.slice(0, w.word.length - w.word.trimStart().length)
+        return (
+          <span key={i}>
+            {lead}
+            <span className={i === current ? 'word-current' : undefined} aria-current={i === current ? 'true' : undefined}>
+              {w.word.trim()}
+            </span>
+          </span>
+        )
+      })}
+    </>
   )
 }

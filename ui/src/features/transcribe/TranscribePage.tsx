@@ -117,6 +117,18 @@ function Options() {
           </span>
         )}
       </div>
+      <label
+        className="field field-check"
+        data-tooltip="Times each word, highlighted as the audio plays and in SRT/VTT exports; a little slower"
+      >
+        <input
+          type="checkbox"
+          checked={c.wordTimestamps}
+          disabled={!c.model}
+          onChange={(e) => setChoices({ wordTimestamps: e.target.checked })}
+        />
+        <span>Word timestamps</span>
+      </label>
     </div>
   )
 }

@@ -58,6 +58,7 @@ export function TranscriptView({
           end: s.end,
           text: s.text,
           original: s.original ?? null,
+          words: s.words ?? [],
         }))
     }
     return (item?.segments ?? []).map((s, i) => ({
@@ -67,6 +68,7 @@ export function TranscriptView({
       end: s.end,
       text: s.text,
       original: null,
+      words: s.words ?? [],
     }))
   }, [stored, view, item?.segments])
   const texts = useMemo(() => rows.map((r) => r.text), [rows])
@@ -225,6 +227,7 @@ export function TranscriptView({
           rows={rows}
           listRef={listRef}
           currentRow={currentRow}
+          time={audio.time}
           flashRow={flash}
           query={find.open ? find.query : ''}
           currentMatch={find.current}

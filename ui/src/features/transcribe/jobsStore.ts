@@ -180,6 +180,7 @@ export interface QueueOptions {
   modelId: string | null
   language: string | null
   task: Task
+  wordTimestamps: boolean
 }
 
 export function transcribeOptions(o: QueueOptions): TranscribeOptions {
@@ -190,6 +191,7 @@ export function transcribeOptions(o: QueueOptions): TranscribeOptions {
     timestamps: true,
     beam_size: 1,
     initial_prompt: null,
+    word_timestamps: o.wordTimestamps,
   }
 }
 
@@ -240,6 +242,7 @@ export function optionsOf(job: Job): TranscribeOptions {
     timestamps: typeof p.timestamps === 'boolean' ? p.timestamps : true,
     beam_size: typeof p.beam_size === 'number' ? p.beam_size : 1,
     initial_prompt: typeof p.initial_prompt === 'string' ? p.initial_prompt : null,
+    word_timestamps: p.word_timestamps === true,
   }
 }
 

@@ -1,4 +1,5 @@
-// What a new transcription uses: model, language, task. Remembered between sessions.
+// What a new transcription uses: model, language, task, word timestamps. Remembered
+// between sessions.
 
 import { useEffect } from 'react'
 import type { ModelInfo, Task } from '../../bindings'
@@ -14,6 +15,8 @@ export interface Choices {
   /** 'auto' detects the language. */
   language: string
   task: Task
+  /** Each word's time too, highlighted as the audio plays. */
+  wordTimestamps: boolean
 }
 
 const KEY = 'izwi.transcribe.choices'
@@ -26,18 +29,19 @@ function remembered(): Choices {
         modelId: typeof raw.modelId === 'string' ? raw.modelId : null,
         language: typeof raw.language === 'string' ? raw.language : 'auto',
         task: raw.task === 'translate' ? 'translate' : 'transcribe',
+        wordTimestamps: raw.wordTimestamps === true,
       }
     }
   } catch {
     /* ignore */
   }
-  return { modelId: null, language: 'auto', task: 'transcribe' }
+  return { modelId: null, language: 'auto', task: 'transcribe', wordTimestamps: false }
 }
 
 export const choicesStore = createStore<Choices>(remembered())
 
 export function resetChoices(): void {
-  choicesStore.set({ modelId: null, language: 'auto', task: 'transcribe' })
+  choicesStore.set({ modelId: null, language: 'auto', task: 'transcribe', wordTimestamps: false })
 }
 
 export function setChoices(patch: Partial<Choices>): void {
@@ -69,6 +73,7 @@ export interface Resolved {
   languages: string[]
   language: string
   task: Task
+  wordTimestamps: boolean
   englishOnly: boolean
   options: QueueOptions | null
 }
@@ -90,8 +95,16 @@ export function resolveChoices(models: ModelInfo[], defaultModel: string | null,
     languages,
     language,
     task,
+    wordTimestamps: choices.wordTimestamps,
     englishOnly,
-    options: model ? { modelId: model.id, language: language === 'auto' ? null : language, task } : null,
+    options: model
+      ? {
+          modelId: model.id,
+          language: language === 'auto' ? null : language,
+          task,
+          wordTimestamps: choices.wordTimestamps,
+        }
+      : null,
   }
 }
 

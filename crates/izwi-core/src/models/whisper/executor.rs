@@ -13,7 +13,7 @@ use super::model::{CrossKv, Whisper};
 use super::tokens::SpecialTokens;
 use crate::engine::sequence::audio_hash;
 use crate::engine::{
-    ForwardBatch, KvCacheShape, LayerKvCache, ModelExecutor, ModelSpec, RequestId,
+    AudioAlignment, ForwardBatch, KvCacheShape, LayerKvCache, ModelExecutor, ModelSpec, RequestId,
 };
 
 /// Memory for cross-attention keys and values kept after their requests end. The
@@ -31,6 +31,9 @@ pub struct WhisperExecutor {
     /// Recently used encodings by audio hash, oldest first.
     recent: VecDeque<(u64, Arc<CrossKv>)>,
     recent_capacity: usize,
+    /// Alignment rows of the requests that asked for them, by prompt position: each
+    /// `[alignment heads, frames]`.
+    aligning: HashMap<RequestId, Vec<Vec<f32>>>,
 }
 
 impl WhisperExecutor {
@@ -66,6 +69,7 @@ impl WhisperExecutor {
             live: HashMap::new(),
             recent: VecDeque::new(),
             recent_capacity: (CROSS_CACHE_BYTES / cross_bytes.max(1)).max(2),
+            aligning: HashMap::new(),
         })
     }
 
@@ -152,7 +156,22 @@ impl ModelExecutor for WhisperExecutor {
             })
             .collect::<Result<Vec<_>>>()?;
         let started = std::time::Instant::now();
-        let logits = self.model.decode_paged(batch, kv_cache, &cross);
+        let (logits, aligned) = self.model.decode_paged(batch, kv_cache, &cross)?;
+        for step in aligned {
+            let seq = &batch.sequences[step.sequence];
+            let heads = step.logits.len() / (step.rows * step.frames).max(1);
+            let positions = self.aligning.entry(seq.request_id.clone()).or_default();
+            positions.resize(positions.len().max(seq.context_len()), Vec::new());
+            for r in 0..step.rows {
+                let row: Vec<f32> = (0..heads)
+                    .flat_map(|h| {
+                        let start = (h * step.rows + r) * step.frames;
+                        step.logits[start..start + step.frames].iter().copied()
+                    })
+                    .collect();
+                positions[seq.start_pos + r] = row;
+            }
+        }
         tracing::debug!(
             sequences = batch.sequences.len(),
             tokens = batch
@@ -163,7 +182,7 @@ impl ModelExecutor for WhisperExecutor {
             seconds = started.elapsed().as_secs_f64(),
             "decoded"
         );
-        logits
+        Ok(logits)
     }
 
     fn process_logits(&self, tokens: &[u32], prompt_len: usize, logits: &mut [f32]) {
@@ -172,7 +191,30 @@ impl ModelExecutor for WhisperExecutor {
         }
     }
 
+    fn take_alignment(&mut self, request_id: &RequestId) -> Option<AudioAlignment> {
+        let positions = self.aligning.remove(request_id)?;
+        let heads = self.model.alignment_heads().len();
+        let frames = self.model.config().max_source_positions;
+        // Every position computed, each with every head's row.
+        if heads == 0 || positions.iter().any(|p| p.len() != heads * frames) {
+            return None;
+        }
+        let mut logits = Vec::with_capacity(heads * positions.len() * frames);
+        for h in 0..heads {
+            for row in &positions {
+                logits.extend_from_slice(&row[h * frames..(h + 1) * frames]);
+            }
+        }
+        Some(AudioAlignment {
+            heads,
+            positions: positions.len(),
+            frames,
+            logits,
+        })
+    }
+
     fn release(&mut self, request_id: &RequestId) {
         self.live.remove(request_id);
+        self.aligning.remove(request_id);
     }
 }

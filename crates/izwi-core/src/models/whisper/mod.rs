@@ -8,6 +8,7 @@ pub mod mel;
 mod model;
 mod tokens;
 mod transcribe;
+mod word_timestamps;
 
 pub use config::WhisperConfig;
 pub use executor::WhisperExecutor;

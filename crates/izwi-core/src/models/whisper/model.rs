@@ -62,7 +62,8 @@ impl Attention {
 /// Plain attention, every key visible: `q` `[n, heads, d]` over keys and values
 /// `[heads, m, d]` → `[n, heads * d]`. A few rows (decode steps) go through our row
 /// kernel on the CPU, many rows (the encoder's frames) through our block kernel;
-/// elsewhere through candle's matmuls.
+/// elsewhere through candle's matmuls. Keys and values kept in f16 for the row kernel
+/// ([`Whisper::with_half_decoder`]) are widened for the others.
 fn attend(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor> {
     let (n, heads, d) = q.dims3()?;
     if n < MANY_ROWS && RowAttention::runs_on(q) {
@@ -74,6 +75,12 @@ fn attend(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor> {
         };
         return op.forward(q, k, v);
     }
+    let (k, v) = if k.dtype() == q.dtype() {
+        (k.clone(), v.clone())
+    } else {
+        (half_weights::widen(k)?, half_weights::widen(v)?)
+    };
+    let (k, v) = (&k, &v);
     if block_attention::runs_on(q) {
         return block_attention::block_attention(q, k, v);
     }
@@ -170,6 +177,17 @@ impl DecoderLayer {
     }
 }
 
+/// The alignment heads' cross-attention logits for the rows one sequence ran in a
+/// step (requests that asked for their alignment).
+pub struct StepAlignment {
+    /// The sequence's index in the batch.
+    pub sequence: usize,
+    pub rows: usize,
+    pub frames: usize,
+    /// `[alignment heads, rows, frames]`, heads in [`Whisper::alignment_heads`] order.
+    pub logits: Vec<f32>,
+}
+
 /// Cross-attention keys and values (`[heads, frames, head_dim]`) of one audio, per
 /// decoder layer.
 pub struct CrossKv {
@@ -189,6 +207,10 @@ pub struct Whisper {
     proj_out: Linear,
     /// The encoder's attention in bf16 ([`Whisper::with_bf16_encoder`]).
     bf16_attention: bool,
+    /// Cross-attention keys and values kept in f16 ([`Whisper::with_half_decoder`]).
+    half_cross_kv: bool,
+    /// Decoder (layer, head) pairs that align text with speech, sorted.
+    alignment_heads: Vec<(usize, usize)>,
     config: WhisperConfig,
     dtype: DType,
     device: Device,
@@ -233,18 +255,27 @@ impl Whisper {
             embed_tokens,
             proj_out,
             bf16_attention: false,
+            half_cross_kv: false,
+            alignment_heads: config.default_alignment_heads(),
             dtype: vb.dtype(),
             device: vb.device().clone(),
             config,
         })
     }
 
-    /// Loads `config.json` and `*.safetensors` from a Hugging Face model folder. On the
-    /// CPU in f32, a checkpoint stored in f16 keeps its decoder weights in f16
+    /// Loads `config.json`, `*.safetensors` and the alignment heads of
+    /// `generation_config.json` from a Hugging Face model folder. On the CPU in f32, a
+    /// checkpoint stored in f16 keeps its decoder weights in f16
     /// ([`Whisper::with_half_decoder`]).
     pub fn from_dir(dir: &Path, dtype: DType, device: &Device) -> Result<Self> {
-        let (config, weights) = load_model_dir(dir, dtype, device)?;
-        let model = Self::load(config, weights)?;
+        let (config, weights): (WhisperConfig, _) = load_model_dir(dir, dtype, device)?;
+        let alignment_heads = config
+            .alignment_heads(dir)
+            .map_err(candle_core::Error::msg)?;
+        let model = Self {
+            alignment_heads,
+            ..Self::load(config, weights)?
+        };
         if device.is_cpu() && dtype == DType::F32 && stores_only_f16(dir)? {
             model.with_half_decoder()
         } else {
@@ -257,8 +288,11 @@ impl Whisper {
     /// them: the decode step is bound by reading weights, and this halves the bytes
     /// while the arithmetic stays f32. Lossless for f16 checkpoints only. The
     /// cross-attention key and value projections, applied to the encoder's 1500
-    /// frames, stay in f32 for the fast matmul.
+    /// frames, stay in f32 for the fast matmul; the keys and values they make are kept
+    /// in f16, as the rest of the decoder's inputs (every step reads them whole: for
+    /// tiny, 4.6 MB per layer and audio in f32, more than the layer's weights).
     pub fn with_half_decoder(mut self) -> Result<Self> {
+        self.half_cross_kv = true;
         let half = |l: Linear| l.with_half_weight();
         for layer in std::mem::take(&mut self.decoder_layers) {
             let DecoderLayer {
@@ -343,6 +377,10 @@ impl Whisper {
         &self.config
     }
 
+    pub fn alignment_heads(&self) -> &[(usize, usize)] {
+        &self.alignment_heads
+    }
+
     pub fn dtype(&self) -> DType {
         self.dtype
     }
@@ -374,19 +412,27 @@ impl Whisper {
         let layers = self
             .decoder_layers
             .iter()
-            .map(|layer| layer.encoder_attn.kv(encoded))
+            .map(|layer| {
+                let (k, v) = layer.encoder_attn.kv(encoded)?;
+                if self.half_cross_kv {
+                    Ok((half_weights::narrow(&k)?, half_weights::narrow(&v)?))
+                } else {
+                    Ok((k, v))
+                }
+            })
             .collect::<Result<_>>()?;
         Ok(CrossKv { layers })
     }
 
     /// One engine step of the decoder. `cross[i]` belongs to `batch.sequences[i]`.
-    /// Returns the logits (`[n, vocab]`, f32) of the sequences that want them.
+    /// Returns the logits (`[n, vocab]`, f32) of the sequences that want them, and the
+    /// alignment of those that asked for it.
     pub fn decode_paged(
         &self,
         batch: &ForwardBatch,
         kv_cache: &[LayerKvCache],
         cross: &[&CrossKv],
-    ) -> Result<Tensor> {
+    ) -> Result<(Tensor, Vec<StepAlignment>)> {
         let meta =
             PagedAttentionMetadata::new(batch, self.config.d_model, self.dtype, &self.device)?;
         let tokens: Vec<u32> = batch
@@ -396,6 +442,22 @@ impl Whisper {
             .collect();
         let ids = Tensor::new(tokens.as_slice(), &self.device)?;
         let (groups, restore) = cross_groups(batch, cross, &self.device)?;
+        let mut aligned = Vec::new();
+        let mut first_row = 0;
+        for (i, seq) in batch.sequences.iter().enumerate() {
+            if seq.alignment {
+                aligned.push((
+                    first_row,
+                    StepAlignment {
+                        sequence: i,
+                        rows: seq.tokens.len(),
+                        frames: self.config.max_source_positions,
+                        logits: Vec::new(),
+                    },
+                ));
+            }
+            first_row += seq.tokens.len();
+        }
         let mut x = (self.embed_tokens.forward(&ids)?.to_dtype(self.dtype)?
             + self.decoder_positions.forward(&meta.positions)?)?;
         for (l, (layer, cache)) in self.decoder_layers.iter().zip(kv_cache).enumerate() {
@@ -409,6 +471,15 @@ impl Whisper {
             let c = &layer.encoder_attn;
             let h = layer.encoder_attn_layer_norm.forward(&x)?;
             let q = c.split(&c.q_proj.forward(&h)?)?;
+            for (first_row, alignment) in &mut aligned {
+                let (k, _) = &cross[alignment.sequence].layers[l];
+                let q = q.narrow(0, *first_row, alignment.rows)?;
+                for &(_, head) in self.alignment_heads.iter().filter(|(layer, _)| *layer == l) {
+                    alignment
+                        .logits
+                        .extend(cross_attention_logits(&q, k, head)?);
+                }
+            }
             let outputs = groups
                 .iter()
                 .map(|(kv, rows)| {
@@ -426,10 +497,28 @@ impl Whisper {
             x = (x + h)?;
         }
         let x = x.index_select(&meta.logits_rows, 0)?;
-        self.proj_out
+        let logits = self
+            .proj_out
             .forward(&self.decoder_norm.forward(&x)?)?
-            .to_dtype(DType::F32)
+            .to_dtype(DType::F32)?;
+        Ok((logits, aligned.into_iter().map(|(_, a)| a).collect()))
     }
+}
+
+/// `q` (`[rows, heads, d]`) against the keys of one head (`k`: `[heads, frames, d]`),
+/// scaled as attention scales them: `[rows, frames]` flattened.
+fn cross_attention_logits(q: &Tensor, k: &Tensor, head: usize) -> Result<Vec<f32>> {
+    let d = q.dim(2)?;
+    let q = q.narrow(1, head, 1)?.squeeze(1)?.to_dtype(DType::F32)?;
+    let k = k.get(head)?;
+    let k = if k.dtype() == DType::F16 && k.device().is_cpu() {
+        half_weights::widen(&k)?
+    } else {
+        k.to_dtype(DType::F32)?
+    };
+    (q.contiguous()?.matmul(&k.t()?)? / (d as f64).sqrt())?
+        .flatten_all()?
+        .to_vec1()
 }
 
 /// Rows that attend to the same audio, grouped: cross-attention has no mask, so queries

@@ -15,7 +15,8 @@ use futures::{StreamExt, TryStreamExt};
 
 use super::mel::{N_SAMPLES, SAMPLE_RATE};
 use super::tokens::WhisperTokenizer;
-use crate::engine::{Engine, EngineCoreRequest, EngineError, GenerationParams};
+use super::word_timestamps;
+use crate::engine::{AudioAlignment, Engine, EngineCoreRequest, EngineError, GenerationParams};
 use crate::transcript::{Segment, Transcript};
 
 /// Seconds per timestamp token.
@@ -49,6 +50,9 @@ pub struct TranscribeOptions {
     /// Segment timestamps from the model's timestamp tokens; without them a window is
     /// one segment.
     pub timestamps: bool,
+    /// Each word's time too, from the alignment heads' cross-attention (one more
+    /// decoder pass per window).
+    pub word_timestamps: bool,
     /// Text that primes the vocabulary and style (names, spelling).
     pub initial_prompt: Option<String>,
     /// Beams searched at temperature 0; 1 decodes greedily.
@@ -75,6 +79,7 @@ impl Default for TranscribeOptions {
             language: None,
             task: Task::Transcribe,
             timestamps: true,
+            word_timestamps: false,
             initial_prompt: None,
             beam_size: 1,
             temperatures: vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
@@ -123,9 +128,11 @@ struct WindowResult {
     segments: Vec<Segment>,
 }
 
-/// One decoding of a window: its tokens and their mean log-probability.
+/// One decoding of a window: its tokens, each token's log-probability and their mean.
+#[derive(Default)]
 struct Decoded {
     tokens: Vec<u32>,
+    logprobs: Vec<f32>,
     avg_logprob: f64,
 }
 
@@ -379,13 +386,91 @@ impl Transcriber {
                 segments: Vec::new(),
             });
         };
-        let segments = self.segments(
+        let (mut segments, texts) = self.segments(
             &decoded.tokens,
             offset,
             window_seconds,
             !prompt.ends_with(&[self.tokenizer.special.no_timestamps]),
         )?;
+        if options.word_timestamps && !segments.is_empty() {
+            self.add_words(&audio, prompt, &decoded, &mut segments, &texts, offset)
+                .await?;
+        }
         Ok(WindowResult { segments })
+    }
+
+    /// Word times for a window's segments (`texts`: each segment's text tokens), from
+    /// one forced decoder pass over the window's text as OpenAI's `find_alignment` runs
+    /// it: the start tokens without any initial prompt, `<|notimestamps|>`, the text,
+    /// `<|endoftext|>`. Windows run concurrently, so the pause before a window's first
+    /// word is measured from the window's start.
+    async fn add_words(
+        &self,
+        audio: &Arc<[f32]>,
+        prompt: &[u32],
+        decoded: &Decoded,
+        segments: &mut [Segment],
+        texts: &[Vec<u32>],
+        offset: f64,
+    ) -> Result<(), TranscribeError> {
+        let s = &self.tokenizer.special;
+        let start = prompt.iter().position(|&t| t == s.sot).unwrap_or(0);
+        let sot_sequence: Vec<u32> = prompt[start..]
+            .iter()
+            .copied()
+            .filter(|&t| t != s.no_timestamps)
+            .collect();
+        let language = sot_sequence
+            .iter()
+            .find_map(|&t| self.tokenizer.language_code(t));
+        let text: Vec<u32> = texts.iter().flatten().copied().collect();
+        let probabilities: Vec<f32> = decoded
+            .tokens
+            .iter()
+            .zip(&decoded.logprobs)
+            .filter(|(&t, _)| t < s.eot)
+            .map(|(_, &l)| l.exp())
+            .collect();
+        let Some(alignment) = self.align(audio.clone(), &sot_sequence, &text).await? else {
+            return Ok(());
+        };
+        word_timestamps::add_words(
+            segments,
+            texts,
+            &probabilities,
+            &alignment,
+            sot_sequence.len(),
+            audio.len(),
+            offset,
+            language,
+            &self.tokenizer,
+            offset,
+        )?;
+        Ok(())
+    }
+
+    /// The alignment heads' attention over `audio` from every position of
+    /// `sot_sequence`, `<|notimestamps|>`, `text`, `<|endoftext|>`.
+    async fn align(
+        &self,
+        audio: Arc<[f32]>,
+        sot_sequence: &[u32],
+        text: &[u32],
+    ) -> Result<Option<AudioAlignment>, TranscribeError> {
+        let s = &self.tokenizer.special;
+        let mut tokens = sot_sequence.to_vec();
+        tokens.push(s.no_timestamps);
+        tokens.extend_from_slice(text);
+        tokens.push(s.eot);
+        let request = EngineCoreRequest::new(tokens)
+            .with_audio(audio)
+            .with_params(GenerationParams {
+                max_tokens: 1,
+                ignore_eos: true,
+                return_alignment: true,
+                ..GenerationParams::default()
+            });
+        Ok(self.engine.generate(request).await?.alignment)
     }
 
     /// One decoding by sampling (greedy at temperature 0).
@@ -409,6 +494,7 @@ impl Transcriber {
         Ok(Decoded {
             avg_logprob: mean(&output.logprobs),
             tokens: output.tokens,
+            logprobs: output.logprobs,
         })
     }
 
@@ -424,10 +510,12 @@ impl Transcriber {
         beam_size: usize,
     ) -> Result<Decoded, TranscribeError> {
         let eot = self.tokenizer.special.eot;
-        let mut beams: Vec<(Vec<u32>, f64)> = vec![(Vec::new(), 0.0)];
-        let mut finished: Vec<(Vec<u32>, f64)> = Vec::new();
+        // Each beam: its tokens with their log-probabilities, and their sum.
+        type Beam = (Vec<u32>, Vec<f32>, f64);
+        let mut beams: Vec<Beam> = vec![(Vec::new(), Vec::new(), 0.0)];
+        let mut finished: Vec<Beam> = Vec::new();
         for _ in 0..MAX_NEW_TOKENS {
-            let steps = futures::future::try_join_all(beams.iter().map(|(tokens, _)| {
+            let steps = futures::future::try_join_all(beams.iter().map(|(tokens, _, _)| {
                 let mut context = prompt.to_vec();
                 context.extend_from_slice(tokens);
                 let request = EngineCoreRequest::new(context)
@@ -441,27 +529,29 @@ impl Transcriber {
                 self.engine.generate(request)
             }))
             .await?;
-            let mut candidates: Vec<(Vec<u32>, f64)> = Vec::new();
-            for ((tokens, score), step) in beams.iter().zip(&steps) {
+            let mut candidates: Vec<Beam> = Vec::new();
+            for ((tokens, logprobs, score), step) in beams.iter().zip(&steps) {
                 for &(token, logprob) in step.top_logprobs.first().into_iter().flatten() {
                     if logprob.is_finite() {
                         let mut next = tokens.clone();
                         next.push(token);
-                        candidates.push((next, score + f64::from(logprob)));
+                        let mut next_logprobs = logprobs.clone();
+                        next_logprobs.push(logprob);
+                        candidates.push((next, next_logprobs, score + f64::from(logprob)));
                     }
                 }
             }
-            candidates.sort_by(|a, b| b.1.total_cmp(&a.1));
+            candidates.sort_by(|a, b| b.2.total_cmp(&a.2));
             beams.clear();
             // Endings count only when they rank among the continuations kept.
-            for (tokens, score) in candidates {
+            for beam in candidates {
                 if beams.len() == beam_size {
                     break;
                 }
-                if tokens.last() != Some(&eot) {
-                    beams.push((tokens, score));
+                if beam.0.last() != Some(&eot) {
+                    beams.push(beam);
                 } else if finished.len() < beam_size {
-                    finished.push((tokens, score));
+                    finished.push(beam);
                 }
             }
             if finished.len() >= beam_size || beams.is_empty() {
@@ -473,45 +563,54 @@ impl Transcriber {
         }
         // Rank by log-probability per text token (the end's probability counts, the end
         // itself does not), as OpenAI's maximum-likelihood ranker.
-        let per_token = |(tokens, score): &(Vec<u32>, f64)| {
+        let per_token = |(tokens, _, score): &Beam| {
             let text = tokens.iter().filter(|&&t| t != eot).count();
             score / text.max(1) as f64
         };
-        let best = finished
+        let Some(best) = finished
             .into_iter()
             .max_by(|a, b| per_token(a).total_cmp(&per_token(b)))
-            .unwrap_or_default();
+        else {
+            return Ok(Decoded::default());
+        };
         Ok(Decoded {
             avg_logprob: per_token(&best),
             tokens: best.0,
+            logprobs: best.1,
         })
     }
 
-    /// Cuts a window's tokens into segments at timestamp tokens.
+    /// Cuts a window's tokens into segments at timestamp tokens; gives each segment's
+    /// text tokens too.
     fn segments(
         &self,
         tokens: &[u32],
         offset: f64,
         window_seconds: f64,
         timestamps: bool,
-    ) -> Result<Vec<Segment>, TranscribeError> {
+    ) -> Result<(Vec<Segment>, Vec<Vec<u32>>), TranscribeError> {
         let s = &self.tokenizer.special;
         let tokens: Vec<u32> = tokens.iter().copied().take_while(|&t| t != s.eot).collect();
         if !timestamps {
-            let text = self.tokenizer.decode(&tokens)?;
-            return Ok(vec![Segment {
+            let text: Vec<u32> = tokens.into_iter().filter(|&t| t < s.eot).collect();
+            let segment = Segment {
                 start: offset,
                 end: offset + window_seconds,
-                text,
-            }]);
+                text: self.tokenizer.decode(&text)?,
+                words: Vec::new(),
+            };
+            return Ok((vec![segment], vec![text]));
         }
         let time = |t: u32| (f64::from(t - s.timestamp_begin) * TIME_PRECISION).min(window_seconds);
         let mut segments = Vec::new();
+        let mut texts = Vec::new();
         let mut start: Option<f64> = None;
         let mut text: Vec<u32> = Vec::new();
         for &token in &tokens {
             if token < s.timestamp_begin {
-                text.push(token);
+                if token < s.eot {
+                    text.push(token);
+                }
                 continue;
             }
             match start {
@@ -520,8 +619,9 @@ impl Transcriber {
                         start: offset + begin,
                         end: offset + time(token).max(begin),
                         text: self.tokenizer.decode(&text)?,
+                        words: Vec::new(),
                     });
-                    text.clear();
+                    texts.push(std::mem::take(&mut text));
                     start = None;
                 }
                 _ => start = Some(time(token)),
@@ -534,9 +634,11 @@ impl Transcriber {
                 start: offset + begin,
                 end: offset + window_seconds.max(begin),
                 text: self.tokenizer.decode(&text)?,
+                words: Vec::new(),
             });
+            texts.push(text);
         }
-        Ok(segments)
+        Ok((segments, texts))
     }
 }
 
