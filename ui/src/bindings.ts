@@ -463,6 +463,8 @@ export type Segment = {
 	start: number,
 	end: number,
 	text: string,
+	/**  Each word's time, when word timestamps were asked for. */
+	words?: Word[],
 };
 
 /**
@@ -477,6 +479,8 @@ export type SegmentRecord = {
 	text: string,
 	/**  What the model heard, when the user has edited `text`; `None` while unedited. */
 	original?: string | null,
+	/**  Each word's time in what the model heard; empty without word timestamps. */
+	words?: WordRecord[],
 };
 
 export type Settings = {
@@ -545,6 +549,8 @@ export type TranscribeOptions = {
 	beam_size: number,
 	/**  Text that primes names and spelling. */
 	initial_prompt: string | null,
+	/**  Each word's time too (highlighted as the audio plays). */
+	word_timestamps?: boolean,
 };
 
 /**  A transcription job and its transcript (none while queued, or when it failed). */
@@ -629,6 +635,26 @@ export type VoiceUsed = {
 	settings: VoiceSettings,
 	/**  The speed the job asked for over the voice's own. */
 	speed: number | null,
+};
+
+/**  A spoken word and when it is said. */
+export type Word = {
+	/**  As it appears in the segment's text, with its leading space and punctuation. */
+	word: string,
+	/**  Seconds from the start of the audio. */
+	start: number,
+	end: number,
+	/**  The model's mean probability of the word's tokens. */
+	probability: number,
+};
+
+/**  A word of a segment and when it is said (seconds into the audio). */
+export type WordRecord = {
+	/**  With its leading space and punctuation, as in the segment's text. */
+	word: string,
+	start: number,
+	end: number,
+	probability: number,
 };
 
 /* Tauri Specta runtime */

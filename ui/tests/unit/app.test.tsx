@@ -27,6 +27,7 @@ describe('app', () => {
       timestamps: true,
       beam_size: 1,
       initial_prompt: null,
+      word_timestamps: false,
     })
     // Listening started before the files were queued, so no event is missed.
     expect(commands.takeOpenedFiles.mock.invocationCallOrder[0]).toBeGreaterThan(0)

@@ -144,6 +144,7 @@ describe('queue rows', () => {
       timestamps: true,
       beam_size: 3,
       initial_prompt: 'Bundestag',
+      word_timestamps: false,
     })
     // The new job takes the failed row's place (the failed one stays in History).
     const rows = await screen.findAllByRole('listitem')

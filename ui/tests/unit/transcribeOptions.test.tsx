@@ -65,6 +65,7 @@ describe('transcription options', () => {
       timestamps: true,
       beam_size: 1,
       initial_prompt: null,
+      word_timestamps: false,
     })
     expect(await screen.findByRole('listitem', { name: 'rede.mp3' })).toBeInTheDocument()
   })
@@ -120,6 +121,21 @@ describe('transcription options', () => {
     expect(commands.transcribeFiles).toHaveBeenCalledWith(
       ['/home/ada/Recordings'],
       expect.objectContaining({ language: null, task: 'transcribe' }),
+    )
+  })
+
+  it('asks for word timestamps when switched on, and remembers it', async () => {
+    await setup('whisper-base')
+    const words = screen.getByRole('checkbox', { name: 'Word timestamps' })
+    expect(words).not.toBeChecked()
+    await userEvent.click(words)
+    expect(words).toBeChecked()
+    expect(JSON.parse(localStorage.getItem('izwi.transcribe.choices')!).wordTimestamps).toBe(true)
+    commands.choosePaths.mockResolvedValueOnce(ok(['/home/ada/Audio/talk.wav']))
+    await userEvent.click(screen.getAllByRole('button', { name: /Open files/ })[0])
+    expect(commands.transcribeFiles).toHaveBeenCalledWith(
+      ['/home/ada/Audio/talk.wav'],
+      expect.objectContaining({ word_timestamps: true }),
     )
   })
 })

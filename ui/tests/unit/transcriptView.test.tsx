@@ -86,6 +86,49 @@ describe('transcript view', () => {
     expect(items[1]).not.toHaveAttribute('aria-current')
   })
 
+  it('highlights the word being said in the segment playing, when it has word times', async () => {
+    const t = transcript(7)
+    t.segments[2] = {
+      ...t.segments[2],
+      words: [
+        { word: ' ask', start: 7.7, end: 8.4, probability: 0.9 },
+        { word: ' what', start: 8.4, end: 8.7, probability: 0.9 },
+        { word: ' you', start: 8.7, end: 9.0, probability: 0.9 },
+        { word: ' can', start: 9.0, end: 9.3, probability: 0.9 },
+        { word: ' do', start: 9.3, end: 9.5, probability: 0.9 },
+        { word: ' for', start: 9.5, end: 9.7, probability: 0.9 },
+        { word: ' your', start: 9.7, end: 9.9, probability: 0.9 },
+        { word: ' country.', start: 9.9, end: 10.4, probability: 0.9 },
+      ],
+    }
+    commands.getTranscript.mockResolvedValue(ok(t))
+    render(<TranscriptView jobId={7} />)
+    await screen.findByText('And so my fellow Americans,')
+    const audio = (await screen.findByTestId('player-audio')) as HTMLAudioElement
+    await userEvent.click(screen.getByRole('button', { name: 'Play' }))
+    const items = within(screen.getByRole('list', { name: 'Segments' })).getAllByRole('listitem')
+    const spoken = () => items[2].querySelector('.word-current')?.textContent
+    act(() => {
+      audio.currentTime = 8.5
+      audio.dispatchEvent(new Event('timeupdate'))
+    })
+    expect(spoken()).toBe('what')
+    // The text reads the same with the marks in it.
+    expect(items[2].querySelector('.segment-text')?.textContent).toBe('ask what you can do for your country.')
+    act(() => {
+      audio.currentTime = 10
+      audio.dispatchEvent(new Event('timeupdate'))
+    })
+    expect(spoken()).toBe('country.')
+    // A segment without word times, playing, shows its text as before.
+    act(() => {
+      audio.currentTime = 4
+      audio.dispatchEvent(new Event('timeupdate'))
+    })
+    expect(items[1]).toHaveClass('segment-current')
+    expect(document.querySelector('.word-current')).toBeNull()
+  })
+
   it('shows live segments in time order while the job runs, then the stored transcript', async () => {
     const sub = subscribeRuntime(handleJobEvent)
     await sub.ready

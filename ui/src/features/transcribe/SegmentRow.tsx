@@ -27,7 +27,7 @@ export interface TimedWord {
 }
 
 /** The word under the playhead: the last one started by `time`, or -1 before the first. */
-export function wordAt(words: TimedWord[], time: number): number {
+function wordAt(words: TimedWord[], time: number): number {
   let found = -1
   for (let i = 0; i < words.length && words[i].start <= time; i++) found = i
   return found
@@ -206,7 +206,10 @@ function SpokenWords({ words, current }: { words: TimedWord[]; current: number }
         return (
           <span key={i}>
             {lead}
-            <span className={i === current ? 'word-current' : undefined} aria-current={i === current ? 'true' : undefined}>
+            <span
+              className={i === current ? 'word-current' : undefined}
+              aria-current={i === current ? 'true' : undefined}
+            >
               {w.word.trim()}
             </span>
           </span>
