@@ -444,7 +444,7 @@ fn the_api_answers_as_openai_does() {
         .collect();
     assert_eq!(
         kinds.iter().filter(|k| **k == "transcribe").count(),
-        6,
+        7,
         "{kinds:?}"
     );
     assert_eq!(
