@@ -7,6 +7,7 @@ mod convert;
 mod devices;
 mod format;
 mod history;
+mod listen;
 mod models;
 mod progress;
 mod serve;
@@ -54,6 +55,9 @@ enum Command {
     Convert(convert::ConvertCommand),
     /// Transcribe audio or video files with a Whisper model.
     Transcribe(transcribe::TranscribeArgs),
+    /// Live dictation: text from the microphone (or a file played in real time) as it
+    /// is spoken.
+    Listen(listen::ListenArgs),
     /// List, download, import and remove models.
     #[command(subcommand)]
     Models(models::ModelsCommand),
@@ -90,6 +94,7 @@ fn main() -> ExitCode {
         Command::Chats(args) => chats::run(data_dir, args),
         Command::Convert(command) => convert::run(command),
         Command::Transcribe(args) => transcribe::run(data_dir, args),
+        Command::Listen(args) => listen::run(data_dir, args),
         Command::Models(command) => models::run(data_dir, command),
         Command::History(args) => history::run(data_dir, args),
         Command::Serve(args) => serve::run(data_dir, args),

@@ -4,6 +4,7 @@
 
 mod chat;
 mod chat_settings;
+mod dictation;
 mod error;
 mod events;
 mod files;
@@ -20,6 +21,10 @@ mod voices;
 
 pub use chat::{ChatModel, ChatParams, ChatReply, Conversation, DEFAULT_SYSTEM_PROMPT};
 pub use chat_settings::{ChatSettings, END_SILENCE_MS_RANGE};
+pub use dictation::{
+    file_chunks_in_real_time, microphone_chunks, AudioChunks, DictatedText, DictationEvent,
+    DictationOptions,
+};
 pub use error::{ErrorKind, RuntimeError};
 pub use events::{Event, EventSink, JobStage, NoEvents};
 pub use files::{

@@ -276,7 +276,7 @@ impl Runtime {
 
 /// Reads the microphone on a blocking thread into a channel, until the channel's
 /// receiver is dropped, `stop` is cancelled or the device fails (sent last).
-fn read_microphone(
+pub(crate) fn read_microphone(
     mut microphone: Microphone,
     stop: CancellationToken,
 ) -> mpsc::UnboundedReceiver<Result<Vec<f32>, RuntimeError>> {

@@ -1,0 +1,102 @@
+//! `izwi listen`: live dictation from the microphone, or from a file played at
+//! real-time pace; partial and final text as it is heard.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use izwi_runtime::{
+    file_chunks_in_real_time, microphone_chunks, CancellationToken, DictationEvent,
+    DictationOptions, Microphone, NoEvents,
+};
+
+#[derive(Args)]
+pub struct ListenArgs {
+    /// A Whisper model id (`izwi models list`) or `local/NAME` of an import. Default:
+    /// the `default_transcribe_model` setting, else the first installed Whisper model.
+    #[arg(long)]
+    model: Option<String>,
+    /// Spoken language as an ISO code (en, de, ...); detected when omitted.
+    #[arg(long)]
+    language: Option<String>,
+    /// The microphone (`izwi devices`). Default: the one chosen for voice chat, else
+    /// the system's.
+    #[arg(long, conflicts_with = "input")]
+    input_device: Option<String>,
+    /// Read this audio or video file instead of the microphone (with --realtime).
+    #[arg(long, requires = "realtime")]
+    input: Option<PathBuf>,
+    /// Feed --input at the pace it plays, as a microphone would.
+    #[arg(long, requires = "input")]
+    realtime: bool,
+    /// One JSON object per line: {"type": "partial" | "final", "text", "start_s",
+    /// "end_s", "emitted_at_s"}. Final text never changes; a partial is what was heard
+    /// after the final text so far, replaced by the next partial or final.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(data_dir: Option<PathBuf>, args: ListenArgs) -> Result<()> {
+    let (tokio, runtime) = crate::open(data_dir, Arc::new(NoEvents))?;
+    tokio.block_on(async {
+        let model_id = match &args.model {
+            Some(id) => id.clone(),
+            None => runtime.default_transcribe_model().await?,
+        };
+        let stop = CancellationToken::new();
+        let on_ctrl_c = stop.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                on_ctrl_c.cancel();
+            }
+        });
+        let audio = match &args.input {
+            Some(path) => file_chunks_in_real_time(path, stop.clone())?,
+            None => {
+                let settings = runtime.chat_settings().await;
+                let device = args
+                    .input_device
+                    .as_ref()
+                    .or(settings.input_device.as_ref());
+                let microphone = Microphone::open(device.map(String::as_str))
+                    .context("the microphone could not be opened")?;
+                eprintln!("listening on {}; Ctrl-C ends.", microphone.name());
+                microphone_chunks(microphone, stop.clone())
+            }
+        };
+        let options = DictationOptions {
+            language: args.language.clone(),
+            ..DictationOptions::new(model_id)
+        };
+        let json = args.json;
+        runtime
+            .dictate(&options, audio, |event| show(&event, json))
+            .await?;
+        if !json {
+            eprint!("\r\x1b[K");
+        }
+        anyhow::Ok(())
+    })
+}
+
+/// JSON lines, or final text on standard output and the partial text after it on
+/// standard error, rewritten in place.
+fn show(event: &DictationEvent, json: bool) {
+    if json {
+        if let Ok(line) = serde_json::to_string(event) {
+            println!("{line}");
+        }
+        return;
+    }
+    match event {
+        DictationEvent::Final(text) => {
+            eprint!("\r\x1b[K");
+            println!("{}", text.text);
+        }
+        DictationEvent::Partial(text) => eprint!("\r\x1b[K… {}", text.text),
+    }
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+}
