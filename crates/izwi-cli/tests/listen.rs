@@ -66,7 +66,7 @@ fn dictation_shows_partial_then_final_text_in_order() {
     let text: Vec<&str> = finals.iter().map(|e| e["text"].as_str().unwrap()).collect();
     let heard = text.join(" ");
     let errors = word_errors(&words(SAID), &words(&heard));
-    // tiny.en alone on the first two seconds hears "and so am I fellow Americans":
-    // 3 errors in 22 words here, against none for the whole file at once.
-    assert!(errors * 5 <= words(SAID).len(), "{errors} errors: {heard}");
+    // None measured (as for the whole file at once); tiny.en alone on the first two
+    // seconds hears "and so am I fellow Americans", which later passes revise.
+    assert!(errors <= 2, "{errors} errors: {heard}");
 }

@@ -4,11 +4,14 @@
 //! confirmed by local agreement (as whisper_streaming does): the words two successive
 //! passes agree on, from the last confirmed word on, are final; the rest of the latest
 //! pass is shown as partial text and may still change. The voice activity detector
-//! says when the user pauses: a pass then reads up to the pause, and if the pause lasts
-//! (or the audio ends) what is still partial becomes final. A pass also hears the speech
+//! says when the user pauses: a pass then reads up to the pause and revises the partial
+//! text (it hears nearly what the pass before it heard, so agreeing with it would prove
+//! little), and if the pause lasts (or the audio ends) what is still partial becomes
+//! final. A pass also hears the speech
 //! of the last few seconds before the current stretch, so the words before a short
-//! pause are decided with what follows them (alone, "and so my fellow Americans" came
-//! out "and so am I fellow Americans"); words already confirmed are not taken again.
+//! pause are decided with what follows them (alone, tiny.en heard "and so my fellow
+//! Americans" as "and so am I fellow Americans"); words already confirmed are not
+//! taken again.
 //! Long speech moves the window past the confirmed words, which become the prompt.
 
 use std::ops::Range;
@@ -207,7 +210,7 @@ impl Runtime {
                         if let Some(range) = state.pass_range(to) {
                             let prompt = state.prompt();
                             let words = transcribe(state.audio(&range), prompt).await?;
-                            state.agree(&range, words_of(&words), &on_event);
+                            state.revise(&range, words_of(&words), &on_event);
                         }
                         state.context_from = state.speech_from;
                         state.speech_from = None;
@@ -375,6 +378,14 @@ impl Dictation {
             .count();
         self.confirm(&words[..agreed], on_event);
         self.hypothesis = words[agreed..].to_vec();
+        if let Some(text) = self.text_of(&self.hypothesis) {
+            on_event(DictationEvent::Partial(text));
+        }
+    }
+
+    /// A pass that revises the partial text without confirming any of it.
+    fn revise(&mut self, range: &Range<usize>, words: Vec<Word>, on_event: &impl Fn(DictationEvent)) {
+        self.hypothesis = self.new_words(range, words);
         if let Some(text) = self.text_of(&self.hypothesis) {
             on_event(DictationEvent::Partial(text));
         }
