@@ -176,10 +176,11 @@ impl Runtime {
             };
             async move {
                 let samples = Arc::new(samples);
-                let windows = [0..samples.len()];
+                // One window: the whole pass.
+                let window: Range<usize> = 0..samples.len();
                 whisper
                     .transcriber
-                    .transcribe(&samples, &windows, &options, |_| {})
+                    .transcribe(&samples, std::slice::from_ref(&window), &options, |_| {})
                     .await
             }
         };
@@ -384,7 +385,12 @@ impl Dictation {
     }
 
     /// A pass that revises the partial text without confirming any of it.
-    fn revise(&mut self, range: &Range<usize>, words: Vec<Word>, on_event: &impl Fn(DictationEvent)) {
+    fn revise(
+        &mut self,
+        range: &Range<usize>,
+        words: Vec<Word>,
+        on_event: &impl Fn(DictationEvent),
+    ) {
         self.hypothesis = self.new_words(range, words);
         if let Some(text) = self.text_of(&self.hypothesis) {
             on_event(DictationEvent::Partial(text));

@@ -374,7 +374,7 @@ fn merge_punctuation(timings: &mut [Timing]) {
     for i in (0..timings.len() - 1).rev() {
         let word = &timings[i].word;
         if word.starts_with(' ') && PREPENDED.contains(word.trim()) {
-            let previous = std::mem::replace(&mut timings[i].word, String::new());
+            let previous = std::mem::take(&mut timings[i].word);
             let tokens = std::mem::take(&mut timings[i].tokens);
             let next = &mut timings[following];
             next.word = previous + &next.word;
