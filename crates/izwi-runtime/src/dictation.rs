@@ -151,21 +151,7 @@ impl Runtime {
                 ..VadOptions::default()
             },
         );
-        let mut state = Dictation {
-            rate: f64::from(ASR_SAMPLE_RATE),
-            buffer: Vec::new(),
-            buffer_start: 0,
-            heard: 0,
-            speech_from: None,
-            context_from: None,
-            paused_at: None,
-            last_pass_at: 0,
-            confirmed: Vec::new(),
-            confirmed_tail: Vec::new(),
-            confirmed_until: 0.0,
-            hypothesis: Vec::new(),
-            first_audio: None,
-        };
+        let mut state = Dictation::new(f64::from(ASR_SAMPLE_RATE));
         let transcribe = |samples: Vec<f32>, prompt: Option<String>| {
             let whisper = whisper.clone();
             let options = TranscribeOptions {
@@ -300,6 +286,24 @@ struct Dictation {
 }
 
 impl Dictation {
+    fn new(rate: f64) -> Self {
+        Self {
+            rate,
+            buffer: Vec::new(),
+            buffer_start: 0,
+            heard: 0,
+            speech_from: None,
+            context_from: None,
+            paused_at: None,
+            last_pass_at: 0,
+            confirmed: Vec::new(),
+            confirmed_tail: Vec::new(),
+            confirmed_until: 0.0,
+            hypothesis: Vec::new(),
+            first_audio: None,
+        }
+    }
+
     /// The samples a pass ending at `to` reads: from the speech's start, or from the
     /// last confirmed word once the speech is longer than a pass may be.
     fn pass_range(&mut self, to: usize) -> Option<Range<usize>> {
@@ -464,21 +468,13 @@ mod tests {
         }
     }
 
+    /// 40 s heard, all of it speech.
     fn state() -> Dictation {
         Dictation {
-            rate: 16_000.0,
             buffer: vec![0.0; 16_000 * 40],
-            buffer_start: 0,
             heard: 16_000 * 40,
             speech_from: Some(0),
-            context_from: None,
-            paused_at: None,
-            last_pass_at: 0,
-            confirmed: Vec::new(),
-            confirmed_tail: Vec::new(),
-            confirmed_until: 0.0,
-            hypothesis: Vec::new(),
-            first_audio: None,
+            ..Dictation::new(16_000.0)
         }
     }
 
