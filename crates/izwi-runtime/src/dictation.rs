@@ -175,7 +175,12 @@ impl Runtime {
             let Some(chunk) = audio.recv().await else {
                 break;
             };
-            let chunk = chunk?;
+            let mut chunk = chunk?;
+            // Audio that arrived during a pass is taken at once, so a slow machine
+            // runs fewer, longer steps instead of falling further behind.
+            while let Ok(more) = audio.try_recv() {
+                chunk.extend_from_slice(&more?);
+            }
             state.first_audio.get_or_insert_with(Instant::now);
             state.heard += chunk.len();
             state.buffer.extend_from_slice(&chunk);
@@ -187,6 +192,10 @@ impl Runtime {
                     VadEvent::SpeechStart { at } => {
                         let pre_roll = (PRE_ROLL_SECONDS * state.rate) as usize;
                         let start = at.saturating_sub(pre_roll).max(state.buffer_start);
+                        if state.context_from.is_none() {
+                            // No pass will hear the words still partial again.
+                            state.confirm_hypothesis(&on_event);
+                        }
                         state.speech_from = Some(state.context_from.unwrap_or(start).min(start));
                         state.paused_at = None;
                         state.last_pass_at = state.heard;
@@ -194,7 +203,7 @@ impl Runtime {
                     VadEvent::SpeechEnd { speech } => {
                         let pad = (state.rate / 5.0) as usize;
                         let to = (speech.end + pad).min(state.heard);
-                        if let Some(range) = state.pass_range(to) {
+                        if let Some(range) = state.pass_range(to, &on_event) {
                             let prompt = state.prompt();
                             let words = transcribe(state.audio(&range), prompt).await?;
                             state.revise(&range, words_of(&words), &on_event);
@@ -207,7 +216,7 @@ impl Runtime {
             }
             if state.speech_from.is_some() && state.heard - state.last_pass_at >= step {
                 state.last_pass_at = state.heard;
-                if let Some(range) = state.pass_range(state.heard) {
+                if let Some(range) = state.pass_range(state.heard, &on_event) {
                     let prompt = state.prompt();
                     let words = transcribe(state.audio(&range), prompt).await?;
                     state.agree(&range, words_of(&words), &on_event);
@@ -218,8 +227,9 @@ impl Runtime {
                 state.paused_at = None;
                 state.confirm_hypothesis(&on_event);
             }
-            if state.speech_from.is_none() {
-                // Speech older than the context is no longer heard again.
+            if state.speech_from.is_none() && state.paused_at.is_none() {
+                // Speech older than the context is no longer heard again (kept while
+                // a pause may still be short, for the words still partial).
                 let context = (CONTEXT_SECONDS * state.rate) as usize;
                 if state
                     .context_from
@@ -241,7 +251,7 @@ impl Runtime {
                 VadEvent::SpeechStart { .. } => None,
             });
             let to = end.unwrap_or(state.heard).min(state.heard);
-            if let Some(range) = state.pass_range(to) {
+            if let Some(range) = state.pass_range(to, &on_event) {
                 let prompt = state.prompt();
                 let words = transcribe(state.audio(&range), prompt).await?;
                 state.agree(&range, words_of(&words), &on_event);
@@ -305,13 +315,27 @@ impl Dictation {
     }
 
     /// The samples a pass ending at `to` reads: from the speech's start, or from the
-    /// last confirmed word once the speech is longer than a pass may be.
-    fn pass_range(&mut self, to: usize) -> Option<Range<usize>> {
+    /// last confirmed word once the speech is longer than a pass may be (or later
+    /// still, when nothing was confirmed for that long: partial words the window
+    /// leaves behind are confirmed, as no pass will hear them again).
+    fn pass_range(
+        &mut self,
+        to: usize,
+        on_event: &impl Fn(DictationEvent),
+    ) -> Option<Range<usize>> {
         let from = self.speech_from?;
         let longest = (MAX_PASS_SECONDS * self.rate) as usize;
         if to.saturating_sub(from) > longest {
             let confirmed = (self.confirmed_until * self.rate) as usize;
             let moved = confirmed.clamp(from, to).max(to.saturating_sub(longest));
+            let moved_s = moved as f64 / self.rate;
+            let left = self
+                .hypothesis
+                .iter()
+                .take_while(|w| w.start < moved_s)
+                .count();
+            let left_behind: Vec<Word> = self.hypothesis.drain(..left).collect();
+            self.confirm(&left_behind, on_event);
             self.speech_from = Some(moved);
         }
         let from = self.speech_from?;
@@ -543,11 +567,24 @@ mod tests {
         // 30 s of speech: the pass starts at the last confirmed word, at most 20 s back.
         s.speech_from = Some(0);
         s.confirmed_until = 12.0;
-        assert_eq!(s.pass_range(16_000 * 30), Some(16_000 * 12..16_000 * 30));
+        assert_eq!(
+            s.pass_range(16_000 * 30, &on_event),
+            Some(16_000 * 12..16_000 * 30)
+        );
         assert_eq!(s.prompt().as_deref(), Some("Hello"));
+        // Nothing confirmed for 28 s: the window moves 20 s back from the end, and a
+        // partial word it leaves behind is confirmed rather than lost.
         s.confirmed_until = 2.0;
         s.speech_from = Some(0);
-        assert_eq!(s.pass_range(16_000 * 30), Some(16_000 * 10..16_000 * 30));
+        s.hypothesis = vec![word(" left", 3.0, 3.5), word(" kept", 11.0, 11.5)];
+        assert_eq!(
+            s.pass_range(16_000 * 30, &on_event),
+            Some(16_000 * 10..16_000 * 30)
+        );
+        assert!(
+            matches!(events.borrow().last(), Some(DictationEvent::Final(t)) if t.text == "left")
+        );
+        assert_eq!(s.hypothesis.len(), 1);
     }
 
     #[test]

@@ -51,8 +51,9 @@ pub struct EngineOutput {
 }
 
 /// Attention logits (scaled query·key, before softmax) from each prompt position to
-/// each audio frame, in the heads a model aligns text with speech by (Whisper's
-/// alignment heads): `logits[(head * positions + position) * frames + frame]`.
+/// each audio frame the request's audio covers, in the heads a model aligns text with
+/// speech by (Whisper's alignment heads):
+/// `logits[(head * positions + position) * frames + frame]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AudioAlignment {
     pub heads: usize,

@@ -20,6 +20,8 @@ use crate::engine::{
 /// language probe, the transcription, beam-search steps and temperature fallbacks of a
 /// window are separate requests over the same audio; they share one encoding.
 const CROSS_CACHE_BYTES: usize = 512 << 20;
+/// 16 kHz samples per encoder frame.
+const SAMPLES_PER_FRAME: usize = 320;
 
 pub struct WhisperExecutor {
     model: Whisper,
@@ -31,9 +33,9 @@ pub struct WhisperExecutor {
     /// Recently used encodings by audio hash, oldest first.
     recent: VecDeque<(u64, Arc<CrossKv>)>,
     recent_capacity: usize,
-    /// Alignment rows of the requests that asked for them, by prompt position: each
-    /// `[alignment heads, frames]`.
-    aligning: HashMap<RequestId, Vec<Vec<f32>>>,
+    /// Alignment rows of the requests that asked for them: the frames their audio
+    /// covers, and by prompt position `[alignment heads, those frames]`.
+    aligning: HashMap<RequestId, (usize, Vec<Vec<f32>>)>,
 }
 
 impl WhisperExecutor {
@@ -160,13 +162,20 @@ impl ModelExecutor for WhisperExecutor {
         for step in aligned {
             let seq = &batch.sequences[step.sequence];
             let heads = step.logits.len() / (step.rows * step.frames).max(1);
-            let positions = self.aligning.entry(seq.request_id.clone()).or_default();
+            // Only the frames the audio covers are kept (each is 320 samples): the
+            // rest is padding, and a request's rows are heads × positions × frames.
+            let audio = seq.audio.as_ref().map_or(0, |a| a.len());
+            let frames = audio.div_ceil(SAMPLES_PER_FRAME).clamp(1, step.frames);
+            let (kept, positions) = self
+                .aligning
+                .entry(seq.request_id.clone())
+                .or_insert((frames, Vec::new()));
             positions.resize(positions.len().max(seq.context_len()), Vec::new());
             for r in 0..step.rows {
                 let row: Vec<f32> = (0..heads)
                     .flat_map(|h| {
                         let start = (h * step.rows + r) * step.frames;
-                        step.logits[start..start + step.frames].iter().copied()
+                        step.logits[start..start + *kept].iter().copied()
                     })
                     .collect();
                 positions[seq.start_pos + r] = row;
@@ -192,9 +201,8 @@ impl ModelExecutor for WhisperExecutor {
     }
 
     fn take_alignment(&mut self, request_id: &RequestId) -> Option<AudioAlignment> {
-        let positions = self.aligning.remove(request_id)?;
+        let (frames, positions) = self.aligning.remove(request_id)?;
         let heads = self.model.alignment_heads().len();
-        let frames = self.model.config().max_source_positions;
         // Every position computed, each with every head's row.
         if heads == 0 || positions.iter().any(|p| p.len() != heads * frames) {
             return None;

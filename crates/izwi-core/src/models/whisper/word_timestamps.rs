@@ -237,11 +237,9 @@ fn find_timings(
     }
     let mut timings = Vec::new();
     let mut first = 0;
-    for (word, tokens) in words
-        .into_iter()
-        .zip(groups)
-        .take_while(|(_, g)| g[0] < tokenizer.special.eot)
-    {
+    // The last group holds `<|endoftext|>` (with any tokens of an unfinished character).
+    let spoken = groups.len() - 1;
+    for (word, tokens) in words.into_iter().zip(groups).take(spoken) {
         let last = first + tokens.len();
         let probability = probabilities
             .get(first..last)
@@ -321,10 +319,11 @@ fn split_at_characters(
     Ok((pieces, groups))
 }
 
-/// ASCII punctuation, as Python's `string.punctuation`.
+/// Whether `s` is in Python's `string.punctuation` as OpenAI tests it: by substring, so
+/// the empty string and runs such as `()` are too.
 fn is_punctuation(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!((chars.next(), chars.next()), (Some(c), None) if c.is_ascii_punctuation())
+    const PUNCTUATION: &str = r##"!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~"##;
+    PUNCTUATION.contains(s)
 }
 
 /// The median length of the words that have one, at most [`LONGEST_MEDIAN_WORD`].
