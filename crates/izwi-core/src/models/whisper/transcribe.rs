@@ -444,7 +444,6 @@ impl Transcriber {
             offset,
             language,
             &self.tokenizer,
-            offset,
         )?;
         Ok(())
     }

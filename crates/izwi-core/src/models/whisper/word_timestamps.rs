@@ -40,8 +40,9 @@ struct Timing {
 /// (absolute time, `offset` the window's start), `tokens` each segment's text tokens in
 /// order, `probabilities` each text token's probability (all segments', in order),
 /// `alignment` the forced pass over `sot_len` start tokens, `<|notimestamps|>`, every
-/// text token and `<|endoftext|>`, `samples` the window's length. `last_speech` is where
-/// the previous window's speech ended; returns where this window's ends.
+/// text token and `<|endoftext|>`, `samples` the window's length. Windows run
+/// concurrently, so the pause before the first word is measured from the window's
+/// start (OpenAI's sequential loop measures it from the previous window's last word).
 #[allow(clippy::too_many_arguments)]
 pub fn add_words(
     segments: &mut [Segment],
@@ -53,14 +54,13 @@ pub fn add_words(
     offset: f64,
     language: Option<&str>,
     tokenizer: &WhisperTokenizer,
-    mut last_speech: f64,
-) -> Result<f64, TokenizerError> {
+) -> Result<(), TokenizerError> {
     let text: Vec<u32> = tokens.iter().flatten().copied().collect();
     let frames = (samples / SAMPLES_PER_FRAME).clamp(1, alignment.frames);
     let matrix = alignment_matrix(alignment, frames);
     let rows = text.len() + 1;
     if matrix.len() < (sot_len + rows) * frames {
-        return Ok(last_speech);
+        return Ok(());
     }
     let matrix = &matrix[sot_len * frames..(sot_len + rows) * frames];
     let mut timings = find_timings(matrix, frames, &text, probabilities, language, tokenizer)?;
@@ -69,7 +69,8 @@ pub fn add_words(
     clip_at_sentence_ends(&mut timings, longest);
     merge_punctuation(&mut timings);
 
-    let mut timings = timings.into_iter().peekable();
+    let mut last_speech = offset;
+    let mut timings = timings.into_iter();
     for (segment, tokens) in segments.iter_mut().zip(tokens) {
         let mut words: Vec<Word> = Vec::new();
         let mut taken = 0;
@@ -93,7 +94,7 @@ pub fn add_words(
         }
         segment.words = words;
     }
-    Ok(last_speech)
+    Ok(())
 }
 
 /// The alignment heads' attention over the first `frames` frames, each row a softmax,
@@ -537,24 +538,20 @@ mod tests {
             end,
             probability: 1.0,
         };
-        let mut segment = Segment {
+        let segment = || Segment {
             start: 1.0,
             end: 3.0,
             text: " a b".into(),
             words: Vec::new(),
         };
+        let mut first = segment();
         let mut words = vec![word(" a", 1.1, 1.5), word(" b", 1.6, 2.9)];
-        fit_to_segment(&mut segment, &mut words, 0.4, 0.8, 1.0);
-        assert_eq!((segment.start, segment.end), (1.1, 2.9));
+        fit_to_segment(&mut first, &mut words, 0.4, 0.8, 1.0);
+        assert_eq!((first.start, first.end), (1.1, 2.9));
         // A last word running 2 s past the segment's end is cut back to it.
-        let mut segment = Segment {
-            start: 1.0,
-            end: 3.0,
-            text: " a b".into(),
-            words: Vec::new(),
-        };
+        let mut second = segment();
         let mut words = vec![word(" a", 1.1, 1.5), word(" b", 1.6, 5.0)];
-        fit_to_segment(&mut segment, &mut words, 0.4, 0.8, 1.0);
-        assert_eq!((segment.end, words[1].end), (3.0, 3.0));
+        fit_to_segment(&mut second, &mut words, 0.4, 0.8, 1.0);
+        assert_eq!((second.end, words[1].end), (3.0, 3.0));
     }
 }
