@@ -1,9 +1,11 @@
 //! The step loop's body: schedule → execute → process.
 
+use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::beam_search::{BeamSearch, Hypothesis};
 use super::config::EngineCoreConfig;
 use super::error::{EngineError, Result};
 use super::executor::{ForwardBatch, ModelExecutor, SequenceChunk};
@@ -25,6 +27,8 @@ pub struct EngineCore {
     requests: RequestProcessor,
     outputs: OutputProcessor,
     metrics: Arc<MetricsCollector>,
+    /// Searches of the requests decoded by beam search, by request id.
+    beams: HashMap<RequestId, BeamSearch>,
     eos_token_ids: Vec<u32>,
     max_seq_len: usize,
 }
@@ -67,12 +71,14 @@ impl EngineCore {
                 max_seq_len,
                 config.block_size,
                 num_blocks,
+                config.max_batch_size,
                 spec.requires_audio,
             ),
             outputs: OutputProcessor::new(spec.audio_seconds_per_token),
             kv_cache,
             executor,
             metrics: Arc::new(MetricsCollector::default()),
+            beams: HashMap::new(),
             eos_token_ids: spec.eos_token_ids,
             max_seq_len,
         })
@@ -85,6 +91,12 @@ impl EngineCore {
             return Err(EngineError::DuplicateRequest(request.id));
         }
         let id = request.id.clone();
+        if request.params.beam_width > 1 {
+            self.beams.insert(
+                id.clone(),
+                BeamSearch::new(id.clone(), request.params.beam_width),
+            );
+        }
         self.scheduler.add_request(request);
         Ok(id)
     }
@@ -92,17 +104,24 @@ impl EngineCore {
     /// Stops a request wherever it is and frees its cache blocks at once. Returns its
     /// final output, or None if no such request is in the engine.
     pub fn abort_request(&mut self, id: &RequestId) -> Option<StreamingOutput> {
+        if self.beams.contains_key(id) {
+            return self.end_beams(id, None, FinishReason::Aborted);
+        }
         let seq = self.scheduler.abort_request(id, &mut self.kv_cache)?;
         Some(self.finish(seq, Vec::new(), FinishReason::Aborted))
     }
 
     /// Aborts everything (engine shutdown).
     pub fn abort_all(&mut self) -> Vec<StreamingOutput> {
-        self.scheduler
-            .drain(&mut self.kv_cache)
-            .into_iter()
-            .map(|seq| self.finish(seq, Vec::new(), FinishReason::Aborted))
-            .collect()
+        let searches: Vec<RequestId> = self.beams.keys().cloned().collect();
+        let mut outputs: Vec<StreamingOutput> = searches
+            .iter()
+            .filter_map(|id| self.end_beams(id, None, FinishReason::Aborted))
+            .collect();
+        for seq in self.scheduler.drain(&mut self.kv_cache) {
+            outputs.push(self.finish(seq, Vec::new(), FinishReason::Aborted));
+        }
+        outputs
     }
 
     pub fn has_unfinished(&self) -> bool {
@@ -130,6 +149,11 @@ impl EngineCore {
     pub fn step(&mut self) -> Vec<StreamingOutput> {
         let started = Instant::now();
         let schedule = self.scheduler.schedule(&mut self.kv_cache);
+        for id in &schedule.preempted_requests {
+            for search in self.beams.values_mut() {
+                search.forget(id);
+            }
+        }
         if schedule.is_empty() {
             return Vec::new();
         }
@@ -216,13 +240,30 @@ impl EngineCore {
     fn process(&mut self, batch: &ForwardBatch, logits: Vec<Vec<f32>>) -> Vec<StreamingOutput> {
         let mut rows = logits.into_iter();
         let mut outputs = Vec::new();
+        let mut searched: Vec<RequestId> = Vec::new();
         for chunk in &batch.sequences {
             let Some(seq) = self.scheduler.running_mut(&chunk.request_id) else {
                 continue;
             };
             seq.num_computed += chunk.tokens.len();
+            let row = chunk.compute_logits.then(|| rows.next()).flatten();
+            if let Some(request) = seq.beam_of.clone() {
+                // A beam samples nothing: its candidates wait for its siblings'.
+                if let (Some(mut row), Some(search)) = (row, self.beams.get_mut(&request)) {
+                    self.executor
+                        .process_logits(&seq.tokens, seq.prompt_len, &mut row);
+                    search.record(&seq.id, top_logprobs(&row, search.width + 1));
+                    seq.first_token_at.get_or_insert_with(Instant::now);
+                    if !searched.contains(&request) {
+                        searched.push(request);
+                    }
+                }
+                self.kv_cache
+                    .cache_full_blocks(&seq.id, &seq.tokens, seq.num_computed);
+                continue;
+            }
             let mut sampled = None;
-            if let Some(mut row) = chunk.compute_logits.then(|| rows.next()).flatten() {
+            if let Some(mut row) = row {
                 if seq.params.return_logits {
                     seq.logits.push(row.clone());
                 }
@@ -259,7 +300,152 @@ impl EngineCore {
                 _ => {}
             }
         }
+        for request in searched {
+            outputs.extend(self.advance_beams(&request));
+        }
         outputs
+    }
+
+    /// Once every live beam of a search has its candidates, chooses the continuations:
+    /// a beam continued once takes its token itself, one continued more often is forked
+    /// (sharing its blocks), one not continued is dropped. Ends the search when enough
+    /// beams have ended or the length runs out, with the best hypothesis as the output.
+    fn advance_beams(&mut self, request: &RequestId) -> Option<StreamingOutput> {
+        let search = self.beams.get_mut(request)?;
+        if !search.is_ready() {
+            return None;
+        }
+        let scores: Vec<f64> = search
+            .beams
+            .iter()
+            .map(|id| {
+                self.scheduler.running(id).map_or(f64::NEG_INFINITY, |seq| {
+                    seq.logprobs.iter().map(|&l| f64::from(l)).sum()
+                })
+            })
+            .collect();
+        let template = self.scheduler.running(&search.beams[0])?;
+        let (stop_ids, ignore_eos) = (
+            template.params.stop_token_ids.clone(),
+            template.params.ignore_eos,
+        );
+        let eos = &self.eos_token_ids;
+        let ends = |t: u32| (!ignore_eos && eos.contains(&t)) || stop_ids.contains(&t);
+        let selection = search.select(&scores, ends);
+        let hypothesis = |scheduler: &Scheduler, source: &RequestId, token: u32, logprob: f32| {
+            let seq = scheduler.running(source)?;
+            let mut tokens = seq.output_tokens().to_vec();
+            tokens.push(token);
+            let mut logprobs = seq.logprobs.clone();
+            logprobs.push(logprob);
+            Some((
+                Hypothesis {
+                    tokens,
+                    logprobs,
+                    ended: ends(token),
+                },
+                seq.output_tokens().len() + 1 >= seq.params.max_tokens
+                    || seq.len() + 1 >= self.max_seq_len,
+            ))
+        };
+        for e in &selection.ended {
+            if let Some((h, _)) = hypothesis(&self.scheduler, &search.beams[e.source], e.token, e.logprob) {
+                search.finished.push(h);
+            }
+        }
+        let kept: Vec<(Hypothesis, bool)> = selection
+            .kept
+            .iter()
+            .filter_map(|e| hypothesis(&self.scheduler, &search.beams[e.source], e.token, e.logprob))
+            .collect();
+        let out_of_length = kept.iter().any(|(_, at_limit)| *at_limit);
+        if search.finished.len() >= search.width || kept.is_empty() || out_of_length {
+            let candidates = if search.finished.is_empty() {
+                kept.into_iter().map(|(h, _)| h).collect()
+            } else {
+                std::mem::take(&mut search.finished)
+            };
+            let best = BeamSearch::best(candidates);
+            return self.end_beams(request, best, FinishReason::Stop);
+        }
+
+        // Forks first: a fork copies its source before the source takes its own token.
+        let sources = search.beams.clone();
+        let mut continued = vec![false; sources.len()];
+        let mut next = Vec::with_capacity(selection.kept.len());
+        let mut own_tokens = Vec::new();
+        for e in &selection.kept {
+            let source = &sources[e.source];
+            if !std::mem::replace(&mut continued[e.source], true) {
+                own_tokens.push(*e);
+                next.push(source.clone());
+                continue;
+            }
+            let Some(parent) = self.scheduler.running(source) else {
+                continue;
+            };
+            let id = search.fork_id(request);
+            let mut child = parent.fork(id.clone());
+            child.tokens.push(e.token);
+            child.logprobs.push(e.logprob);
+            next.push(id.clone());
+            if self.kv_cache.fork(source, &id, parent.num_computed).is_ok() {
+                self.scheduler.insert_running(child);
+            } else {
+                // No block for its copy now: it waits and recomputes from the prefix cache.
+                child.num_computed = 0;
+                self.scheduler.requeue(child);
+            }
+        }
+        search.beams = next;
+        for e in own_tokens {
+            if let Some(seq) = self.scheduler.running_mut(&sources[e.source]) {
+                seq.tokens.push(e.token);
+                seq.logprobs.push(e.logprob);
+            }
+        }
+        for (source, continued) in sources.iter().zip(continued) {
+            if !continued {
+                self.scheduler.finish_request(source, &mut self.kv_cache);
+                self.executor.release(source);
+            }
+        }
+        None
+    }
+
+    /// Ends a beam search: frees every beam and answers for the request with `best`
+    /// (stopped if it ended, cut by length if not), or with nothing and `reason`.
+    fn end_beams(
+        &mut self,
+        request: &RequestId,
+        best: Option<Hypothesis>,
+        reason: FinishReason,
+    ) -> Option<StreamingOutput> {
+        let search = self.beams.remove(request)?;
+        let mut carrier = None;
+        for beam in &search.beams {
+            if let Some(seq) = self.scheduler.abort_request(beam, &mut self.kv_cache) {
+                self.executor.release(beam);
+                carrier.get_or_insert(seq);
+            }
+        }
+        let mut seq = carrier?;
+        seq.id = request.clone();
+        seq.tokens.truncate(seq.prompt_len);
+        seq.logprobs.clear();
+        let reason = match best {
+            Some(best) => {
+                seq.tokens.extend_from_slice(&best.tokens);
+                seq.logprobs = best.logprobs;
+                if best.ended {
+                    FinishReason::Stop
+                } else {
+                    FinishReason::Length
+                }
+            }
+            None => reason,
+        };
+        Some(self.finish(seq, Vec::new(), reason))
     }
 
     fn fail_batch(&mut self, batch: &ForwardBatch, message: &str) -> Vec<StreamingOutput> {
@@ -269,6 +455,15 @@ impl EngineCore {
         );
         let mut outputs = Vec::new();
         for chunk in &batch.sequences {
+            let search = self
+                .scheduler
+                .running(&chunk.request_id)
+                .and_then(|seq| seq.beam_of.clone());
+            if let Some(request) = search {
+                let failed = FinishReason::Failed(message.to_owned());
+                outputs.extend(self.end_beams(&request, None, failed));
+                continue;
+            }
             if let Some(seq) = self
                 .scheduler
                 .finish_request(&chunk.request_id, &mut self.kv_cache)

@@ -41,6 +41,8 @@ impl KvCacheShape {
 pub enum KvCacheError {
     #[error("out of KV-cache blocks: {needed} needed, {free} free")]
     OutOfBlocks { needed: usize, free: usize },
+    #[error("copying a KV-cache block failed: {0}")]
+    Copy(String),
 }
 
 /// K and V of one attention layer: `[num_blocks, block_size, num_kv_heads, head_dim]`.
@@ -79,6 +81,21 @@ impl LayerKvCache {
             self.k.reshape(flat)?.index_select(slots, 0)?,
             self.v.reshape(flat)?.index_select(slots, 0)?,
         ))
+    }
+}
+
+impl LayerKvCache {
+    /// Copies the K and V held at the slots `from` to the slots `to`.
+    pub fn copy_slots(&self, from: &[u32], to: &[u32]) -> candle_core::Result<()> {
+        let (_, _, heads, dim) = self.k.dims4()?;
+        let device = self.k.device();
+        let (k, v) = self.gather(&Tensor::new(from, device)?)?;
+        let rows: Vec<u32> = to
+            .iter()
+            .flat_map(|&slot| std::iter::repeat_n(slot, heads * dim))
+            .collect();
+        let slots = Tensor::from_vec(rows, (to.len(), heads * dim), device)?;
+        self.write(&k, &v, &slots)
     }
 }
 
@@ -331,6 +348,63 @@ impl KvCacheManager {
         Ok(())
     }
 
+    /// Starts `child`'s table as a copy of `parent`'s first `num_computed` positions
+    /// (beam search). Full blocks are shared, reference counted as a cached prefix is;
+    /// a last block only partly filled is copied into a fresh one, because parent and
+    /// child each write their next token into it. All or nothing.
+    pub fn fork(
+        &mut self,
+        parent: &RequestId,
+        child: &RequestId,
+        num_computed: usize,
+    ) -> Result<(), KvCacheError> {
+        let full = num_computed / self.block_size;
+        let partial = num_computed % self.block_size;
+        let (shared, num_hashed, last_hash, partial_block) = {
+            let table = self.tables.get(parent);
+            let blocks = table.map_or(&[][..], |t| t.blocks.as_slice());
+            (
+                blocks[..full.min(blocks.len())].to_vec(),
+                table.map_or(0, |t| t.num_hashed.min(full)),
+                table.map_or(0, |t| t.last_hash),
+                (partial > 0).then(|| blocks.get(full).copied()).flatten(),
+            )
+        };
+        if partial_block.is_some() && !self.can_allocate(1) {
+            return Err(KvCacheError::OutOfBlocks {
+                needed: 1,
+                free: self.num_free_blocks(),
+            });
+        }
+        for &block in &shared {
+            self.blocks[block as usize].ref_count += 1;
+        }
+        let mut table = BlockTable {
+            blocks: shared,
+            num_hashed,
+            last_hash,
+        };
+        if let Some(source) = partial_block {
+            let copy = self.pop_free();
+            let slots = |block: BlockId| -> Vec<u32> {
+                let first = block * self.block_size as u32;
+                (first..first + partial as u32).collect()
+            };
+            let (from, to) = (slots(source), slots(copy));
+            table.blocks.push(copy);
+            self.tables.insert(child.clone(), table);
+            for layer in &self.layers {
+                if let Err(e) = layer.copy_slots(&from, &to) {
+                    self.free(child);
+                    return Err(KvCacheError::Copy(e.to_string()));
+                }
+            }
+        } else {
+            self.tables.insert(child.clone(), table);
+        }
+        Ok(())
+    }
+
     /// Registers the request's blocks that became full of computed tokens, so later
     /// requests can reuse them. `tokens` are the sequence's tokens; the first
     /// `num_computed` of them are in the cache.
@@ -506,11 +580,8 @@ mod tests {
         }
         for (b, meta) in kv.blocks.iter().enumerate() {
             assert_eq!(meta.ref_count, holders[b], "ref count of block {b}");
-            if holders[b] > 1 {
-                let prefix = meta
-                    .prefix
-                    .as_ref()
-                    .unwrap_or_else(|| panic!("block {b} shared but not a cached prefix"));
+            // Shared blocks are cached prefixes or forked beams' common blocks.
+            if let (true, Some(prefix)) = (holders[b] > 1, meta.prefix.as_ref()) {
                 assert_eq!(kv.prefix_index.get(&prefix.hash), Some(&(b as BlockId)));
             }
         }
@@ -1019,6 +1090,51 @@ mod tests {
                 vec![vec![0., 0.], vec![0., 0.]],
             ]
         );
+        Ok(())
+    }
+
+    #[test]
+    fn a_fork_shares_full_blocks_and_copies_a_half_full_one() -> candle_core::Result<()> {
+        let mut kv = two_head_cache();
+        let parent = id("parent");
+        kv.allocate(&parent, 2).expect("two blocks");
+        let table = kv.block_table(&parent).to_vec();
+        // Three computed positions: block 0 full, block 1 holding one.
+        let k = Tensor::arange(0f32, 12., &Device::Cpu)?.reshape((3, 2, 2))?;
+        let slots: Vec<u32> = (0..3).map(|p| table[p / 2] * 2 + (p % 2) as u32).collect();
+        for layer in kv.layers() {
+            layer.write(&k, &k.neg()?, &slot_rows(&slots, 4))?;
+        }
+        let child = id("child");
+        kv.fork(&parent, &child, 3).expect("one free block for the copy");
+        let forked = kv.block_table(&child).to_vec();
+        assert_eq!(forked[0], table[0], "the full block is shared");
+        assert_ne!(forked[1], table[1], "the half-full block is copied");
+        assert_eq!(kv.blocks[table[0] as usize].ref_count, 2);
+        assert_consistent(&kv);
+        for layer in kv.layers() {
+            let (ck, cv) = layer.gather(&Tensor::new(&[forked[1] * 2], &Device::Cpu)?)?;
+            assert_eq!(ck.flatten_all()?.to_vec1::<f32>()?, vec![8., 9., 10., 11.]);
+            assert_eq!(cv.flatten_all()?.to_vec1::<f32>()?, vec![-8., -9., -10., -11.]);
+        }
+        // No block left for another copy: refused, nothing taken.
+        let before = kv.num_free_blocks();
+        assert!(matches!(
+            kv.fork(&parent, &id("third"), 3),
+            Err(KvCacheError::OutOfBlocks { needed: 1, .. })
+        ));
+        assert_eq!(kv.num_free_blocks(), before);
+        assert!(kv.block_table(&id("third")).is_empty());
+        // At a block boundary nothing is copied.
+        kv.fork(&parent, &id("aligned"), 2).expect("shares only");
+        assert_eq!(kv.block_table(&id("aligned")), &table[..1]);
+        kv.free(&parent);
+        assert_consistent(&kv);
+        assert_eq!(kv.blocks[table[0] as usize].ref_count, 2, "held by the forks");
+        kv.free(&child);
+        kv.free(&id("aligned"));
+        assert_consistent(&kv);
+        assert_eq!(kv.num_free_blocks(), 3);
         Ok(())
     }
 

@@ -7,6 +7,7 @@
 //! ([`executor`]) over the shared block cache ([`kv_cache`]), and turns the logits into
 //! tokens and outputs ([`output`]).
 
+pub mod beam_search;
 pub mod config;
 pub mod core;
 pub mod error;

@@ -67,6 +67,7 @@ pub struct RequestProcessor {
     max_seq_len: usize,
     block_size: usize,
     total_blocks: usize,
+    max_batch_size: usize,
     requires_audio: bool,
 }
 
@@ -79,6 +80,7 @@ impl RequestProcessor {
         max_seq_len: usize,
         block_size: usize,
         total_blocks: usize,
+        max_batch_size: usize,
         requires_audio: bool,
     ) -> Self {
         Self {
@@ -86,6 +88,7 @@ impl RequestProcessor {
             max_seq_len,
             block_size,
             total_blocks,
+            max_batch_size,
             requires_audio,
         }
     }
@@ -157,6 +160,27 @@ impl RequestProcessor {
         {
             return invalid(format!("stop token {token} is outside the vocabulary"));
         }
+        if p.beam_width == 0 {
+            return invalid("beam_width must be at least 1".into());
+        }
+        if p.beam_width > 1 {
+            // Beams run side by side as sequences of the batch, and only the best
+            // comes back, whole, at the end.
+            let unsupported = [
+                (p.beam_width > self.max_batch_size, "more beams than the engine's batch holds"),
+                (p.temperature > 0.0, "a temperature above 0 (beam search is greedy)"),
+                (request.streaming, "streaming (the best beam is known only at the end)"),
+                (p.return_logits, "return_logits"),
+                (p.top_logprobs > 0, "top_logprobs"),
+                (p.return_alignment, "return_alignment"),
+            ];
+            if let Some((_, what)) = unsupported.iter().find(|(bad, _)| *bad) {
+                return invalid(format!(
+                    "beam search ({} beams) cannot be combined with {what}",
+                    p.beam_width
+                ));
+            }
+        }
         let id = request.id.clone();
         let clamp = |name: &str, value: &mut f32, low: f32, high: f32| {
             let clamped = value.clamp(low, high);
@@ -174,8 +198,10 @@ impl RequestProcessor {
 
         // A request that could not fit even with the whole cache to itself would wait
         // forever; refuse it now.
+        // Beams share their prompt's blocks but may each need their own for the rest.
         let tokens = prompt_len + p.max_tokens;
-        let needed_blocks = tokens.div_ceil(self.block_size);
+        let needed_blocks = tokens.div_ceil(self.block_size)
+            + (p.beam_width - 1) * (p.max_tokens.div_ceil(self.block_size) + 1);
         if needed_blocks > self.total_blocks {
             return Err(EngineError::RequestTooLarge {
                 tokens,
@@ -192,7 +218,7 @@ mod tests {
     use super::*;
 
     fn processor() -> RequestProcessor {
-        RequestProcessor::new(100, 64, 4, 10, false)
+        RequestProcessor::new(100, 64, 4, 10, 8, false)
     }
 
     fn request(prompt: Vec<u32>, params: GenerationParams) -> EngineCoreRequest {
@@ -237,7 +263,7 @@ mod tests {
 
     #[test]
     fn audio_is_required_exactly_where_the_model_listens() {
-        let listening = RequestProcessor::new(100, 64, 4, 100, true);
+        let listening = RequestProcessor::new(100, 64, 4, 100, 8, true);
         let ok = GenerationParams::default();
         let none = request(vec![1], ok.clone());
         assert!(error_text(listening.process(none)).contains("the request has none"));
@@ -261,7 +287,7 @@ mod tests {
             max_tokens: 20,
             ..GenerationParams::default()
         };
-        let roomy = RequestProcessor::new(100, 64, 4, 100, false);
+        let roomy = RequestProcessor::new(100, 64, 4, 100, 8, false);
         let out = roomy
             .process(request(vec![1; 30], params))
             .expect("valid request");

@@ -102,6 +102,10 @@ impl Scheduler {
         !self.waiting.is_empty() || !self.running.is_empty()
     }
 
+    pub fn running(&self, id: &RequestId) -> Option<&Sequence> {
+        self.running.iter().find(|s| &s.id == id)
+    }
+
     pub fn running_mut(&mut self, id: &RequestId) -> Option<&mut Sequence> {
         self.running.iter_mut().find(|s| &s.id == id)
     }
@@ -160,6 +164,9 @@ impl Scheduler {
             let Some(seq) = self.running.iter().find(|s| s.id == id) else {
                 continue; // preempted earlier in this step
             };
+            if seq.num_uncomputed() == 0 {
+                continue; // a beam waiting for its siblings' logits
+            }
             let start_pos = seq.num_computed;
             let num_tokens = seq.num_uncomputed().min(budget).min(self.max_chunk_tokens);
             loop {
@@ -190,6 +197,22 @@ impl Scheduler {
 
         // Admitting while sequences are being preempted would only thrash.
         if result.preempted_requests.is_empty() {
+            self.admit_waiting(kv_cache, &mut budget, &mut result);
+        }
+        // Beams that wait for a sibling hold their blocks and batch places without
+        // running; if that sibling waits for room, make it by preempting sequences
+        // ordered after it, so the earliest request always moves on.
+        while result.is_empty() {
+            let Some(head) = self.waiting.front() else {
+                break;
+            };
+            let key = self.order_key(head);
+            let Some(victim) = self.running.iter().rposition(|s| self.order_key(s) > key)
+            else {
+                break;
+            };
+            result.preempted_requests.push(self.running[victim].id.clone());
+            self.preempt(victim, kv_cache);
             self.admit_waiting(kv_cache, &mut budget, &mut result);
         }
         result
@@ -334,7 +357,14 @@ impl Scheduler {
         self.waiting.insert(index, seq);
     }
 
-    fn insert_running(&mut self, seq: Sequence) {
+    /// Puts a sequence that holds no blocks back in line (a forked beam that could not
+    /// get its own block: it is recomputed).
+    pub fn requeue(&mut self, seq: Sequence) {
+        self.enqueue_waiting(seq);
+    }
+
+    /// Adds a sequence that already holds its blocks (a forked beam) to the running ones.
+    pub fn insert_running(&mut self, seq: Sequence) {
         let key = self.order_key(&seq);
         let index = self.running.partition_point(|s| self.order_key(s) <= key);
         self.running.insert(index, seq);

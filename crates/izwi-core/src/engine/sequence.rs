@@ -32,6 +32,9 @@ pub struct Sequence {
     /// audio: a decoder attending to audio has K/V that depend on it, not only on the
     /// tokens (see `KvCacheManager::lookup_prefix`).
     pub cache_salt: u64,
+    /// The request this sequence is a beam of, when the request searches beams (the
+    /// first beam has the request's id, the others are forked from it).
+    pub beam_of: Option<RequestId>,
     pub arrived_at: Instant,
     pub first_scheduled_at: Option<Instant>,
     pub first_token_at: Option<Instant>,
@@ -43,6 +46,7 @@ impl Sequence {
         let cache_salt = request.audio.as_deref().map_or(0, audio_hash);
         Self {
             cache_salt,
+            beam_of: (request.params.beam_width > 1).then(|| request.id.clone()),
             id: request.id,
             prompt_len: request.prompt_tokens.len(),
             tokens: request.prompt_tokens,
@@ -60,6 +64,32 @@ impl Sequence {
             first_scheduled_at: None,
             first_token_at: None,
             num_preemptions: 0,
+        }
+    }
+
+    /// A copy of this beam under a new id, at the same point: same tokens, same
+    /// computed prefix (whose blocks the caller shares through the KV cache).
+    pub fn fork(&self, id: RequestId) -> Self {
+        Self {
+            id,
+            tokens: self.tokens.clone(),
+            prompt_len: self.prompt_len,
+            num_computed: self.num_computed,
+            params: self.params.clone(),
+            priority: self.priority,
+            streaming: self.streaming,
+            arrival_order: self.arrival_order,
+            sampler: self.sampler.clone(),
+            logits: self.logits.clone(),
+            logprobs: self.logprobs.clone(),
+            top_logprobs: self.top_logprobs.clone(),
+            audio: self.audio.clone(),
+            cache_salt: self.cache_salt,
+            beam_of: self.beam_of.clone(),
+            arrived_at: self.arrived_at,
+            first_scheduled_at: self.first_scheduled_at,
+            first_token_at: self.first_token_at,
+            num_preemptions: self.num_preemptions,
         }
     }
 

@@ -92,6 +92,10 @@ pub struct GenerationParams {
     /// For models that read audio: return the attention from every prompt position
     /// to the audio frames in the heads that align text with speech (word timestamps).
     pub return_alignment: bool,
+    /// Beams searched (greedy at every step, the `beam_width` best continuations kept);
+    /// 1 decodes one sequence. The output is the best beam that ended, ranked by its
+    /// log-probability per token.
+    pub beam_width: usize,
 }
 
 impl Default for GenerationParams {
@@ -108,6 +112,7 @@ impl Default for GenerationParams {
             return_logits: false,
             top_logprobs: 0,
             return_alignment: false,
+            beam_width: 1,
         }
     }
 }

@@ -497,85 +497,31 @@ impl Transcriber {
         })
     }
 
-    /// Beam search as OpenAI's decoder does it: every step extends each live beam by
-    /// its likeliest tokens, keeps the `beam_size` best continuations, sets aside those
-    /// that end, and stops once `beam_size` have ended; the best ended one by mean
-    /// log-probability wins. Each step of each beam is an engine request whose prompt is
-    /// the beam so far; the audio-salted prefix cache makes the shared part free.
+    /// Beam search as OpenAI's decoder does it, in the engine (see
+    /// `engine::beam_search`): the beams run as sequences of the batch sharing their
+    /// common prefix; the best ended beam by log-probability per token comes back.
     async fn beam_search(
         &self,
         audio: Arc<[f32]>,
         prompt: &[u32],
         beam_size: usize,
     ) -> Result<Decoded, TranscribeError> {
+        let params = GenerationParams {
+            max_tokens: MAX_NEW_TOKENS,
+            beam_width: beam_size,
+            ..GenerationParams::default()
+        };
+        let request = EngineCoreRequest::new(prompt.to_vec())
+            .with_audio(audio)
+            .with_params(params);
+        let output = self.engine.generate(request).await?;
         let eot = self.tokenizer.special.eot;
-        // Each beam: its tokens with their log-probabilities, and their sum.
-        type Beam = (Vec<u32>, Vec<f32>, f64);
-        let mut beams: Vec<Beam> = vec![(Vec::new(), Vec::new(), 0.0)];
-        let mut finished: Vec<Beam> = Vec::new();
-        for _ in 0..MAX_NEW_TOKENS {
-            let steps = futures::future::try_join_all(beams.iter().map(|(tokens, _, _)| {
-                let mut context = prompt.to_vec();
-                context.extend_from_slice(tokens);
-                let request = EngineCoreRequest::new(context)
-                    .with_audio(audio.clone())
-                    .with_params(GenerationParams {
-                        max_tokens: 1,
-                        ignore_eos: true,
-                        top_logprobs: beam_size + 1,
-                        ..GenerationParams::default()
-                    });
-                self.engine.generate(request)
-            }))
-            .await?;
-            let mut candidates: Vec<Beam> = Vec::new();
-            for ((tokens, logprobs, score), step) in beams.iter().zip(&steps) {
-                for &(token, logprob) in step.top_logprobs.first().into_iter().flatten() {
-                    if logprob.is_finite() {
-                        let mut next = tokens.clone();
-                        next.push(token);
-                        let mut next_logprobs = logprobs.clone();
-                        next_logprobs.push(logprob);
-                        candidates.push((next, next_logprobs, score + f64::from(logprob)));
-                    }
-                }
-            }
-            candidates.sort_by(|a, b| b.2.total_cmp(&a.2));
-            beams.clear();
-            // Endings count only when they rank among the continuations kept.
-            for beam in candidates {
-                if beams.len() == beam_size {
-                    break;
-                }
-                if beam.0.last() != Some(&eot) {
-                    beams.push(beam);
-                } else if finished.len() < beam_size {
-                    finished.push(beam);
-                }
-            }
-            if finished.len() >= beam_size || beams.is_empty() {
-                break;
-            }
-        }
-        if finished.is_empty() {
-            finished = beams;
-        }
-        // Rank by log-probability per text token (the end's probability counts, the end
-        // itself does not), as OpenAI's maximum-likelihood ranker.
-        let per_token = |(tokens, _, score): &Beam| {
-            let text = tokens.iter().filter(|&&t| t != eot).count();
-            score / text.max(1) as f64
-        };
-        let Some(best) = finished
-            .into_iter()
-            .max_by(|a, b| per_token(a).total_cmp(&per_token(b)))
-        else {
-            return Ok(Decoded::default());
-        };
+        let text = output.tokens.iter().filter(|&&t| t != eot).count();
+        let sum: f64 = output.logprobs.iter().map(|&l| f64::from(l)).sum();
         Ok(Decoded {
-            avg_logprob: per_token(&best),
-            tokens: best.0,
-            logprobs: best.1,
+            avg_logprob: sum / text.max(1) as f64,
+            tokens: output.tokens,
+            logprobs: output.logprobs,
         })
     }
 
