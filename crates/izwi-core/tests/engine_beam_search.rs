@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use common::*;
 use izwi_core::engine::{
-    Engine, EngineCore, EngineCoreConfig, EngineCoreRequest, EngineOutput, FinishReason, GenerationParams,
-    RequestId,
+    Engine, EngineCore, EngineCoreConfig, EngineCoreRequest, EngineOutput, FinishReason,
+    GenerationParams, RequestId,
 };
 use izwi_core::models::llama::{DenseKvCache, Llama};
 use izwi_core::models::shared::sampling::top_logprobs;
@@ -93,10 +93,16 @@ fn reference_beam_search(model: &Llama, case: &Case) -> (Vec<u32>, Vec<f32>, Fin
 
 fn check(model: &Llama, case: &Case, out: &EngineOutput, label: &str) {
     let (tokens, logprobs, reason) = reference_beam_search(model, case);
-    assert_eq!(out.tokens, tokens, "{label}: tokens differ from the reference");
+    assert_eq!(
+        out.tokens, tokens,
+        "{label}: tokens differ from the reference"
+    );
     assert_eq!(out.finish_reason, reason, "{label}: finish reason");
     let diff = max_abs_diff(&out.logprobs, &logprobs);
-    assert!(diff <= LOGPROB_TOLERANCE, "{label}: logprobs differ by {diff}");
+    assert!(
+        diff <= LOGPROB_TOLERANCE,
+        "{label}: logprobs differ by {diff}"
+    );
 }
 
 /// Beam requests of widths 2 to 5, some with a stop token that the search meets early
@@ -147,8 +153,8 @@ fn beams_in_the_engine_equal_a_dense_beam_search() {
         // crowd the cache.
         if step % 2 == 0 {
             for case in cases.iter().skip(next).take(2) {
-                let request = EngineCoreRequest::new(case.prompt.clone())
-                    .with_params(case.params.clone());
+                let request =
+                    EngineCoreRequest::new(case.prompt.clone()).with_params(case.params.clone());
                 ids.insert(core.add_request(request).expect("accepted"), next);
                 next += 1;
             }
@@ -192,10 +198,15 @@ fn an_aborted_search_ends_once_and_frees_every_beam() {
         .add_request(EngineCoreRequest::new(case.prompt.clone()).with_params(case.params.clone()))
         .expect("accepted");
     for _ in 0..8 {
-        assert!(core.step().is_empty(), "a search says nothing until it ends");
+        assert!(
+            core.step().is_empty(),
+            "a search says nothing until it ends"
+        );
     }
     assert!(core.num_running() > 1, "the search has forked beams");
-    let out = core.abort_request(&id).expect("the search is in the engine");
+    let out = core
+        .abort_request(&id)
+        .expect("the search is in the engine");
     let out = out.finished.expect("the abort ends the request");
     assert_eq!(out.request_id, id);
     assert_eq!(out.finish_reason, FinishReason::Aborted);
@@ -233,9 +244,7 @@ fn beam_requests_the_engine_cannot_serve_are_refused_with_the_reason() {
         let request = EngineCoreRequest::new(vec![1, 2, 3])
             .with_params(params)
             .with_streaming(streaming);
-        core.add_request(request)
-            .expect_err("refused")
-            .to_string()
+        core.add_request(request).expect_err("refused").to_string()
     };
     let beams = |beam_width| GenerationParams {
         max_tokens: 4,
@@ -243,7 +252,10 @@ fn beam_requests_the_engine_cannot_serve_are_refused_with_the_reason() {
         ..GenerationParams::default()
     };
     let too_wide = refused(&mut core, beams(7), false);
-    assert!(too_wide.contains("more beams than the engine's batch holds"), "{too_wide}");
+    assert!(
+        too_wide.contains("more beams than the engine's batch holds"),
+        "{too_wide}"
+    );
     let hot = GenerationParams {
         temperature: 0.7,
         ..beams(3)

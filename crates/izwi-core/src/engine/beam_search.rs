@@ -144,7 +144,9 @@ mod tests {
 
     fn search(beams: usize, width: usize) -> BeamSearch {
         let mut search = BeamSearch::new(RequestId::from("r"), width);
-        search.beams = (0..beams).map(|b| RequestId::from(format!("b{b}"))).collect();
+        search.beams = (0..beams)
+            .map(|b| RequestId::from(format!("b{b}")))
+            .collect();
         search
     }
 
@@ -159,9 +161,15 @@ mod tests {
     #[test]
     fn the_best_continuations_across_beams_are_kept_best_first() {
         let mut s = search(2, 2);
-        s.record(&RequestId::from("b0"), vec![(5, -0.1), (6, -2.0), (7, -3.0)]);
+        s.record(
+            &RequestId::from("b0"),
+            vec![(5, -0.1), (6, -2.0), (7, -3.0)],
+        );
         assert!(!s.is_ready(), "b1 has not reported yet");
-        s.record(&RequestId::from("b1"), vec![(8, -0.2), (9, -0.3), (10, -5.0)]);
+        s.record(
+            &RequestId::from("b1"),
+            vec![(8, -0.2), (9, -0.3), (10, -5.0)],
+        );
         assert!(s.is_ready());
         // b0 stands at -1.0, b1 at -0.5: b1+8 = -0.7, b1+9 = -0.8, b0+5 = -1.1.
         let picked = s.select(&[-1.0, -0.5], |t| t == END);
@@ -173,7 +181,10 @@ mod tests {
     #[test]
     fn endings_are_set_aside_only_while_fewer_than_width_have_ended() {
         let mut s = search(1, 2);
-        s.record(&RequestId::from("b0"), vec![(END, -0.1), (4, -0.2), (5, -0.3)]);
+        s.record(
+            &RequestId::from("b0"),
+            vec![(END, -0.1), (4, -0.2), (5, -0.3)],
+        );
         let picked = s.select(&[0.0], |t| t == END);
         assert_eq!(picked.ended, vec![ext(0, END, -0.1)]);
         assert_eq!(picked.kept, vec![ext(0, 4, -0.2), ext(0, 5, -0.3)]);

@@ -349,14 +349,18 @@ impl EngineCore {
             ))
         };
         for e in &selection.ended {
-            if let Some((h, _)) = hypothesis(&self.scheduler, &search.beams[e.source], e.token, e.logprob) {
+            if let Some((h, _)) =
+                hypothesis(&self.scheduler, &search.beams[e.source], e.token, e.logprob)
+            {
                 search.finished.push(h);
             }
         }
         let kept: Vec<(Hypothesis, bool)> = selection
             .kept
             .iter()
-            .filter_map(|e| hypothesis(&self.scheduler, &search.beams[e.source], e.token, e.logprob))
+            .filter_map(|e| {
+                hypothesis(&self.scheduler, &search.beams[e.source], e.token, e.logprob)
+            })
             .collect();
         let out_of_length = kept.iter().any(|(_, at_limit)| *at_limit);
         if search.finished.len() >= search.width || kept.is_empty() || out_of_length {

@@ -1106,7 +1106,8 @@ mod tests {
             layer.write(&k, &k.neg()?, &slot_rows(&slots, 4))?;
         }
         let child = id("child");
-        kv.fork(&parent, &child, 3).expect("one free block for the copy");
+        kv.fork(&parent, &child, 3)
+            .expect("one free block for the copy");
         let forked = kv.block_table(&child).to_vec();
         assert_eq!(forked[0], table[0], "the full block is shared");
         assert_ne!(forked[1], table[1], "the half-full block is copied");
@@ -1115,7 +1116,10 @@ mod tests {
         for layer in kv.layers() {
             let (ck, cv) = layer.gather(&Tensor::new(&[forked[1] * 2], &Device::Cpu)?)?;
             assert_eq!(ck.flatten_all()?.to_vec1::<f32>()?, vec![8., 9., 10., 11.]);
-            assert_eq!(cv.flatten_all()?.to_vec1::<f32>()?, vec![-8., -9., -10., -11.]);
+            assert_eq!(
+                cv.flatten_all()?.to_vec1::<f32>()?,
+                vec![-8., -9., -10., -11.]
+            );
         }
         // No block left for another copy: refused, nothing taken.
         let before = kv.num_free_blocks();
@@ -1130,7 +1134,10 @@ mod tests {
         assert_eq!(kv.block_table(&id("aligned")), &table[..1]);
         kv.free(&parent);
         assert_consistent(&kv);
-        assert_eq!(kv.blocks[table[0] as usize].ref_count, 2, "held by the forks");
+        assert_eq!(
+            kv.blocks[table[0] as usize].ref_count, 2,
+            "held by the forks"
+        );
         kv.free(&child);
         kv.free(&id("aligned"));
         assert_consistent(&kv);

@@ -167,9 +167,18 @@ impl RequestProcessor {
             // Beams run side by side as sequences of the batch, and only the best
             // comes back, whole, at the end.
             let unsupported = [
-                (p.beam_width > self.max_batch_size, "more beams than the engine's batch holds"),
-                (p.temperature > 0.0, "a temperature above 0 (beam search is greedy)"),
-                (request.streaming, "streaming (the best beam is known only at the end)"),
+                (
+                    p.beam_width > self.max_batch_size,
+                    "more beams than the engine's batch holds",
+                ),
+                (
+                    p.temperature > 0.0,
+                    "a temperature above 0 (beam search is greedy)",
+                ),
+                (
+                    request.streaming,
+                    "streaming (the best beam is known only at the end)",
+                ),
                 (p.return_logits, "return_logits"),
                 (p.top_logprobs > 0, "top_logprobs"),
                 (p.return_alignment, "return_alignment"),

@@ -207,11 +207,12 @@ impl Scheduler {
                 break;
             };
             let key = self.order_key(head);
-            let Some(victim) = self.running.iter().rposition(|s| self.order_key(s) > key)
-            else {
+            let Some(victim) = self.running.iter().rposition(|s| self.order_key(s) > key) else {
                 break;
             };
-            result.preempted_requests.push(self.running[victim].id.clone());
+            result
+                .preempted_requests
+                .push(self.running[victim].id.clone());
             self.preempt(victim, kv_cache);
             self.admit_waiting(kv_cache, &mut budget, &mut result);
         }
