@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use common::*;
 use izwi_core::engine::{
-    Engine, EngineCore, EngineCoreConfig, EngineCoreRequest, EngineOutput, FinishReason,
-    GenerationParams, RequestId,
+    BatchStrategy, Engine, EngineCore, EngineCoreConfig, EngineCoreRequest, EngineOutput,
+    FinishReason, GenerationParams, RequestId,
 };
 use izwi_core::models::llama::{DenseKvCache, Llama};
 use izwi_core::models::shared::sampling::top_logprobs;
@@ -138,8 +138,15 @@ fn cases(model: &Llama) -> Vec<Case> {
 fn beams_in_the_engine_equal_a_dense_beam_search() {
     let model = tiny_model();
     let cases = cases(&model);
+    for strategy in BatchStrategy::ALL {
+        beams_equal_the_reference(&model, &cases, strategy);
+    }
+}
+
+fn beams_equal_the_reference(model: &Llama, cases: &[Case], strategy: BatchStrategy) {
     let config = EngineCoreConfig {
         num_blocks: Some(20),
+        batch_strategy: strategy,
         ..tight_config()
     };
     let mut core = EngineCore::new(config, Box::new(tiny_model())).expect("engine core");
@@ -168,14 +175,14 @@ fn beams_in_the_engine_equal_a_dense_beam_search() {
     for (i, case) in cases.iter().enumerate() {
         let out = &done[&i];
         if case.params.beam_width == 1 {
-            let (tokens, _) = reference_decode(&model, &case.prompt, &case.params);
+            let (tokens, _) = reference_decode(model, &case.prompt, &case.params);
             let cut = tokens
                 .iter()
                 .position(|t| case.params.stop_token_ids.contains(t))
                 .map_or(tokens.len(), |p| p + 1);
-            assert_eq!(out.tokens, tokens[..cut], "greedy request {i}");
+            assert_eq!(out.tokens, tokens[..cut], "{strategy:?} greedy request {i}");
         } else {
-            check(&model, case, out, &format!("request {i}"));
+            check(model, case, out, &format!("{strategy:?} request {i}"));
         }
     }
     assert_eq!(

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use izwi_core::engine::{Engine, EngineCore, EngineCoreRequest, FinishReason, RequestId};
+use izwi_core::engine::{
+    BatchStrategy, Engine, EngineCore, EngineCoreConfig, EngineCoreRequest, FinishReason, RequestId,
+};
 
 const LOGITS_TOLERANCE: f32 = 1e-4;
 
@@ -43,8 +45,18 @@ fn check_against_reference(
 
 #[test]
 fn paged_batched_engine_equals_sequential_dense_decoding() {
+    for strategy in BatchStrategy::ALL {
+        equals_sequential_dense_decoding(strategy);
+    }
+}
+
+fn equals_sequential_dense_decoding(strategy: BatchStrategy) {
     let w = workload(40, 7);
-    let mut core = EngineCore::new(tight_config(), Box::new(tiny_model())).expect("engine core");
+    let config = EngineCoreConfig {
+        batch_strategy: strategy,
+        ..tight_config()
+    };
+    let mut core = EngineCore::new(config, Box::new(tiny_model())).expect("engine core");
     let total_blocks = core.kv_cache_stats().total_blocks;
 
     let mut order: Vec<usize> = (0..w.prompts.len()).collect();
@@ -80,7 +92,7 @@ fn paged_batched_engine_equals_sequential_dense_decoding() {
             w.max_tokens[*i],
             &out.tokens,
             &out.logits,
-            &format!("request {i}"),
+            &format!("{strategy:?} request {i}"),
         );
     }
     let stats = core.kv_cache_stats();

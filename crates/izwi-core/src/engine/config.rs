@@ -1,5 +1,6 @@
 use serde::{Deserialize, Serialize};
 
+use super::batch_strategy::BatchStrategy;
 use super::error::{EngineError, Result};
 use super::types::SchedulingPolicy;
 
@@ -14,6 +15,8 @@ pub struct EngineCoreConfig {
     /// Most tokens processed by one step, prefill and decode together.
     pub max_tokens_per_step: usize,
     pub scheduling_policy: SchedulingPolicy,
+    /// How each step's token budget is shared between decodes and prefill chunks.
+    pub batch_strategy: BatchStrategy,
     /// Tokens per KV-cache block.
     pub block_size: usize,
     /// Memory the KV cache may use; the number of blocks is derived from it and the
@@ -36,6 +39,7 @@ impl Default for EngineCoreConfig {
             max_seq_len: 4096,
             max_tokens_per_step: 512,
             scheduling_policy: SchedulingPolicy::Fcfs,
+            batch_strategy: BatchStrategy::default(),
             block_size: 16,
             kv_cache_bytes: 1 << 30,
             num_blocks: None,

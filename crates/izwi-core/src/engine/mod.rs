@@ -7,6 +7,7 @@
 //! ([`executor`]) over the shared block cache ([`kv_cache`]), and turns the logits into
 //! tokens and outputs ([`output`]).
 
+pub mod batch_strategy;
 pub mod beam_search;
 pub mod config;
 pub mod core;
@@ -27,6 +28,7 @@ use std::thread::JoinHandle;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
+pub use self::batch_strategy::BatchStrategy;
 pub use self::config::EngineCoreConfig;
 pub use self::core::EngineCore;
 pub use self::error::{EngineError, Result};

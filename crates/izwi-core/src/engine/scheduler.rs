@@ -1,17 +1,19 @@
 //! Decides, each step, which sequences run and how many of their tokens.
 //!
-//! Running sequences go first, decodes before prefill chunks, in policy order; each
-//! takes what it needs of the step's token budget, its prefill cut to the chunk size.
-//! When a running sequence needs a block and none is free, the lowest-ordered running
+//! Running sequences go first, in policy order: decodes take the share of the step's
+//! token budget the batch strategy gives them, then prefill chunks (cut to the chunk
+//! size) what they need of the rest; waiting sequences are then admitted in policy
+//! order while the batch, the budget and the cache allow, starting from the longest
+//! cached prefix of their tokens; decodes not yet run take what is left. When a
+//! running sequence needs a block and none is free, the lowest-ordered running
 //! sequence not yet scheduled this step is preempted: its blocks are freed and it
-//! returns to the waiting queue to be recomputed later. Waiting sequences are then
-//! admitted in policy order while the batch, the budget and the cache allow, starting
-//! from the longest cached prefix of their tokens; under the priority policy one that
-//! does not fit preempts running sequences of lower priority.
+//! returns to the waiting queue to be recomputed later. Under the priority policy a
+//! waiting sequence that does not fit preempts running sequences of lower priority.
 
 use std::cmp::Reverse;
 use std::collections::{HashSet, VecDeque};
 
+use super::batch_strategy::BatchStrategy;
 use super::config::EngineCoreConfig;
 use super::kv_cache::KvCacheManager;
 use super::sequence::Sequence;
@@ -53,6 +55,7 @@ impl ScheduleResult {
 
 pub struct Scheduler {
     policy: SchedulingPolicy,
+    batch_strategy: BatchStrategy,
     max_batch_size: usize,
     max_tokens_per_step: usize,
     max_chunk_tokens: usize,
@@ -67,6 +70,7 @@ impl Scheduler {
     pub fn new(config: &EngineCoreConfig) -> Self {
         Self {
             policy: config.scheduling_policy,
+            batch_strategy: config.batch_strategy,
             max_batch_size: config.max_batch_size,
             max_tokens_per_step: config.max_tokens_per_step,
             max_chunk_tokens: config.max_chunk_tokens(),
@@ -147,58 +151,53 @@ impl Scheduler {
 
     pub fn schedule(&mut self, kv_cache: &mut KvCacheManager) -> ScheduleResult {
         let mut result = ScheduleResult::default();
-        let mut budget = self.max_tokens_per_step;
         let mut scheduled: HashSet<RequestId> = HashSet::new();
 
-        // Decodes first, then prefill chunks, each in policy order.
-        let mut order: Vec<(bool, RequestId)> = self
+        // Decodes take their share first, then prefill chunks and admissions what they
+        // need of the rest, then decodes not yet run what is left (batch_strategy.rs).
+        let (decodes, prefills): (Vec<&Sequence>, Vec<&Sequence>) = self
             .running
             .iter()
-            .map(|s| (!s.is_decoding(), s.id.clone()))
-            .collect();
-        order.sort_by_key(|(prefill, _)| *prefill);
-        for (_, id) in order {
-            if budget == 0 {
-                break;
-            }
-            let Some(seq) = self.running.iter().find(|s| s.id == id) else {
-                continue; // preempted earlier in this step
-            };
-            if seq.num_uncomputed() == 0 {
-                continue; // a beam waiting for its siblings' logits
-            }
-            let start_pos = seq.num_computed;
-            let num_tokens = seq.num_uncomputed().min(budget).min(self.max_chunk_tokens);
-            loop {
-                if let Ok(added) = kv_cache.ensure_capacity(&id, start_pos + num_tokens) {
-                    result.blocks_allocated += added;
-                    budget -= num_tokens;
-                    scheduled.insert(id.clone());
-                    self.push_scheduled(&mut result, &id, start_pos, num_tokens);
-                    break;
-                }
-                // The victim is the last sequence in policy order not yet given a
-                // share of this step; it may be this one.
-                let Some(victim) = self
-                    .running
-                    .iter()
-                    .rposition(|s| !scheduled.contains(&s.id))
-                else {
-                    break;
-                };
-                let victim_id = self.running[victim].id.clone();
-                self.preempt(victim, kv_cache);
-                result.preempted_requests.push(victim_id.clone());
-                if victim_id == id {
-                    break;
-                }
-            }
-        }
+            .filter(|s| s.num_uncomputed() > 0) // a beam waiting for its siblings runs nothing
+            .partition(|s| s.is_decoding());
+        let decodes: Vec<RequestId> = decodes.iter().map(|s| s.id.clone()).collect();
+        let prefills: Vec<RequestId> = prefills.iter().map(|s| s.id.clone()).collect();
+        let free_places = self.max_batch_size.saturating_sub(self.running.len());
+        let prefill_demand: usize = self
+            .running
+            .iter()
+            .filter(|s| prefills.contains(&s.id))
+            .chain(self.waiting.iter().take(free_places))
+            .map(|s| s.num_uncomputed().min(self.max_chunk_tokens))
+            .sum();
+        let mut budget = self.max_tokens_per_step;
+        let mut decode_budget = self
+            .batch_strategy
+            .decode_share(budget, prefill_demand)
+            .min(budget);
+        budget -= decode_budget;
+        self.run_shares(
+            &decodes,
+            kv_cache,
+            &mut decode_budget,
+            &mut scheduled,
+            &mut result,
+        );
+        budget += decode_budget;
+        self.run_shares(
+            &prefills,
+            kv_cache,
+            &mut budget,
+            &mut scheduled,
+            &mut result,
+        );
 
         // Admitting while sequences are being preempted would only thrash.
         if result.preempted_requests.is_empty() {
-            self.admit_waiting(kv_cache, &mut budget, &mut result);
+            self.admit_waiting(kv_cache, &mut budget, &mut scheduled, &mut result);
         }
+        self.run_shares(&decodes, kv_cache, &mut budget, &mut scheduled, &mut result);
+
         // Beams that wait for a sibling hold their blocks and batch places without
         // running; if that sibling waits for room, make it by preempting sequences
         // ordered after it, so the earliest request always moves on.
@@ -214,15 +213,65 @@ impl Scheduler {
                 .preempted_requests
                 .push(self.running[victim].id.clone());
             self.preempt(victim, kv_cache);
-            self.admit_waiting(kv_cache, &mut budget, &mut result);
+            self.admit_waiting(kv_cache, &mut budget, &mut scheduled, &mut result);
         }
         result
+    }
+
+    /// Gives each running sequence of `ids` not yet scheduled its share of `budget`
+    /// (its uncomputed tokens, cut to the chunk size), in order. When one needs a block
+    /// and none is free, the last sequence in policy order not yet given a share of this
+    /// step is preempted; it may be this one.
+    fn run_shares(
+        &mut self,
+        ids: &[RequestId],
+        kv_cache: &mut KvCacheManager,
+        budget: &mut usize,
+        scheduled: &mut HashSet<RequestId>,
+        result: &mut ScheduleResult,
+    ) {
+        for id in ids {
+            if *budget == 0 {
+                break;
+            }
+            if scheduled.contains(id) {
+                continue;
+            }
+            let Some(seq) = self.running.iter().find(|s| &s.id == id) else {
+                continue; // preempted earlier in this step
+            };
+            let start_pos = seq.num_computed;
+            let num_tokens = seq.num_uncomputed().min(*budget).min(self.max_chunk_tokens);
+            loop {
+                if let Ok(added) = kv_cache.ensure_capacity(id, start_pos + num_tokens) {
+                    result.blocks_allocated += added;
+                    *budget -= num_tokens;
+                    scheduled.insert(id.clone());
+                    self.push_scheduled(result, id, start_pos, num_tokens);
+                    break;
+                }
+                let Some(victim) = self
+                    .running
+                    .iter()
+                    .rposition(|s| !scheduled.contains(&s.id))
+                else {
+                    break;
+                };
+                let victim_id = self.running[victim].id.clone();
+                self.preempt(victim, kv_cache);
+                result.preempted_requests.push(victim_id.clone());
+                if &victim_id == id {
+                    break;
+                }
+            }
+        }
     }
 
     fn admit_waiting(
         &mut self,
         kv_cache: &mut KvCacheManager,
         budget: &mut usize,
+        scheduled: &mut HashSet<RequestId>,
         result: &mut ScheduleResult,
     ) {
         while *budget > 0 && self.running.len() < self.max_batch_size {
@@ -257,7 +306,7 @@ impl Scheduler {
                 // Under the priority policy a more important request may take the
                 // place of a less important one, even one already in this step.
                 let priority = seq.priority;
-                if !self.preempt_lower_priority(priority, kv_cache, budget, result) {
+                if !self.preempt_lower_priority(priority, kv_cache, budget, scheduled, result) {
                     break;
                 }
                 continue;
@@ -268,6 +317,7 @@ impl Scheduler {
             seq.num_computed = num_cached;
             let id = seq.id.clone();
             self.insert_running(seq);
+            scheduled.insert(id.clone());
             *budget -= num_tokens;
             self.push_scheduled(result, &id, num_cached, num_tokens);
         }
@@ -281,6 +331,7 @@ impl Scheduler {
         priority: Priority,
         kv_cache: &mut KvCacheManager,
         budget: &mut usize,
+        scheduled: &mut HashSet<RequestId>,
         result: &mut ScheduleResult,
     ) -> bool {
         if self.policy != SchedulingPolicy::Priority {
@@ -303,6 +354,7 @@ impl Scheduler {
                 *budget += share.num_tokens;
             }
         }
+        scheduled.remove(&victim.id);
         result.preempted_requests.push(victim.id.clone());
         self.preempt(index, kv_cache);
         true
@@ -485,6 +537,61 @@ mod tests {
                 .wrapping_add(1_442_695_040_888_963_407);
             ((self.0 >> 33) % n as u64) as usize
         }
+    }
+
+    #[test]
+    fn each_batch_strategy_shares_the_budget_as_it_says() {
+        // Budget 8: six sequences decoding, then a 20-token prompt arrives.
+        for (strategy, decodes, prefill) in [
+            (BatchStrategy::DecodeMaximal, 6, 2),
+            (BatchStrategy::PrefillPriority, 0, 8),
+            (BatchStrategy::Balanced, 4, 4),
+        ] {
+            let mut scheduler = Scheduler::new(&EngineCoreConfig {
+                max_tokens_per_step: 8,
+                batch_strategy: strategy,
+                ..config(SchedulingPolicy::Fcfs)
+            });
+            let mut kv = kv_cache(64, false);
+            for i in 0..6 {
+                scheduler.add_request(request(&format!("r{i}"), 2, Priority::Normal));
+            }
+            while scheduler.running.iter().filter(|s| s.is_decoding()).count() < 6 {
+                step(&mut scheduler, &mut kv);
+            }
+            scheduler.add_request(request("long", 20, Priority::Normal));
+            let result = step(&mut scheduler, &mut kv);
+            assert_eq!(
+                result.decode_requests.len(),
+                decodes,
+                "{strategy:?} decodes"
+            );
+            assert_eq!(
+                result.prefill_requests,
+                [chunk("long", 0, prefill)],
+                "{strategy:?} prefill"
+            );
+            assert_eq!(result.total_tokens, 8, "{strategy:?} fills the budget");
+        }
+    }
+
+    #[test]
+    fn a_share_prefill_cannot_use_goes_to_the_decodes() {
+        // Prefill first, but the prompt cannot be admitted (the batch is full): the
+        // decodes still run.
+        let mut scheduler = Scheduler::new(&EngineCoreConfig {
+            max_batch_size: 2,
+            batch_strategy: BatchStrategy::PrefillPriority,
+            ..config(SchedulingPolicy::Fcfs)
+        });
+        let mut kv = kv_cache(64, false);
+        scheduler.add_request(request("a", 3, Priority::Normal));
+        scheduler.add_request(request("b", 3, Priority::Normal));
+        step(&mut scheduler, &mut kv);
+        scheduler.add_request(request("c", 30, Priority::Normal));
+        let result = step(&mut scheduler, &mut kv);
+        assert_eq!(ids(&result.decode_requests), ["a", "b"]);
+        assert!(result.prefill_requests.is_empty());
     }
 
     #[test]
