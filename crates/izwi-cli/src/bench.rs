@@ -1,9 +1,12 @@
 //! `izwi bench ...`
 
 mod chat;
+mod load;
 mod piper;
 mod process;
 mod whisper;
+
+use std::path::PathBuf;
 
 use anyhow::{ensure, Result};
 use clap::Subcommand;
@@ -40,10 +43,14 @@ pub enum BenchCommand {
     /// Piper voice synthesis speed (real-time factor) of our VITS beside piper's own
     /// runtime (onnxruntime) on the same voice and phoneme ids.
     Piper(piper::PiperBenchArgs),
+    /// Many clients transcribing a clip at once through `izwi serve`, per batch
+    /// strategy: answers checked, latency p50/p99, throughput.
+    Load(load::LoadBenchArgs),
 }
 
-pub fn run(command: BenchCommand) -> Result<()> {
+pub fn run(data_dir: Option<PathBuf>, command: BenchCommand) -> Result<()> {
     match command {
+        BenchCommand::Load(args) => load::run(data_dir, args),
         BenchCommand::Whisper(args) => whisper::run(args),
         BenchCommand::Piper(args) => piper::run(args),
         BenchCommand::Chat(args) => chat::run(args),

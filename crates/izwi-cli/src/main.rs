@@ -88,7 +88,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let data_dir = cli.data_dir;
     let result = match cli.command {
-        Command::Bench(command) => bench::run(command),
+        Command::Bench(command) => bench::run(data_dir, command),
         Command::Chat(args) => chat::run(data_dir, args),
         Command::Devices(args) => devices::run(args),
         Command::Chats(args) => chats::run(data_dir, args),
@@ -115,8 +115,16 @@ pub fn open(
     data_dir: Option<PathBuf>,
     events: Arc<dyn EventSink>,
 ) -> Result<(tokio::runtime::Runtime, Runtime)> {
-    let tokio = tokio::runtime::Runtime::new()?;
     let data_dir = data_dir.unwrap_or_else(RuntimeConfig::default_data_dir);
-    let runtime = tokio.block_on(Runtime::open(RuntimeConfig::new(data_dir), events))?;
+    open_with(RuntimeConfig::new(data_dir), events)
+}
+
+/// [`open`] with settings of its own.
+pub fn open_with(
+    config: RuntimeConfig,
+    events: Arc<dyn EventSink>,
+) -> Result<(tokio::runtime::Runtime, Runtime)> {
+    let tokio = tokio::runtime::Runtime::new()?;
+    let runtime = tokio.block_on(Runtime::open(config, events))?;
     Ok((tokio, runtime))
 }

@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use clap::Args;
+use izwi_core::engine::BatchStrategy;
+use izwi_runtime::RuntimeConfig;
 use izwi_server::{ServerConfig, ServerEvents};
 
 #[derive(Args)]
@@ -26,11 +28,25 @@ pub struct ServeArgs {
     /// Requests served at once; more are answered 429 (busy) at once.
     #[arg(long, default_value_t = izwi_server::MAX_CONCURRENT_REQUESTS as u32, value_parser = clap::value_parser!(u32).range(1..=4096))]
     max_requests: u32,
+    /// Jobs (transcriptions, speech) run at once; the engine batches their work, the
+    /// rest wait their turn.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+    max_jobs: u32,
+    /// How each engine step is shared between decoding running requests and reading
+    /// new ones: decode-maximal, prefill-priority or balanced (default: each model's own,
+    /// docs/engine.md).
+    #[arg(long)]
+    batch_strategy: Option<BatchStrategy>,
 }
 
 pub fn run(data_dir: Option<PathBuf>, args: ServeArgs) -> Result<()> {
     let events = Arc::new(ServerEvents::new());
-    let (tokio, runtime) = crate::open(data_dir, events.clone())?;
+    let config = RuntimeConfig {
+        max_concurrent_jobs: args.max_jobs as usize,
+        batch_strategy: args.batch_strategy,
+        ..RuntimeConfig::new(data_dir.unwrap_or_else(RuntimeConfig::default_data_dir))
+    };
+    let (tokio, runtime) = crate::open_with(config, events.clone())?;
     let config = ServerConfig {
         addr: SocketAddr::new(args.host, args.port),
         api_key: args.api_key.filter(|k| !k.is_empty()),

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use izwi_core::engine::{
-    Engine, EngineCoreConfig, EngineCoreRequest, EngineStatus, GenerationParams, MetricsSnapshot,
+    BatchStrategy, Engine, EngineCoreConfig, EngineCoreRequest, EngineStatus, GenerationParams,
+    MetricsSnapshot,
 };
 use izwi_core::models::llama::{GgufWeights, Llama};
 use izwi_core::models::shared::gguf::GgufFile;
@@ -67,7 +68,12 @@ pub struct ChatReply {
 
 impl ChatModel {
     /// Loads a GGUF chat model file (blocking: reads the weights).
-    fn load(path: &Path, name: String, device: &Device) -> Result<Self, RuntimeError> {
+    fn load(
+        path: &Path,
+        name: String,
+        device: &Device,
+        batch_strategy: BatchStrategy,
+    ) -> Result<Self, RuntimeError> {
         let load = |reason: String| RuntimeError::Load {
             id: path.display().to_string(),
             reason,
@@ -81,7 +87,10 @@ impl ChatModel {
         let format = ChatFormat::from_gguf(&file).map_err(|e| load(e.to_string()))?;
         let model = Llama::from_gguf(&file, GgufWeights::Quantized, device)
             .map_err(|e| load(e.to_string()))?;
-        let config = EngineCoreConfig::default();
+        let config = EngineCoreConfig {
+            batch_strategy,
+            ..EngineCoreConfig::default()
+        };
         let context = config
             .max_seq_len
             .min(model.config().max_position_embeddings);
@@ -277,10 +286,19 @@ impl Runtime {
         // The one it replaces goes first: two models need not fit at once.
         *cached = None;
         let device = self.inner.models.device().clone();
+        // A reply streams to someone listening: its tokens must not stall.
+        let strategy = self
+            .inner
+            .models
+            .batch_strategy()
+            .unwrap_or(BatchStrategy::DecodeMaximal);
         let file = path.clone();
-        let model = tokio::task::spawn_blocking(move || ChatModel::load(&file, name, &device))
-            .await
-            .map_err(|e| RuntimeError::InvalidRequest(format!("loading the chat model: {e}")))??;
+        let model =
+            tokio::task::spawn_blocking(move || ChatModel::load(&file, name, &device, strategy))
+                .await
+                .map_err(|e| {
+                    RuntimeError::InvalidRequest(format!("loading the chat model: {e}"))
+                })??;
         *cached = Some((path, model.clone()));
         Ok(model)
     }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use izwi_core::engine::{Engine, EngineCoreConfig};
+use izwi_core::engine::{BatchStrategy, Engine, EngineCoreConfig};
 use izwi_core::models::vits::Vits;
 use izwi_core::models::whisper::{Transcriber, Whisper, WhisperExecutor, WhisperTokenizer};
 use izwi_core::{DType, Device};
@@ -63,6 +63,7 @@ pub struct ModelManager {
     hub: Arc<Hub>,
     device: Device,
     budget_bytes: u64,
+    batch_strategy: Option<BatchStrategy>,
     loaded: Mutex<HashMap<String, Slot>>,
     /// One load at a time: two jobs asking for the same model load it once.
     loading: tokio::sync::Mutex<()>,
@@ -74,16 +75,23 @@ impl ModelManager {
         hub: Arc<Hub>,
         device: Device,
         budget_bytes: u64,
+        batch_strategy: Option<BatchStrategy>,
         events: Arc<dyn EventSink>,
     ) -> Self {
         Self {
             hub,
             device,
             budget_bytes,
+            batch_strategy,
             loaded: Mutex::new(HashMap::new()),
             loading: tokio::sync::Mutex::new(()),
             events,
         }
+    }
+
+    /// The batch strategy chosen for every engine, if one was.
+    pub fn batch_strategy(&self) -> Option<BatchStrategy> {
+        self.batch_strategy
     }
 
     /// Where models run.
@@ -101,9 +109,10 @@ impl ModelManager {
             Ok(self.hub.model_dir(id)?)
         };
         let device = self.device.clone();
+        let strategy = self.batch_strategy.unwrap_or(WHISPER_BATCH_STRATEGY);
         let loaded = self
             .get_or_load(id, dir, weights_bytes, move |dir| {
-                load_whisper(dir, &device).map(|m| Loaded::Whisper(Arc::new(m)))
+                load_whisper(dir, &device, strategy).map(|m| Loaded::Whisper(Arc::new(m)))
             })
             .await?;
         match loaded {
@@ -376,7 +385,15 @@ pub fn voice_files(path: &Path) -> Result<(PathBuf, PathBuf), String> {
     Ok((onnx, json))
 }
 
-fn load_whisper(dir: &Path, device: &Device) -> Result<LoadedWhisper, String> {
+/// Transcription reads a few prompt tokens per window and decodes many: files and
+/// API clients want throughput.
+const WHISPER_BATCH_STRATEGY: BatchStrategy = BatchStrategy::DecodeMaximal;
+
+fn load_whisper(
+    dir: &Path,
+    device: &Device,
+    batch_strategy: BatchStrategy,
+) -> Result<LoadedWhisper, String> {
     let tokenizer = Arc::new(WhisperTokenizer::from_dir(dir).map_err(|e| format!("{e:#}"))?);
     let model = Whisper::from_dir(dir, DType::F32, device)
         .and_then(Whisper::with_bf16_encoder)
@@ -386,6 +403,7 @@ fn load_whisper(dir: &Path, device: &Device) -> Result<LoadedWhisper, String> {
     let config = EngineCoreConfig {
         max_seq_len: WHISPER_MAX_SEQ_LEN,
         max_batch_size: 16,
+        batch_strategy,
         // One token per block: a forked beam never copies a half-full block, and the
         // prefix cache serves every token requests over the same audio share.
         block_size: 1,

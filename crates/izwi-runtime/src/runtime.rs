@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use izwi_core::engine::BatchStrategy;
 use izwi_core::models::shared::device::{built_devices, describe_device, select_device};
 use izwi_hub::{Hub, HubConfig, ModelTask};
 use izwi_store::{Job, Store};
@@ -29,6 +30,9 @@ pub struct RuntimeConfig {
     pub model_memory_budget: u64,
     /// Jobs that run at once; the engine batches their work.
     pub max_concurrent_jobs: usize,
+    /// How the engines share each step between decoding and reading prompts; None
+    /// gives each model the one that suits how it is used.
+    pub batch_strategy: Option<BatchStrategy>,
 }
 
 impl RuntimeConfig {
@@ -39,6 +43,7 @@ impl RuntimeConfig {
             hub_endpoint: None,
             model_memory_budget: 8 << 30,
             max_concurrent_jobs: 4,
+            batch_strategy: None,
         }
     }
 
@@ -89,6 +94,7 @@ impl Runtime {
             hub.clone(),
             select_device(),
             config.model_memory_budget,
+            config.batch_strategy,
             events.clone(),
         );
         Ok(Self {
