@@ -106,6 +106,35 @@ impl WavFile {
     }
 }
 
+/// The header of a mono 16-bit PCM WAV sent as it is made, before its length is known:
+/// the RIFF and data sizes are 0xFFFFFFFF, as OpenAI's streamed WAV has them, which
+/// readers take as "until the end of the stream". [`pcm16_bytes`] follow it.
+pub fn streamed_wav_header(sample_rate: u32) -> [u8; 44] {
+    const UNKNOWN: [u8; 4] = u32::MAX.to_le_bytes();
+    let mut header = [0u8; 44];
+    let fields: [&[u8]; 13] = [
+        b"RIFF",
+        &UNKNOWN,
+        b"WAVE",
+        b"fmt ",
+        &16u32.to_le_bytes(),
+        &1u16.to_le_bytes(), // PCM
+        &1u16.to_le_bytes(), // mono
+        &sample_rate.to_le_bytes(),
+        &(sample_rate * 2).to_le_bytes(), // bytes a second
+        &2u16.to_le_bytes(),              // bytes a frame
+        &16u16.to_le_bytes(),             // bits a sample
+        b"data",
+        &UNKNOWN,
+    ];
+    let mut at = 0;
+    for field in fields {
+        header[at..at + field.len()].copy_from_slice(field);
+        at += field.len();
+    }
+    header
+}
+
 /// `samples` as 16-bit little-endian PCM: the bytes a WAV file's data holds, and what
 /// OpenAI's API calls `pcm`.
 pub fn pcm16_bytes(samples: &[f32]) -> Vec<u8> {
@@ -141,6 +170,23 @@ mod tests {
         assert_eq!(to_i16(f32::NAN), 0);
         assert_eq!(to_i16(0.5), 16384);
         assert_eq!(pcm16_bytes(&[1.0, -1.0]), [0xff, 0x7f, 0x01, 0x80]);
+    }
+
+    #[test]
+    fn a_streamed_wav_is_read_to_its_end() {
+        let samples: Vec<f32> = (0..24_000).map(|i| (i as f32 / 50.0).sin() * 0.5).collect();
+        let mut stream = streamed_wav_header(24_000).to_vec();
+        stream.extend(pcm16_bytes(&samples));
+        let audio = crate::decode_bytes(&stream, Some("wav")).unwrap();
+        assert_eq!((audio.sample_rate, audio.channels), (24_000, 1));
+        assert_eq!(audio.samples.len(), samples.len());
+        let off = audio
+            .samples
+            .iter()
+            .zip(&samples)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(off < 1e-4, "{off}");
     }
 
     #[test]
