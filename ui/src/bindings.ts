@@ -38,6 +38,9 @@ export const commands = {
 	getSettings: () => typedError<Settings, AppError>(__TAURI_INVOKE("get_settings")),
 	setDefaultModel: (id: string | null) => typedError<null, AppError>(__TAURI_INVOKE("set_default_model", { id })),
 	setTheme: (theme: Theme) => typedError<null, AppError>(__TAURI_INVOKE("set_theme", { theme })),
+	getApiServer: () => typedError<ApiServerStatus, AppError>(__TAURI_INVOKE("get_api_server")),
+	startApiServer: (settings: ApiServerSettings) => typedError<ApiServerStatus, AppError>(__TAURI_INVOKE("start_api_server", { settings })),
+	stopApiServer: () => typedError<ApiServerStatus, AppError>(__TAURI_INVOKE("stop_api_server")),
 	speak: (voice: string, text: string, speed: number | null) => typedError<Job, AppError>(__TAURI_INVOKE("speak", { voice, text, speed })),
 	/**
 	 *  Opens the channel speak jobs' audio arrives on, a binary frame per sentence
@@ -87,6 +90,25 @@ export const VOICE_LIMITS = {"noise":[0.0,2.0],"pitch":[-12.0,12.0],"speed":[0.2
 export const VOICE_NAME_MAX_CHARS = 80 as const;
 
 /* Types */
+/**  Where the API listens and the key it asks for. */
+export type ApiServerSettings = {
+	/**
+	 *  An IP address: 127.0.0.1 (this machine only) unless another is chosen, which
+	 *  needs a key.
+	 */
+	host: string,
+	port: number,
+	/**  Required from clients as `Authorization: Bearer KEY` when set. */
+	api_key: string | null,
+};
+
+/**  The remembered settings, and whether the server runs. */
+export type ApiServerStatus = {
+	settings: ApiServerSettings,
+	/**  The API's base URL while it runs (`http://127.0.0.1:8080/v1`); None when stopped. */
+	url: string | null,
+};
+
 export type AppError = {
 	kind: ErrorKind,
 	message: string,

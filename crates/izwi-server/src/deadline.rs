@@ -38,7 +38,7 @@ impl Deadline {
     /// What a job cancelled for it is marked with in the history.
     pub fn reason(&self) -> String {
         format!(
-            "the API request timed out after {} s (izwi serve --request-timeout)",
+            "the API request timed out after {} s",
             self.limit.as_secs_f64()
         )
     }
