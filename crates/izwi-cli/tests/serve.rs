@@ -811,6 +811,35 @@ fn a_streamed_transcription_sends_its_text_in_order_as_it_comes() {
         "invalid_request_error",
     );
     assert_eq!(body["error"]["param"], "stream");
+
+    // Translations stream the same way (a multilingual model).
+    izwi(
+        data.path(),
+        &[
+            "models",
+            "import",
+            &asset("models/whisper-base").display().to_string(),
+        ],
+    );
+    let form = multipart::Form::new()
+        .file("file", asset("speech/jfk.wav"))
+        .unwrap()
+        .text("model", "local/whisper-base")
+        .text("stream", "true");
+    let events = sse_data(
+        &client()
+            .post(server.url("/v1/audio/translations"))
+            .multipart(form)
+            .send()
+            .unwrap()
+            .text()
+            .unwrap(),
+    );
+    let (done, deltas) = events.split_last().expect("events");
+    assert_eq!(done["type"], "transcript.text.done", "{done}");
+    let joined: String = deltas.iter().filter_map(|d| d["delta"].as_str()).collect();
+    assert!(!deltas.is_empty() && joined == done["text"], "{events:?}");
+    assert!(joined.to_lowercase().contains("your country"), "{joined}");
 }
 
 #[test]
