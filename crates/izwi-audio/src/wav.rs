@@ -135,6 +135,44 @@ pub fn streamed_wav_header(sample_rate: u32) -> [u8; 44] {
     header
 }
 
+/// The sample rate and the 16-bit PCM data of a mono 16-bit WAV's bytes (as
+/// [`WavFile`] writes them, or a streamed one with open lengths); None when the bytes
+/// are not such a WAV.
+pub fn pcm16_wav_data(wav: &[u8]) -> Option<(u32, &[u8])> {
+    if wav.get(0..4)? != b"RIFF" || wav.get(8..12)? != b"WAVE" {
+        return None;
+    }
+    let u16_at = |at: usize| Some(u16::from_le_bytes(wav.get(at..at + 2)?.try_into().ok()?));
+    let u32_at = |at: usize| Some(u32::from_le_bytes(wav.get(at..at + 4)?.try_into().ok()?));
+    let mut rate = None;
+    let mut at = 12;
+    while at + 8 <= wav.len() {
+        let size = u32_at(at + 4)? as usize;
+        let body = at + 8;
+        match &wav[at..at + 4] {
+            b"fmt " => {
+                // PCM (1) or its extensible form (0xFFFE), mono, 16 bits.
+                let format = u16_at(body)?;
+                if !matches!(format, 1 | 0xFFFE)
+                    || u16_at(body + 2)? != 1
+                    || u16_at(body + 14)? != 16
+                {
+                    return None;
+                }
+                rate = Some(u32_at(body + 4)?);
+            }
+            b"data" => {
+                let end = body.saturating_add(size).min(wav.len());
+                return Some((rate?, &wav[body..end]));
+            }
+            _ => {}
+        }
+        // Chunks are padded to an even length.
+        at = body.checked_add(size)?.checked_add(size % 2)?;
+    }
+    None
+}
+
 /// `samples` as 16-bit little-endian PCM: the bytes a WAV file's data holds, and what
 /// OpenAI's API calls `pcm`.
 pub fn pcm16_bytes(samples: &[f32]) -> Vec<u8> {
@@ -187,6 +225,23 @@ mod tests {
             .map(|(a, b)| (a - b).abs())
             .fold(0f32, f32::max);
         assert!(off < 1e-4, "{off}");
+    }
+
+    #[test]
+    fn the_pcm_of_a_written_or_streamed_wav_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("said.wav");
+        let samples = [0.5f32, -0.25, 0.0, 1.0];
+        write_wav(&path, &samples, 22_050).unwrap();
+        let file = std::fs::read(&path).unwrap();
+        let pcm = pcm16_bytes(&samples);
+        assert_eq!(pcm16_wav_data(&file), Some((22_050, &pcm[..])));
+        let mut streamed = streamed_wav_header(24_000).to_vec();
+        streamed.extend(&pcm);
+        assert_eq!(pcm16_wav_data(&streamed), Some((24_000, &pcm[..])));
+        assert_eq!(pcm16_wav_data(b"RIFF\0\0\0\0WAVEdata"), None);
+        assert_eq!(pcm16_wav_data(&file[..20]), None);
+        assert_eq!(pcm16_wav_data(b"not a wav at all"), None);
     }
 
     #[test]

@@ -67,11 +67,15 @@ struct Server {
 
 impl Server {
     fn start(data: &Path, args: &[&str]) -> Self {
-        let mut child = izwi_in(data)
+        Self::spawn(izwi_in(data).stderr(Stdio::inherit()), args)
+    }
+
+    /// `izwi serve ARGS` through `command` (`izwi` with its log going where it says).
+    fn spawn(command: &mut Command, args: &[&str]) -> Self {
+        let mut child = command
             .args(["serve", "--port", "0"])
             .args(args)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
             .spawn()
             .expect("izwi serve starts");
         let mut line = String::new();
@@ -900,4 +904,70 @@ fn a_request_that_runs_out_of_time_gets_504_and_its_job_is_cancelled() {
         .unwrap()
         .status()
         .is_success());
+}
+
+#[test]
+fn a_wav_client_that_falls_behind_gets_the_rest_from_the_jobs_file() {
+    let data = tempfile::tempdir().unwrap();
+    izwi(
+        data.path(),
+        &[
+            "models",
+            "import",
+            &asset("voices/en_US-joe-medium/en_US-joe-medium.onnx")
+                .display()
+                .to_string(),
+        ],
+    );
+    let voices: Value =
+        serde_json::from_str(&izwi(data.path(), &["voices", "list", "--json"])).unwrap();
+    let log = data.path().join("serve.log");
+    let server = Server::spawn(
+        izwi_in(data.path())
+            .env("RUST_LOG", "warn,izwi_server=info")
+            .stderr(std::fs::File::create(&log).unwrap()),
+        &[],
+    );
+    // Far more sentences than the events held for a client (two a sentence, 256 held),
+    // and more audio than the sockets' buffers hold while the client reads nothing.
+    let text: Vec<String> = (1..=400)
+        .map(|i| format!("Here is sentence {i}."))
+        .collect();
+    let mut wav = client()
+        .post(server.url("/v1/audio/speech"))
+        .json(&json!({ "model": "tts-1", "input": text.join(" "), "voice": voices[0]["id"].to_string() }))
+        .send()
+        .unwrap();
+    assert!(wav.status().is_success(), "{}", wav.status());
+    let job = || -> Value {
+        let jobs: Value = serde_json::from_str(&izwi(data.path(), &["history", "--json"])).unwrap();
+        jobs[0].clone()
+    };
+    let started = std::time::Instant::now();
+    while job()["status"] != "done" {
+        // A guard against hanging, not a speed check.
+        assert!(started.elapsed().as_secs() < 600, "{}", job());
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut wav, &mut bytes).expect("the whole WAV");
+    let saved = hound::WavReader::open(job()["output"].as_str().unwrap()).unwrap();
+    let saved: Vec<i16> = saved.into_samples().map(Result::unwrap).collect();
+    let streamed: Vec<i16> = bytes[44..]
+        .chunks_exact(2)
+        .map(|b| i16::from_le_bytes([b[0], b[1]]))
+        .collect();
+    assert_eq!(&bytes[..4], b"RIFF");
+    assert!(
+        streamed == saved,
+        "{} vs {} samples",
+        streamed.len(),
+        saved.len()
+    );
+    drop(server);
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        log.contains("comes from its WAV file"),
+        "the client fell behind the events: {log}"
+    );
 }

@@ -5,6 +5,8 @@
 //! streamed WAV has them) or `pcm` (16-bit little-endian mono at 24 kHz, as OpenAI's),
 //! both streamed sentence by sentence as the voice makes them.
 
+use std::sync::Arc;
+
 use axum::body::Body;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::State;
@@ -12,8 +14,8 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use izwi_runtime::{
-    pcm16_bytes, resample, streamed_wav_header, Event, JobStatus, SpeakRequest, VoiceInfo,
-    MAX_SPEAK_CHARS, SENTENCE_GAP_SECONDS,
+    pcm16_bytes, pcm16_wav_data, resample, streamed_wav_header, Event, JobStatus, Runtime,
+    SpeakRequest, VoiceInfo, MAX_SPEAK_CHARS, SENTENCE_GAP_SECONDS,
 };
 use serde::Deserialize;
 use tokio::sync::broadcast;
@@ -102,10 +104,13 @@ pub(crate) async fn speak(
         })
         .await?;
     let audio = AudioStream {
+        runtime: state.runtime.clone(),
         events,
         job: RequestJob::new(state.runtime.clone(), &job, deadline),
         format,
         sent: 0,
+        data_sent: 0,
+        ended: false,
     };
     let stream = futures::stream::unfold(audio, |mut audio| async move {
         audio.next().await.map(|item| (item, audio))
@@ -138,21 +143,63 @@ impl Streamed {
 /// A speak job's sentences, in order, as they are made; the stream ends with the job.
 /// Dropped early (the client went away), its `RequestJob` cancels the job.
 struct AudioStream {
+    runtime: Arc<Runtime>,
     events: broadcast::Receiver<Event>,
     job: RequestJob,
     format: Streamed,
     /// Sentences sent so far.
     sent: usize,
+    /// Bytes of audio sent so far (the WAV header aside).
+    data_sent: usize,
+    /// The end was sent.
+    ended: bool,
 }
 
 impl AudioStream {
+    /// What the job's WAV file holds beyond what was sent, once it is done (with the
+    /// header, if none was sent yet): the same bytes the events would have brought.
+    async fn rest_of_file(&mut self) -> Result<Vec<u8>, ApiError> {
+        let job = self.job.finished().await?;
+        let path = self.runtime.speech_file(job.id).await?;
+        let file = tokio::fs::read(&path)
+            .await
+            .map_err(|e| ApiError::internal(format!("{}: {e}", path.display())))?;
+        let (rate, data) = pcm16_wav_data(&file).ok_or_else(|| {
+            ApiError::internal(format!("{} is not a 16-bit mono WAV", path.display()))
+        })?;
+        let mut bytes = Vec::new();
+        if self.sent == 0 {
+            bytes.extend(streamed_wav_header(rate));
+        }
+        bytes.extend(data.get(self.data_sent..).unwrap_or_default());
+        Ok(bytes)
+    }
+
     /// The next sentence's bytes (after a sentence's gap), an error that ends the
     /// response unfinished, or None when the job is done.
     async fn next(&mut self) -> Option<Result<Vec<u8>, std::io::Error>> {
         let failed = |message: String| Some(Err(std::io::Error::other(message)));
+        if self.ended {
+            return None;
+        }
         loop {
             let event = match self.events.recv().await {
                 Ok(event) => event,
+                // The job's WAV file will have every sentence: the rest comes from it.
+                Err(broadcast::error::RecvError::Lagged(n))
+                    if matches!(self.format, Streamed::Wav) =>
+                {
+                    tracing::info!(
+                        job = self.job.id(),
+                        missed = n,
+                        "a slow client's speech comes from its WAV file"
+                    );
+                    self.ended = true;
+                    return self
+                        .rest_of_file()
+                        .await
+                        .map_or_else(|e| failed(e.message), |bytes| Some(Ok(bytes)));
+                }
                 Err(broadcast::error::RecvError::Lagged(n)) => {
                     return failed(format!("the speech stream fell {n} events behind"));
                 }
@@ -175,8 +222,12 @@ impl AudioStream {
                         },
                     };
                     let mut bytes = Vec::new();
+                    let mut header_len = 0;
                     match (self.sent, self.format) {
-                        (0, Streamed::Wav) => bytes.extend(streamed_wav_header(rate)),
+                        (0, Streamed::Wav) => {
+                            bytes.extend(streamed_wav_header(rate));
+                            header_len = bytes.len();
+                        }
                         (0, Streamed::Pcm) => {}
                         // The pause between sentences that the job's WAV file has.
                         _ => bytes.extend(pcm16_bytes(&vec![
@@ -187,6 +238,7 @@ impl AudioStream {
                     }
                     self.sent += 1;
                     bytes.extend(pcm16_bytes(&samples));
+                    self.data_sent += bytes.len() - header_len;
                     return Some(Ok(bytes));
                 }
                 Event::JobFinished {
