@@ -80,18 +80,20 @@ export function ApiServerSection() {
             )}
           </div>
         </div>
-        {running && status.url && <CopyButton text={status.url} what="the address" />}
-        <button
-          type="button"
-          role="switch"
-          aria-checked={running}
-          aria-labelledby="api-server-label"
-          className={`btn btn-sm${running ? ' btn-primary' : ''}`}
-          disabled={!status || busy || (!running && portNumber == null)}
-          onClick={toggle}
-        >
-          {busy ? (running ? 'Stopping…' : 'Starting…') : running ? 'On' : 'Off'}
-        </button>
+        <div className="api-server-actions">
+          {running && status.url && <CopyButton text={status.url} what="the address" />}
+          <button
+            type="button"
+            role="switch"
+            aria-checked={running}
+            aria-labelledby="api-server-label"
+            className={`btn btn-sm${running ? ' btn-primary' : ''}`}
+            disabled={!status || busy || (!running && portNumber == null)}
+            onClick={toggle}
+          >
+            {busy ? (running ? 'Stopping…' : 'Starting…') : running ? 'On' : 'Off'}
+          </button>
+        </div>
       </div>
       {error && <ErrorNote error={error.error} title={error.title} onDismiss={() => setError(null)} />}
       {status && (
