@@ -2,9 +2,13 @@
 //! tauri-specta event `RuntimeEvent` (`events.runtimeEvent.listen(e => e.payload)`),
 //! but for speech audio, which goes as binary over the page's speech audio channel
 //! (crate::speech_audio); the files a second launch was opened with as `FilesOpened`,
-//! and what a chat is doing as `ChatEvent`.
+//! and what a chat is doing as `ChatEvent`. The API server, when it runs, follows the
+//! runtime's events too (its streamed answers).
+
+use std::sync::Arc;
 
 use izwi_runtime::{Event, EventSink, MessageMetrics};
+use izwi_server::ServerEvents;
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Runtime};
 use tauri_specta::Event as _;
@@ -67,20 +71,29 @@ pub enum ChatEvent {
     },
 }
 
-/// Forwards the runtime's events to every webview of the app.
+/// Forwards the runtime's events to every webview of the app, and to the API's
+/// requests that follow them.
 pub struct WebviewEvents<R: Runtime> {
     app: AppHandle<R>,
     speech_audio: SpeechAudioStream,
+    api: Arc<ServerEvents>,
 }
 
 impl<R: Runtime> WebviewEvents<R> {
-    pub fn new(app: AppHandle<R>, speech_audio: SpeechAudioStream) -> Self {
-        Self { app, speech_audio }
+    pub fn new(app: AppHandle<R>, speech_audio: SpeechAudioStream, api: Arc<ServerEvents>) -> Self {
+        Self {
+            app,
+            speech_audio,
+            api,
+        }
     }
 }
 
 impl<R: Runtime> EventSink for WebviewEvents<R> {
     fn emit(&self, event: Event) {
+        if self.api.is_followed() {
+            self.api.emit(event.clone());
+        }
         if let Event::SpeechAudio {
             job_id,
             index,

@@ -27,7 +27,9 @@ pub const BINDINGS_HEADER: &str =
 
 /// Every command and event the UI sees, with their types.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
-    use commands::{chat, choose, history, models, settings, speak, transcribe, voices};
+    use commands::{
+        api_server, chat, choose, history, models, settings, speak, transcribe, voices,
+    };
     tauri_specta::Builder::<tauri::Wry>::new()
         .commands(collect_commands![
             choose::choose_paths,
@@ -52,6 +54,9 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             settings::get_settings,
             settings::set_default_model,
             settings::set_theme,
+            api_server::get_api_server,
+            api_server::start_api_server,
+            api_server::stop_api_server,
             speak::speak,
             speak::stream_speech_audio,
             speak::save_speech,
@@ -214,7 +219,12 @@ pub fn run() {
             let handle = app.handle().clone();
             let speech_audio = SpeechAudioStream::default();
             app.manage(speech_audio.clone());
-            let events = Arc::new(WebviewEvents::new(handle.clone(), speech_audio));
+            let api_events = Arc::new(izwi_server::ServerEvents::new());
+            let events = Arc::new(WebviewEvents::new(
+                handle.clone(),
+                speech_audio,
+                api_events.clone(),
+            ));
             let allow_asset: AllowAsset = Box::new(move |path| {
                 if let Err(e) = handle.asset_protocol_scope().allow_file(path) {
                     tracing::warn!(path = %path.display(), error = %e, "cannot play this file");
@@ -223,6 +233,7 @@ pub fn run() {
             let state = tauri::async_runtime::block_on(AppState::open(
                 data_dir,
                 events,
+                api_events,
                 opened_files,
                 allow_asset,
             ))?;

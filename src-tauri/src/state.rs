@@ -8,7 +8,10 @@ use std::sync::{Arc, Mutex};
 
 use izwi_runtime::{CancellationToken, EventSink, Runtime, RuntimeConfig, RuntimeError};
 
+use izwi_server::ServerEvents;
+
 use crate::chosen::ChosenPaths;
+use crate::commands::api_server::ApiServerSlot;
 
 /// Lets the webview load one file through the asset protocol (to play it).
 pub type AllowAsset = Box<dyn Fn(&Path) + Send + Sync>;
@@ -27,13 +30,23 @@ pub struct AppState {
     pub(crate) chat_activity: ChatActivity,
     /// The push-to-talk key of the voice chat under way, when it has one.
     pub(crate) talk_key: Arc<Mutex<Option<tokio::sync::watch::Sender<bool>>>>,
+    /// The runtime's events as the API server's requests follow them.
+    pub(crate) api_events: Arc<ServerEvents>,
+    /// The API server, while it runs.
+    pub(crate) api_server: ApiServerSlot,
 }
 
 pub(crate) type ChatActivity = Arc<Mutex<Option<(Option<i64>, CancellationToken)>>>;
 
 impl AppState {
-    /// The files the app was opened with count as chosen.
-    pub fn new(runtime: Runtime, opened_files: Vec<PathBuf>, allow_asset: AllowAsset) -> Self {
+    /// The files the app was opened with count as chosen. `api_events` must get the
+    /// runtime's events (they are its event sink, or forwarded to it).
+    pub fn new(
+        runtime: Runtime,
+        api_events: Arc<ServerEvents>,
+        opened_files: Vec<PathBuf>,
+        allow_asset: AllowAsset,
+    ) -> Self {
         let chosen = ChosenPaths::new(runtime.data_dir());
         for file in &opened_files {
             chosen.allow_read(file);
@@ -47,6 +60,8 @@ impl AppState {
             allow_asset,
             chat_activity: ChatActivity::default(),
             talk_key: Arc::default(),
+            api_events,
+            api_server: ApiServerSlot::default(),
         }
     }
 
@@ -54,11 +69,12 @@ impl AppState {
     pub async fn open(
         data_dir: PathBuf,
         events: Arc<dyn EventSink>,
+        api_events: Arc<ServerEvents>,
         opened_files: Vec<PathBuf>,
         allow_asset: AllowAsset,
     ) -> Result<Self, RuntimeError> {
         let runtime = Runtime::open(RuntimeConfig::new(data_dir), events).await?;
-        Ok(Self::new(runtime, opened_files, allow_asset))
+        Ok(Self::new(runtime, api_events, opened_files, allow_asset))
     }
 
     pub(crate) fn allow_asset(&self, path: &Path) {

@@ -17,7 +17,7 @@ async fn state(dir: &Path) -> AppState {
     config.hf_cache_dir = Some(dir.join("hf"));
     config.hub_endpoint = Some("http://127.0.0.1:9".into());
     let runtime = Runtime::open(config, Arc::new(NoEvents)).await.unwrap();
-    AppState::new(runtime, vec![], Box::new(|_| {}))
+    AppState::new(runtime, Arc::default(), vec![], Box::new(|_| {}))
 }
 
 fn recorder() -> (ChatEvents, Arc<Mutex<Vec<ChatEvent>>>) {

@@ -19,6 +19,7 @@ async fn state(dir: &Path, opened: Vec<std::path::PathBuf>) -> (AppState, Arc<Mu
     let seen = allowed.clone();
     let state = AppState::new(
         runtime,
+        Arc::default(),
         opened,
         Box::new(move |p| seen.lock().unwrap().push(p.display().to_string())),
     );

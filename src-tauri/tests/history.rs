@@ -18,6 +18,7 @@ async fn state(dir: &Path) -> (AppState, Arc<Mutex<Vec<String>>>) {
     let seen = allowed.clone();
     let state = AppState::new(
         runtime,
+        Arc::default(),
         vec![],
         Box::new(move |p| seen.lock().unwrap().push(p.display().to_string())),
     );

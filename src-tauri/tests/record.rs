@@ -141,7 +141,7 @@ async fn record_fixtures() {
     let hf = runtime.hf_cache_dir().to_path_buf();
     runtime.import_model(&tiny, Some("tiny")).unwrap();
     let joe_model = runtime.import_model(&joe_onnx, Some("joe")).unwrap().id;
-    let state = AppState::new(runtime, vec![jfk.clone()], Box::new(|_| {}));
+    let state = AppState::new(runtime, Arc::default(), vec![jfk.clone()], Box::new(|_| {}));
     // The files below are in a folder the user picked; the outputs were chosen in save
     // and folder dialogs.
     state.chosen.allow_read(dir.path());

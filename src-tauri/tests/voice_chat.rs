@@ -52,7 +52,7 @@ async fn a_question_spoken_into_the_microphone_is_answered_and_kept() {
     config.hf_cache_dir = Some(dir.path().join("hf"));
     config.hub_endpoint = Some("http://127.0.0.1:9".into());
     let runtime = Runtime::open(config, Arc::new(NoEvents)).await.unwrap();
-    let state = AppState::new(runtime, vec![], Box::new(|_| {}));
+    let state = AppState::new(runtime, Arc::default(), vec![], Box::new(|_| {}));
     // Installed, as the Chat screen offers them.
     let install = |p: &str| state.runtime.import_model(&asset(p), None).unwrap().id;
     let settings = ChatSettings {

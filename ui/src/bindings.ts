@@ -38,6 +38,9 @@ export const commands = {
 	getSettings: () => typedError<Settings, AppError>(__TAURI_INVOKE("get_settings")),
 	setDefaultModel: (id: string | null) => typedError<null, AppError>(__TAURI_INVOKE("set_default_model", { id })),
 	setTheme: (theme: Theme) => typedError<null, AppError>(__TAURI_INVOKE("set_theme", { theme })),
+	getApiServer: () => typedError<ApiServerStatus, AppError>(__TAURI_INVOKE("get_api_server")),
+	startApiServer: (settings: ApiServerSettings) => typedError<ApiServerStatus, AppError>(__TAURI_INVOKE("start_api_server", { settings })),
+	stopApiServer: () => typedError<ApiServerStatus, AppError>(__TAURI_INVOKE("stop_api_server")),
 	speak: (voice: string, text: string, speed: number | null) => typedError<Job, AppError>(__TAURI_INVOKE("speak", { voice, text, speed })),
 	/**
 	 *  Opens the channel speak jobs' audio arrives on, a binary frame per sentence
@@ -87,6 +90,25 @@ export const VOICE_LIMITS = {"noise":[0.0,2.0],"pitch":[-12.0,12.0],"speed":[0.2
 export const VOICE_NAME_MAX_CHARS = 80 as const;
 
 /* Types */
+/**  Where the API listens and the key it asks for. */
+export type ApiServerSettings = {
+	/**
+	 *  An IP address: 127.0.0.1 (this machine only) unless another is chosen, which
+	 *  needs a key.
+	 */
+	host: string,
+	port: number,
+	/**  Required from clients as `Authorization: Bearer KEY` when set. */
+	api_key: string | null,
+};
+
+/**  The remembered settings, and whether the server runs. */
+export type ApiServerStatus = {
+	settings: ApiServerSettings,
+	/**  The API's base URL while it runs (`http://127.0.0.1:8080/v1`); None when stopped. */
+	url: string | null,
+};
+
 export type AppError = {
 	kind: ErrorKind,
 	message: string,
@@ -250,26 +272,28 @@ export type ErrorKind =
 
 export type Event = 
 /**  A job was recorded and waits for its turn. */
-({ type: "job_queued"; job: Job }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job_id?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; status?: never; total?: never; windows_done?: never; windows_total?: never } | 
+({ type: "job_queued"; job: Job }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job_id?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; status?: never; total?: never; window?: never; windows_done?: never; windows_total?: never } | 
 /**  The job got a slot: at most `max_concurrent_jobs` run at once, the rest stay queued. */
-({ type: "job_started"; job_id: number }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; status?: never; total?: never; windows_done?: never; windows_total?: never } | 
+({ type: "job_started"; job_id: number }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; status?: never; total?: never; window?: never; windows_done?: never; windows_total?: never } | 
 /**  What a running job is doing now, so a shell can say so instead of guessing. */
-({ type: "job_stage"; job_id: number; stage: JobStage }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; status?: never; total?: never; windows_done?: never; windows_total?: never } | ({ type: "job_progress"; job_id: number; 
+({ type: "job_stage"; job_id: number; stage: JobStage }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; status?: never; total?: never; window?: never; windows_done?: never; windows_total?: never } | ({ type: "job_progress"; job_id: number; 
 /**  0 to 1. */
 progress: number; windows_done: number; windows_total: number; 
 /**  From the pace so far; None until a window is done. */
-eta_seconds: number | null }) & { error?: never; file?: never; index?: never; job?: never; line?: never; model_id?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; status?: never; total?: never } | 
+eta_seconds: number | null }) & { error?: never; file?: never; index?: never; job?: never; line?: never; model_id?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; status?: never; total?: never; window?: never } | 
 /**  Segments of a transcription as they are ready: windows finish out of order. */
-({ type: "job_segments"; job_id: number; segments: Segment[] }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; stage?: never; status?: never; total?: never; windows_done?: never; windows_total?: never } | 
+({ type: "job_segments"; job_id: number; 
+/**  The window they are of (0-based); a transcript is its windows in this order. */
+window: number; segments: Segment[] }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; stage?: never; status?: never; total?: never; windows_done?: never; windows_total?: never } | 
 /**
  *  One sentence of a speak job's audio, in order, as soon as it is ready: the
  *  desktop app plays it while the rest are made.
  */
-({ type: "speech_audio"; job_id: number; index: number; total: number; sample_rate: number; samples: number[] }) & { error?: never; eta_seconds?: never; file?: never; job?: never; line?: never; model_id?: never; progress?: never; seconds?: never; segments?: never; stage?: never; status?: never; windows_done?: never; windows_total?: never } | 
+({ type: "speech_audio"; job_id: number; index: number; total: number; sample_rate: number; samples: number[] }) & { error?: never; eta_seconds?: never; file?: never; job?: never; line?: never; model_id?: never; progress?: never; seconds?: never; segments?: never; stage?: never; status?: never; window?: never; windows_done?: never; windows_total?: never } | 
 /**  A batch wrote line `line` (0-based) to `file`. */
-({ type: "batch_line_done"; job_id: number; line: number; file: string; seconds: number }) & { error?: never; eta_seconds?: never; index?: never; job?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; segments?: never; stage?: never; status?: never; total?: never; windows_done?: never; windows_total?: never } | ({ type: "job_finished"; job_id: number; status: JobStatus; error: string | null }) & { eta_seconds?: never; file?: never; index?: never; job?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; total?: never; windows_done?: never; windows_total?: never } | {
+({ type: "batch_line_done"; job_id: number; line: number; file: string; seconds: number }) & { error?: never; eta_seconds?: never; index?: never; job?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; segments?: never; stage?: never; status?: never; total?: never; window?: never; windows_done?: never; windows_total?: never } | ({ type: "job_finished"; job_id: number; status: JobStatus; error: string | null }) & { eta_seconds?: never; file?: never; index?: never; job?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; total?: never; window?: never; windows_done?: never; windows_total?: never } | {
 	type: "download",
-} & DownloadProgress | ({ type: "model_loaded"; model_id: string; seconds: number }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job?: never; job_id?: never; line?: never; progress?: never; sample_rate?: never; samples?: never; segments?: never; stage?: never; status?: never; total?: never; windows_done?: never; windows_total?: never } | ({ type: "model_unloaded"; model_id: string }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job?: never; job_id?: never; line?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; status?: never; total?: never; windows_done?: never; windows_total?: never };
+} & DownloadProgress | ({ type: "model_loaded"; model_id: string; seconds: number }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job?: never; job_id?: never; line?: never; progress?: never; sample_rate?: never; samples?: never; segments?: never; stage?: never; status?: never; total?: never; window?: never; windows_done?: never; windows_total?: never } | ({ type: "model_unloaded"; model_id: string }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job?: never; job_id?: never; line?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; status?: never; total?: never; window?: never; windows_done?: never; windows_total?: never };
 
 /**  The formats a transcript is exported in. */
 export type ExportFormat = "txt" | "srt" | "vtt" | "json";

@@ -30,7 +30,7 @@ pub use limits::{
 pub use peaks::{decode_peaks, peaks, PeakBlocks};
 pub use resample::{resample, StreamResampler};
 pub use split::{split_at_silence, Window};
-pub use wav::{pcm16_bytes, write_wav, WavFile};
+pub use wav::{pcm16_bytes, pcm16_wav_data, streamed_wav_header, write_wav, WavFile};
 
 /// The sample rate the speech models take, and [`load_for_asr`] returns.
 pub const ASR_SAMPLE_RATE: u32 = 16_000;

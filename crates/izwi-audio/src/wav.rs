@@ -106,6 +106,73 @@ impl WavFile {
     }
 }
 
+/// The header of a mono 16-bit PCM WAV sent as it is made, before its length is known:
+/// the RIFF and data sizes are 0xFFFFFFFF, as OpenAI's streamed WAV has them, which
+/// readers take as "until the end of the stream". [`pcm16_bytes`] follow it.
+pub fn streamed_wav_header(sample_rate: u32) -> [u8; 44] {
+    const UNKNOWN: [u8; 4] = u32::MAX.to_le_bytes();
+    let mut header = [0u8; 44];
+    let fields: [&[u8]; 13] = [
+        b"RIFF",
+        &UNKNOWN,
+        b"WAVE",
+        b"fmt ",
+        &16u32.to_le_bytes(),
+        &1u16.to_le_bytes(), // PCM
+        &1u16.to_le_bytes(), // mono
+        &sample_rate.to_le_bytes(),
+        &(sample_rate * 2).to_le_bytes(), // bytes a second
+        &2u16.to_le_bytes(),              // bytes a frame
+        &16u16.to_le_bytes(),             // bits a sample
+        b"data",
+        &UNKNOWN,
+    ];
+    let mut at = 0;
+    for field in fields {
+        header[at..at + field.len()].copy_from_slice(field);
+        at += field.len();
+    }
+    header
+}
+
+/// The sample rate and the 16-bit PCM data of a mono 16-bit WAV's bytes (as
+/// [`WavFile`] writes them, or a streamed one with open lengths); None when the bytes
+/// are not such a WAV.
+pub fn pcm16_wav_data(wav: &[u8]) -> Option<(u32, &[u8])> {
+    if wav.get(0..4)? != b"RIFF" || wav.get(8..12)? != b"WAVE" {
+        return None;
+    }
+    let u16_at = |at: usize| Some(u16::from_le_bytes(wav.get(at..at + 2)?.try_into().ok()?));
+    let u32_at = |at: usize| Some(u32::from_le_bytes(wav.get(at..at + 4)?.try_into().ok()?));
+    let mut rate = None;
+    let mut at = 12;
+    while at + 8 <= wav.len() {
+        let size = u32_at(at + 4)? as usize;
+        let body = at + 8;
+        match &wav[at..at + 4] {
+            b"fmt " => {
+                // PCM (1) or its extensible form (0xFFFE), mono, 16 bits.
+                let format = u16_at(body)?;
+                if !matches!(format, 1 | 0xFFFE)
+                    || u16_at(body + 2)? != 1
+                    || u16_at(body + 14)? != 16
+                {
+                    return None;
+                }
+                rate = Some(u32_at(body + 4)?);
+            }
+            b"data" => {
+                let end = body.saturating_add(size).min(wav.len());
+                return Some((rate?, &wav[body..end]));
+            }
+            _ => {}
+        }
+        // Chunks are padded to an even length.
+        at = body.checked_add(size)?.checked_add(size % 2)?;
+    }
+    None
+}
+
 /// `samples` as 16-bit little-endian PCM: the bytes a WAV file's data holds, and what
 /// OpenAI's API calls `pcm`.
 pub fn pcm16_bytes(samples: &[f32]) -> Vec<u8> {
@@ -141,6 +208,40 @@ mod tests {
         assert_eq!(to_i16(f32::NAN), 0);
         assert_eq!(to_i16(0.5), 16384);
         assert_eq!(pcm16_bytes(&[1.0, -1.0]), [0xff, 0x7f, 0x01, 0x80]);
+    }
+
+    #[test]
+    fn a_streamed_wav_is_read_to_its_end() {
+        let samples: Vec<f32> = (0..24_000).map(|i| (i as f32 / 50.0).sin() * 0.5).collect();
+        let mut stream = streamed_wav_header(24_000).to_vec();
+        stream.extend(pcm16_bytes(&samples));
+        let audio = crate::decode_bytes(&stream, Some("wav")).unwrap();
+        assert_eq!((audio.sample_rate, audio.channels), (24_000, 1));
+        assert_eq!(audio.samples.len(), samples.len());
+        let off = audio
+            .samples
+            .iter()
+            .zip(&samples)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(off < 1e-4, "{off}");
+    }
+
+    #[test]
+    fn the_pcm_of_a_written_or_streamed_wav_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("said.wav");
+        let samples = [0.5f32, -0.25, 0.0, 1.0];
+        write_wav(&path, &samples, 22_050).unwrap();
+        let file = std::fs::read(&path).unwrap();
+        let pcm = pcm16_bytes(&samples);
+        assert_eq!(pcm16_wav_data(&file), Some((22_050, &pcm[..])));
+        let mut streamed = streamed_wav_header(24_000).to_vec();
+        streamed.extend(&pcm);
+        assert_eq!(pcm16_wav_data(&streamed), Some((24_000, &pcm[..])));
+        assert_eq!(pcm16_wav_data(b"RIFF\0\0\0\0WAVEdata"), None);
+        assert_eq!(pcm16_wav_data(&file[..20]), None);
+        assert_eq!(pcm16_wav_data(b"not a wav at all"), None);
     }
 
     #[test]

@@ -37,6 +37,10 @@ pub struct ServeArgs {
     /// docs/engine.md).
     #[arg(long)]
     batch_strategy: Option<BatchStrategy>,
+    /// Seconds a request may take, a streamed answer included; a request still running
+    /// then gets 504 and its job is cancelled. 0: no limit.
+    #[arg(long, default_value_t = izwi_server::DEFAULT_REQUEST_TIMEOUT.as_secs())]
+    request_timeout: u64,
 }
 
 pub fn run(data_dir: Option<PathBuf>, args: ServeArgs) -> Result<()> {
@@ -57,6 +61,8 @@ pub fn run(data_dir: Option<PathBuf>, args: ServeArgs) -> Result<()> {
             .map(|o| o.trim_end_matches('/').to_owned())
             .collect(),
         max_requests: args.max_requests as usize,
+        request_timeout: (args.request_timeout > 0)
+            .then(|| std::time::Duration::from_secs(args.request_timeout)),
     };
     let runtime = Arc::new(runtime);
     let on_stop = runtime.clone();

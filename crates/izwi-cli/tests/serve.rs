@@ -67,11 +67,15 @@ struct Server {
 
 impl Server {
     fn start(data: &Path, args: &[&str]) -> Self {
-        let mut child = izwi_in(data)
+        Self::spawn(izwi_in(data).stderr(Stdio::inherit()), args)
+    }
+
+    /// `izwi serve ARGS` through `command` (`izwi` with its log going where it says).
+    fn spawn(command: &mut Command, args: &[&str]) -> Self {
+        let mut child = command
             .args(["serve", "--port", "0"])
             .args(args)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
             .spawn()
             .expect("izwi serve starts");
         let mut line = String::new();
@@ -347,7 +351,26 @@ fn the_api_answers_as_openai_does() {
     let wav = speak("wav");
     assert_eq!(wav.headers()["content-type"], "audio/wav");
     let wav = wav.bytes().unwrap();
+    // Streamed with its lengths left open, as OpenAI's: then the job's WAV, sample for
+    // sample.
     assert_eq!(&wav[..4], b"RIFF");
+    assert_eq!(&wav[4..8], &u32::MAX.to_le_bytes());
+    assert_eq!(&wav[36..44], b"data\xff\xff\xff\xff");
+    let jobs: Value = serde_json::from_str(&izwi(data.path(), &["history", "--json"])).unwrap();
+    let saved = hound::WavReader::open(jobs[0]["output"].as_str().unwrap()).unwrap();
+    let rate = saved.spec().sample_rate;
+    let saved: Vec<i16> = saved.into_samples().map(Result::unwrap).collect();
+    let streamed: Vec<i16> = wav[44..]
+        .chunks_exact(2)
+        .map(|b| i16::from_le_bytes([b[0], b[1]]))
+        .collect();
+    assert_eq!(u32::from_le_bytes(wav[24..28].try_into().unwrap()), rate);
+    assert!(
+        streamed == saved,
+        "{} vs {} samples",
+        streamed.len(),
+        saved.len()
+    );
     let wav_path = data.path().join("said.wav");
     std::fs::write(&wav_path, &wav).unwrap();
     let heard: Value = transcribe(&server, &wav_path, &[("model", "whisper-1")])
@@ -359,8 +382,7 @@ fn the_api_answers_as_openai_does() {
         "{heard}"
     );
     let pcm = speak("pcm").bytes().unwrap();
-    let reader = hound::WavReader::new(std::io::Cursor::new(&wav[..])).unwrap();
-    let wav_seconds = reader.duration() as f64 / f64::from(reader.spec().sample_rate);
+    let wav_seconds = streamed.len() as f64 / f64::from(rate);
     let pcm_seconds = pcm.len() as f64 / 2.0 / 24_000.0;
     assert!(
         pcm.len() % 2 == 0 && (pcm_seconds - wav_seconds).abs() < 0.05,
@@ -553,6 +575,7 @@ fn the_official_openai_client_gets_what_openai_would_give() {
     let python = openai_python();
     let data = tempfile::tempdir().unwrap();
     let voice = data_with_models(data.path());
+    let reading = librivox_reading(data.path());
     let server = Server::start(data.path(), &["--api-key", "contract-key"]);
     let script =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/openai_contract.py");
@@ -562,6 +585,7 @@ fn the_official_openai_client_gets_what_openai_would_give() {
         .arg("contract-key")
         .arg(voice.trim_matches('"'))
         .arg(asset("speech/jfk.wav"))
+        .arg(reading)
         .output()
         .expect("python runs");
     let said = format!(
@@ -571,6 +595,22 @@ fn the_official_openai_client_gets_what_openai_would_give() {
     );
     assert!(out.status.success(), "{said}");
     assert!(said.contains("every check passed"), "{said}");
+}
+
+/// Eleven minutes of speech: far longer to transcribe than a few seconds.
+fn eleven_minutes(dir: &Path) -> std::path::PathBuf {
+    let long = dir.join("long.wav");
+    let mut reader = hound::WavReader::open(asset("speech/jfk.wav")).unwrap();
+    let spec = reader.spec();
+    let samples: Vec<i16> = reader.samples::<i16>().map(Result::unwrap).collect();
+    let mut writer = hound::WavWriter::create(&long, spec).unwrap();
+    for _ in 0..60 {
+        for &s in &samples {
+            writer.write_sample(s).unwrap();
+        }
+    }
+    writer.finalize().unwrap();
+    long
 }
 
 #[test]
@@ -584,18 +624,7 @@ fn a_client_that_goes_away_cancels_its_job() {
             &asset("models/whisper-tiny.en").display().to_string(),
         ],
     );
-    // Eleven minutes of speech: far longer to transcribe than the client waits.
-    let long = data.path().join("long.wav");
-    let mut reader = hound::WavReader::open(asset("speech/jfk.wav")).unwrap();
-    let spec = reader.spec();
-    let samples: Vec<i16> = reader.samples::<i16>().map(Result::unwrap).collect();
-    let mut writer = hound::WavWriter::create(&long, spec).unwrap();
-    for _ in 0..60 {
-        for &s in &samples {
-            writer.write_sample(s).unwrap();
-        }
-    }
-    writer.finalize().unwrap();
+    let long = eleven_minutes(data.path());
 
     let server = Server::start(data.path(), &[]);
     let form = multipart::Form::new()
@@ -682,4 +711,263 @@ fn requests_beyond_the_limit_are_refused_until_a_stream_is_sent() {
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+/// The LibriVox clips eight times over, a second and a half of silence after each: over
+/// four minutes of speech, cut into nine windows of up to 30 s. At most six windows are
+/// transcribed at once, so the first is done before the last ones start.
+fn librivox_reading(dir: &Path) -> std::path::PathBuf {
+    let mut clips: Vec<_> = std::fs::read_dir(asset("speech/librivox"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wav"))
+        .collect();
+    clips.sort();
+    let path = dir.join("reading.wav");
+    let spec = hound::WavReader::open(&clips[0]).unwrap().spec();
+    let mut writer = hound::WavWriter::create(&path, spec).unwrap();
+    for round in 0..8 {
+        // Each round in another order, so no two windows are alike.
+        let turn = round % clips.len();
+        clips.rotate_left(turn);
+        for clip in &clips {
+            let mut reader = hound::WavReader::open(clip).unwrap();
+            for s in reader.samples::<i16>() {
+                writer.write_sample(s.unwrap()).unwrap();
+            }
+            for _ in 0..spec.sample_rate * 3 / 2 {
+                writer.write_sample(0i16).unwrap();
+            }
+        }
+    }
+    writer.finalize().unwrap();
+    path
+}
+
+/// A server-sent events body's `data:` payloads.
+fn sse_data(body: &str) -> Vec<Value> {
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).expect("JSON events"))
+        .collect()
+}
+
+#[test]
+fn a_streamed_transcription_sends_its_text_in_order_as_it_comes() {
+    let data = tempfile::tempdir().unwrap();
+    izwi(
+        data.path(),
+        &[
+            "models",
+            "import",
+            &asset("models/whisper-tiny.en").display().to_string(),
+        ],
+    );
+    let reading = librivox_reading(data.path());
+    let server = Server::start(data.path(), &[]);
+    let whole: Value = transcribe(&server, &reading, &[("model", "whisper-1")])
+        .json()
+        .unwrap();
+    let whole = whole["text"].as_str().unwrap();
+    assert!(whole.to_lowercase().contains("amiable himself"), "{whole}");
+
+    for format in ["json", "text"] {
+        let stream = transcribe(
+            &server,
+            &reading,
+            &[
+                ("model", "whisper-1"),
+                ("stream", "true"),
+                ("response_format", format),
+            ],
+        );
+        assert!(stream.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream"));
+        let events = sse_data(&stream.text().unwrap());
+        let (done, deltas) = events.split_last().expect("events");
+        assert_eq!(done["type"], "transcript.text.done", "{done}");
+        assert_eq!(done["text"], whole, "the same text as asked whole");
+        assert!(deltas.len() >= 2, "deltas as windows finish: {deltas:?}");
+        let joined: String = deltas
+            .iter()
+            .map(|d| {
+                assert_eq!(d["type"], "transcript.text.delta", "{d}");
+                d["delta"].as_str().unwrap()
+            })
+            .collect();
+        // Windows finish out of order: the deltas, joined, still read in order.
+        assert_eq!(joined, whole);
+    }
+
+    let body = assert_error(
+        transcribe(
+            &server,
+            &reading,
+            &[
+                ("model", "whisper-1"),
+                ("stream", "true"),
+                ("response_format", "srt"),
+            ],
+        ),
+        400,
+        "invalid_request_error",
+    );
+    assert_eq!(body["error"]["param"], "stream");
+
+    // Translations stream the same way (a multilingual model).
+    izwi(
+        data.path(),
+        &[
+            "models",
+            "import",
+            &asset("models/whisper-base").display().to_string(),
+        ],
+    );
+    let form = multipart::Form::new()
+        .file("file", asset("speech/jfk.wav"))
+        .unwrap()
+        .text("model", "local/whisper-base")
+        .text("stream", "true");
+    let events = sse_data(
+        &client()
+            .post(server.url("/v1/audio/translations"))
+            .multipart(form)
+            .send()
+            .unwrap()
+            .text()
+            .unwrap(),
+    );
+    let (done, deltas) = events.split_last().expect("events");
+    assert_eq!(done["type"], "transcript.text.done", "{done}");
+    let joined: String = deltas.iter().filter_map(|d| d["delta"].as_str()).collect();
+    assert!(!deltas.is_empty() && joined == done["text"], "{events:?}");
+    assert!(joined.to_lowercase().contains("your country"), "{joined}");
+}
+
+#[test]
+fn a_request_that_runs_out_of_time_gets_504_and_its_job_is_cancelled() {
+    let data = tempfile::tempdir().unwrap();
+    izwi(
+        data.path(),
+        &[
+            "models",
+            "import",
+            &asset("models/whisper-tiny.en").display().to_string(),
+        ],
+    );
+    let long = eleven_minutes(data.path());
+    // Time enough to take the upload, not to transcribe it.
+    let server = Server::start(data.path(), &["--request-timeout", "5"]);
+    let body = assert_error(
+        transcribe(&server, &long, &[("model", "whisper-1")]),
+        504,
+        "server_error",
+    );
+    assert_eq!(body["error"]["code"], "timeout");
+    // The job is cancelled, and the history says why.
+    let job = || -> Value {
+        let jobs: Value = serde_json::from_str(&izwi(data.path(), &["history", "--json"])).unwrap();
+        jobs[0].clone()
+    };
+    let started = std::time::Instant::now();
+    while job()["status"] != "cancelled" {
+        // A guard against hanging, not a speed check.
+        assert!(started.elapsed().as_secs() < 120, "{}", job());
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(
+        job()["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("timed out")),
+        "{}",
+        job()
+    );
+
+    // A streamed answer still going at the deadline is cut off, its job cancelled too.
+    let stream = transcribe(
+        &server,
+        &long,
+        &[("model", "whisper-1"), ("stream", "true")],
+    );
+    assert_eq!(stream.status().as_u16(), 200);
+    assert!(stream.text().is_err(), "the stream ends unfinished");
+    let started = std::time::Instant::now();
+    while job()["status"] != "cancelled" {
+        assert!(started.elapsed().as_secs() < 120, "{}", job());
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(client()
+        .get(server.url("/v1/models"))
+        .send()
+        .unwrap()
+        .status()
+        .is_success());
+}
+
+#[test]
+fn a_wav_client_that_falls_behind_gets_the_rest_from_the_jobs_file() {
+    let data = tempfile::tempdir().unwrap();
+    izwi(
+        data.path(),
+        &[
+            "models",
+            "import",
+            &asset("voices/en_US-joe-medium/en_US-joe-medium.onnx")
+                .display()
+                .to_string(),
+        ],
+    );
+    let voices: Value =
+        serde_json::from_str(&izwi(data.path(), &["voices", "list", "--json"])).unwrap();
+    let log = data.path().join("serve.log");
+    let server = Server::spawn(
+        izwi_in(data.path())
+            .env("RUST_LOG", "warn,izwi_server=info")
+            .stderr(std::fs::File::create(&log).unwrap()),
+        &[],
+    );
+    // Far more sentences than the events held for a client (two a sentence, 256 held),
+    // and more audio than the sockets' buffers hold while the client reads nothing.
+    let text: Vec<String> = (1..=400)
+        .map(|i| format!("Here is sentence {i}."))
+        .collect();
+    let mut wav = client()
+        .post(server.url("/v1/audio/speech"))
+        .json(&json!({ "model": "tts-1", "input": text.join(" "), "voice": voices[0]["id"].to_string() }))
+        .send()
+        .unwrap();
+    assert!(wav.status().is_success(), "{}", wav.status());
+    let job = || -> Value {
+        let jobs: Value = serde_json::from_str(&izwi(data.path(), &["history", "--json"])).unwrap();
+        jobs[0].clone()
+    };
+    let started = std::time::Instant::now();
+    while job()["status"] != "done" {
+        // A guard against hanging, not a speed check.
+        assert!(started.elapsed().as_secs() < 600, "{}", job());
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut wav, &mut bytes).expect("the whole WAV");
+    let saved = hound::WavReader::open(job()["output"].as_str().unwrap()).unwrap();
+    let saved: Vec<i16> = saved.into_samples().map(Result::unwrap).collect();
+    let streamed: Vec<i16> = bytes[44..]
+        .chunks_exact(2)
+        .map(|b| i16::from_le_bytes([b[0], b[1]]))
+        .collect();
+    assert_eq!(&bytes[..4], b"RIFF");
+    assert!(
+        streamed == saved,
+        "{} vs {} samples",
+        streamed.len(),
+        saved.len()
+    );
+    drop(server);
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        log.contains("comes from its WAV file"),
+        "the client fell behind the events: {log}"
+    );
 }

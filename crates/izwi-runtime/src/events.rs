@@ -35,6 +35,8 @@ pub enum Event {
     /// Segments of a transcription as they are ready: windows finish out of order.
     JobSegments {
         job_id: i64,
+        /// The window they are of (0-based); a transcript is its windows in this order.
+        window: usize,
         segments: Vec<Segment>,
     },
     /// One sentence of a speak job's audio, in order, as soon as it is ready: the

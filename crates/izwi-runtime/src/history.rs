@@ -237,7 +237,7 @@ impl Runtime {
 
     /// Deletes a job with its transcript, cancelling it first if it runs.
     pub async fn delete_job(&self, job_id: i64) -> Result<(), RuntimeError> {
-        if self.inner.jobs.cancel(job_id) {
+        if self.inner.jobs.cancel(job_id, None) {
             self.inner.jobs.wait(job_id).await;
         }
         Ok(self.inner.store.delete_job(job_id).await?)

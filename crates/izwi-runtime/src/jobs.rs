@@ -14,6 +14,8 @@ use crate::{Event, EventSink, RuntimeError};
 
 struct Running {
     cancel: CancellationToken,
+    /// Why it was cancelled, when not by the user: kept as the job's error.
+    reason: Arc<Mutex<Option<String>>>,
     finished: watch::Receiver<bool>,
 }
 
@@ -47,10 +49,12 @@ impl Jobs {
         let job_id = job.id;
         let cancel = CancellationToken::new();
         let (finished_tx, finished) = watch::channel(false);
+        let reason = Arc::new(Mutex::new(None));
         self.lock().insert(
             job_id,
             Running {
                 cancel: cancel.clone(),
+                reason: reason.clone(),
                 finished,
             },
         );
@@ -73,10 +77,11 @@ impl Jobs {
                     }
                 }
                 Err(RuntimeError::Cancelled(_)) => {
-                    if let Err(e) = store.cancel_job(job_id).await {
+                    let reason = reason.lock().unwrap_or_else(|e| e.into_inner()).take();
+                    if let Err(e) = store.cancel_job(job_id, reason.as_deref()).await {
                         tracing::warn!(job_id, error = %e, "could not record the cancel");
                     }
-                    (JobStatus::Cancelled, None)
+                    (JobStatus::Cancelled, reason)
                 }
                 Err(e) => {
                     let message = e.to_string();
@@ -99,10 +104,14 @@ impl Jobs {
         });
     }
 
-    /// Asks a running or queued job to stop; false when it is not running here.
-    pub fn cancel(&self, job_id: i64) -> bool {
+    /// Asks a running or queued job to stop, for `reason` when it is not the user's
+    /// doing; false when it is not running here.
+    pub fn cancel(&self, job_id: i64, reason: Option<String>) -> bool {
         match self.lock().get(&job_id) {
             Some(running) => {
+                if reason.is_some() {
+                    *running.reason.lock().unwrap_or_else(|e| e.into_inner()) = reason;
+                }
                 running.cancel.cancel();
                 true
             }

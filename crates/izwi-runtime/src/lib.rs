@@ -35,7 +35,10 @@ pub use history::{
     BatchDetail, BatchLine, BatchLineStatus, JobDetail, SpeechDetail, TranscriptDetail, VoiceUsed,
 };
 pub use izwi_audio::{input_devices, output_devices, AudioError, DeviceInfo, Microphone, Playback};
-pub use izwi_audio::{load_for_asr, pcm16_bytes, peaks, probe_file, resample, write_wav};
+pub use izwi_audio::{
+    load_for_asr, pcm16_bytes, pcm16_wav_data, peaks, probe_file, resample, streamed_wav_header,
+    write_wav,
+};
 pub use izwi_core::allocator::tune_for_inference;
 pub use izwi_core::engine::{EngineStatus, MetricsSnapshot};
 pub use izwi_core::models::whisper::Task;

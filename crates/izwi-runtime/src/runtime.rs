@@ -179,12 +179,25 @@ impl Runtime {
 
     /// Stops a queued or running job; it ends `cancelled`.
     pub async fn cancel_job(&self, job_id: i64) -> Result<(), RuntimeError> {
-        if self.inner.jobs.cancel(job_id) {
+        self.cancel(job_id, None).await
+    }
+
+    /// Stops a queued or running job for `reason` (a request that ran out of time), which
+    /// the history keeps as the cancelled job's error.
+    pub async fn cancel_job_because(&self, job_id: i64, reason: &str) -> Result<(), RuntimeError> {
+        self.cancel(job_id, Some(reason.to_owned())).await
+    }
+
+    async fn cancel(&self, job_id: i64, reason: Option<String>) -> Result<(), RuntimeError> {
+        if self.inner.jobs.cancel(job_id, reason.clone()) {
             self.inner.jobs.wait(job_id).await;
             return Ok(());
         }
         // Not running in this process: a queued row left by another, or finished.
-        self.inner.store.cancel_job(job_id).await?;
+        self.inner
+            .store
+            .cancel_job(job_id, reason.as_deref())
+            .await?;
         Ok(())
     }
 

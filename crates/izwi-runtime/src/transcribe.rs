@@ -179,6 +179,7 @@ pub(crate) async fn run(
         let elapsed = transcribing_since.elapsed().as_secs_f64();
         events.emit(Event::JobSegments {
             job_id,
+            window: w.index,
             segments: w.segments,
         });
         events.emit(Event::JobProgress {

@@ -95,6 +95,14 @@ impl ApiError {
         }
     }
 
+    /// The request ran past the server's request timeout (504).
+    pub fn timeout(message: impl Into<String>) -> Self {
+        Self {
+            code: Some("timeout"),
+            ..Self::new(StatusCode::GATEWAY_TIMEOUT, "server_error", message)
+        }
+    }
+
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, "server_error", message)
     }

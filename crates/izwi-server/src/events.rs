@@ -20,6 +20,12 @@ impl ServerEvents {
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.0.subscribe()
     }
+
+    /// Whether a request follows the events now: a shell that forwards its events here
+    /// need not copy them otherwise.
+    pub fn is_followed(&self) -> bool {
+        self.0.receiver_count() > 0
+    }
 }
 
 impl Default for ServerEvents {

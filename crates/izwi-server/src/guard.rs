@@ -5,10 +5,12 @@
 //!   allowed origins get CORS answers;
 //! - with an API key, `Authorization: Bearer KEY`;
 //! - at most [`crate::MAX_CONCURRENT_REQUESTS`] at once: the rest get 429 at once rather
-//!   than waiting in a queue that could grow without end.
+//!   than waiting in a queue that could grow without end;
+//! - each within its time, when a request timeout is set (see [`crate::deadline`]).
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -18,6 +20,7 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use tokio::sync::Semaphore;
 
+use crate::deadline::{self, Deadline};
 use crate::error::ApiError;
 
 #[derive(Debug, Clone)]
@@ -90,10 +93,18 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// How much work the server takes on.
+#[derive(Debug, Clone)]
+pub(crate) struct Limits {
+    /// A permit for each request served at once.
+    pub busy: Arc<Semaphore>,
+    pub timeout: Option<Duration>,
+}
+
 pub(crate) async fn check(
     access: Access,
-    busy: Arc<Semaphore>,
-    request: Request,
+    limits: Limits,
+    mut request: Request,
     next: Next,
 ) -> Response {
     let headers = request.headers();
@@ -145,17 +156,31 @@ pub(crate) async fn check(
         return ApiError::unauthorized("a valid API key is needed: Authorization: Bearer KEY")
             .into_response();
     }
-    let Ok(permit) = busy.try_acquire_owned() else {
+    let Ok(permit) = limits.busy.try_acquire_owned() else {
         return ApiError::busy().into_response();
     };
-    let response = next.run(request).await;
+    let deadline = Deadline::starting_now(limits.timeout);
+    request.extensions_mut().insert(deadline);
+    // The handler's answer, and when its body must be sent by.
+    let (response, send_by) = match deadline.at() {
+        // Dropping the handler at the deadline drops the job it waits for: cancelled.
+        Some(at) => match tokio::time::timeout_at(at, next.run(request)).await {
+            Ok(response) => (response, Some(at)),
+            Err(_) => (ApiError::timeout(deadline.reason()).into_response(), None),
+        },
+        None => (next.run(request).await, None),
+    };
     // A streamed answer (speech, chat) is still being made after its handler returned:
     // the request counts until its body has been sent.
     let (parts, body) = response.into_parts();
-    let body = Body::from_stream(body.into_data_stream().map(move |chunk| {
+    let body = body.into_data_stream().map(move |chunk| {
         let _held = &permit;
         chunk
-    }));
+    });
+    let body = match send_by {
+        Some(at) => deadline::cut_off(body, at, deadline.reason()),
+        None => Body::from_stream(body),
+    };
     let response = Response::from_parts(parts, body);
     match &origin {
         Some(origin) => with_cors(response, origin),

@@ -1,23 +1,28 @@
 //! A job started for one request. If the client goes away before it is done (axum then
-//! drops the handler's future), the job is cancelled: nobody's work runs on for no one.
+//! drops the handler's future), or the request runs out of time, the job is cancelled:
+//! nobody's work runs on for no one.
 
 use std::sync::Arc;
 
 use izwi_runtime::{Job, JobStatus, Runtime};
 
+use crate::deadline::Deadline;
 use crate::error::ApiError;
 
 pub(crate) struct RequestJob {
     runtime: Arc<Runtime>,
     id: i64,
+    deadline: Deadline,
     finished: bool,
 }
 
 impl RequestJob {
-    pub fn new(runtime: Arc<Runtime>, job: &Job) -> Self {
+    /// `job`, started for a request that must be answered by `deadline`.
+    pub fn new(runtime: Arc<Runtime>, job: &Job, deadline: Deadline) -> Self {
         Self {
             runtime,
             id: job.id,
+            deadline,
             finished: false,
         }
     }
@@ -32,7 +37,7 @@ impl RequestJob {
     }
 
     /// The job once done; a job that failed is the request's error.
-    pub async fn finished(mut self) -> Result<Job, ApiError> {
+    pub async fn finished(&mut self) -> Result<Job, ApiError> {
         let job = self.runtime.wait_job(self.id).await?;
         self.finished = true;
         match job.status {
@@ -53,10 +58,16 @@ impl Drop for RequestJob {
             return;
         }
         let (runtime, id) = (self.runtime.clone(), self.id);
+        // Given up on for its time, not by its client: the history says so.
+        let reason = self.deadline.passed().then(|| self.deadline.reason());
         // Dropped inside a request's task, so a runtime is there to run the cancel on.
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             handle.spawn(async move {
-                if let Err(e) = runtime.cancel_job(id).await {
+                let cancelled = match &reason {
+                    Some(reason) => runtime.cancel_job_because(id, reason).await,
+                    None => runtime.cancel_job(id).await,
+                };
+                if let Err(e) = cancelled {
                     tracing::warn!(job = id, error = %e, "could not cancel an abandoned job");
                 }
             });

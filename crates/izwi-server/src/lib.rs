@@ -9,16 +9,19 @@
 //! of requests at once (429) instead of queueing without end.
 
 mod chat;
+mod deadline;
 mod error;
 mod events;
 mod guard;
 mod job;
 mod models;
 mod speech;
+mod transcript_stream;
 mod transcriptions;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
@@ -29,9 +32,13 @@ use tokio::sync::Semaphore;
 pub use error::ApiError;
 pub use events::ServerEvents;
 pub use guard::Access;
+use guard::Limits;
 
 /// Largest audio upload, as OpenAI's own limit.
 pub const MAX_UPLOAD_BYTES: usize = 25 * 1024 * 1024;
+/// How long a request may take unless configured otherwise: ten minutes, as the
+/// `openai` clients wait by default.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
 /// Requests served at once unless configured otherwise; more are refused with 429 (the
 /// engine batches those it has).
 pub const MAX_CONCURRENT_REQUESTS: usize = 64;
@@ -47,6 +54,8 @@ pub struct ServerConfig {
     pub allowed_origins: Vec<String>,
     /// Requests served at once (a streamed answer counts until it is sent).
     pub max_requests: usize,
+    /// How long a request may take, streamed answer included; None: as long as it needs.
+    pub request_timeout: Option<Duration>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -70,15 +79,18 @@ pub(crate) struct AppState {
 }
 
 /// The API's routes over `runtime`, whose events go to `events`, with `access`'s
-/// checks in front of them.
-pub fn router(
+/// checks and `config`'s limits in front of them.
+fn router(
     runtime: Arc<Runtime>,
     events: Arc<ServerEvents>,
     access: Access,
-    max_requests: usize,
+    config: &ServerConfig,
 ) -> Router {
     let state = AppState { runtime, events };
-    let busy = Arc::new(Semaphore::new(max_requests));
+    let limits = Limits {
+        busy: Arc::new(Semaphore::new(config.max_requests)),
+        timeout: config.request_timeout,
+    };
     Router::new()
         .route("/v1/models", get(models::list))
         .route("/v1/models/{*id}", get(models::retrieve))
@@ -91,7 +103,7 @@ pub fn router(
         // The upload, and room for the form's other fields and its boundaries.
         .layer(DefaultBodyLimit::max(MAX_UPLOAD_BYTES + 64 * 1024))
         .layer(axum::middleware::from_fn(move |request, next| {
-            guard::check(access.clone(), busy.clone(), request, next)
+            guard::check(access.clone(), limits.clone(), request, next)
         }))
         .with_state(state)
 }
@@ -116,13 +128,10 @@ pub async fn serve(
             source,
         })?;
     let addr = listener.local_addr()?;
-    let access = Access::new(addr, config.api_key, config.allowed_origins);
+    let access = Access::new(addr, config.api_key.clone(), config.allowed_origins.clone());
     bound(addr);
-    axum::serve(
-        listener,
-        router(runtime, events, access, config.max_requests),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await?;
+    axum::serve(listener, router(runtime, events, access, &config))
+        .with_graceful_shutdown(shutdown)
+        .await?;
     Ok(())
 }

@@ -1,22 +1,26 @@
 //! `POST /v1/audio/speech`: `input` said by `voice`, a voice of the library (its name or
 //! id), as a speak job in the history. `model` is one of OpenAI's names (the voice brings
 //! its own model) or the voice's own model id. `response_format` is `wav` (the default;
-//! Izwi writes no MP3), sent whole, or `pcm` (16-bit little-endian mono at 24 kHz, as
-//! OpenAI's), streamed sentence by sentence as the voice makes them.
+//! Izwi writes no MP3; at the voice's own rate, its lengths left open as OpenAI's
+//! streamed WAV has them) or `pcm` (16-bit little-endian mono at 24 kHz, as OpenAI's),
+//! both streamed sentence by sentence as the voice makes them.
+
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 use izwi_runtime::{
-    pcm16_bytes, resample, Event, JobStatus, SpeakRequest, VoiceInfo, MAX_SPEAK_CHARS,
-    SENTENCE_GAP_SECONDS,
+    pcm16_bytes, pcm16_wav_data, resample, streamed_wav_header, Event, JobStatus, Runtime,
+    SpeakRequest, VoiceInfo, MAX_SPEAK_CHARS, SENTENCE_GAP_SECONDS,
 };
 use serde::Deserialize;
 use tokio::sync::broadcast;
 
+use crate::deadline::Deadline;
 use crate::error::{self, ApiError};
 use crate::job::RequestJob;
 use crate::models::TTS_MODELS;
@@ -42,12 +46,13 @@ pub(crate) struct SpeechBody {
 
 pub(crate) async fn speak(
     State(state): State<AppState>,
+    Extension(deadline): Extension<Deadline>,
     body: Result<Json<SpeechBody>, JsonRejection>,
 ) -> Result<Response, ApiError> {
     let Json(body) = body.map_err(error::bad_json)?;
-    let pcm = match body.response_format.as_deref().unwrap_or("wav") {
-        "wav" => false,
-        "pcm" => true,
+    let format = match body.response_format.as_deref().unwrap_or("wav") {
+        "wav" => Streamed::Wav,
+        "pcm" => Streamed::Pcm,
         other => {
             return Err(ApiError::param(
                 "response_format",
@@ -87,9 +92,8 @@ pub(crate) async fn speak(
             ),
         ));
     }
-    // Following the job's events from before it starts, none can be missed; only a
-    // streamed answer follows them.
-    let events = pcm.then(|| state.events.subscribe());
+    // Following the job's events from before it starts, none can be missed.
+    let events = state.events.subscribe();
     let job = state
         .runtime
         .speak(SpeakRequest {
@@ -99,47 +103,103 @@ pub(crate) async fn speak(
             speed: body.speed,
         })
         .await?;
-    let job = RequestJob::new(state.runtime.clone(), &job);
-    if let Some(events) = events {
-        let pcm = PcmStream {
-            events,
-            job,
-            sent: 0,
-        };
-        let stream = futures::stream::unfold(pcm, |mut pcm| async move {
-            pcm.next().await.map(|item| (item, pcm))
-        });
-        return Ok((
-            [(header::CONTENT_TYPE, "audio/pcm")],
-            Body::from_stream(stream),
-        )
-            .into_response());
-    }
-    let job = job.finished().await?;
-    let path = state.runtime.speech_file(job.id).await?;
-    let bytes = tokio::fs::read(&path)
-        .await
-        .map_err(|e| ApiError::internal(format!("{}: {e}", path.display())))?;
-    Ok(([(header::CONTENT_TYPE, "audio/wav")], bytes).into_response())
+    let audio = AudioStream {
+        runtime: state.runtime.clone(),
+        events,
+        job: RequestJob::new(state.runtime.clone(), &job, deadline),
+        format,
+        sent: 0,
+        data_sent: 0,
+        ended: false,
+    };
+    let stream = futures::stream::unfold(audio, |mut audio| async move {
+        audio.next().await.map(|item| (item, audio))
+    });
+    Ok((
+        [(header::CONTENT_TYPE, format.mime())],
+        Body::from_stream(stream),
+    )
+        .into_response())
 }
 
-/// A speak job's sentences as PCM, in order, as they are made; the stream ends with the
-/// job. Dropped early (the client went away), its `RequestJob` cancels the job.
-struct PcmStream {
+/// How the speech is sent.
+#[derive(Debug, Clone, Copy)]
+enum Streamed {
+    /// A WAV header with open lengths, then 16-bit PCM at the voice's rate.
+    Wav,
+    /// 16-bit PCM at 24 kHz, as OpenAI's.
+    Pcm,
+}
+
+impl Streamed {
+    fn mime(self) -> &'static str {
+        match self {
+            Streamed::Wav => "audio/wav",
+            Streamed::Pcm => "audio/pcm",
+        }
+    }
+}
+
+/// A speak job's sentences, in order, as they are made; the stream ends with the job.
+/// Dropped early (the client went away), its `RequestJob` cancels the job.
+struct AudioStream {
+    runtime: Arc<Runtime>,
     events: broadcast::Receiver<Event>,
     job: RequestJob,
+    format: Streamed,
     /// Sentences sent so far.
     sent: usize,
+    /// Bytes of audio sent so far (the WAV header aside).
+    data_sent: usize,
+    /// The end was sent.
+    ended: bool,
 }
 
-impl PcmStream {
+impl AudioStream {
+    /// What the job's WAV file holds beyond what was sent, once it is done (with the
+    /// header, if none was sent yet): the same bytes the events would have brought.
+    async fn rest_of_file(&mut self) -> Result<Vec<u8>, ApiError> {
+        let job = self.job.finished().await?;
+        let path = self.runtime.speech_file(job.id).await?;
+        let file = tokio::fs::read(&path)
+            .await
+            .map_err(|e| ApiError::internal(format!("{}: {e}", path.display())))?;
+        let (rate, data) = pcm16_wav_data(&file).ok_or_else(|| {
+            ApiError::internal(format!("{} is not a 16-bit mono WAV", path.display()))
+        })?;
+        let mut bytes = Vec::new();
+        if self.sent == 0 {
+            bytes.extend(streamed_wav_header(rate));
+        }
+        bytes.extend(data.get(self.data_sent..).unwrap_or_default());
+        Ok(bytes)
+    }
+
     /// The next sentence's bytes (after a sentence's gap), an error that ends the
     /// response unfinished, or None when the job is done.
     async fn next(&mut self) -> Option<Result<Vec<u8>, std::io::Error>> {
         let failed = |message: String| Some(Err(std::io::Error::other(message)));
+        if self.ended {
+            return None;
+        }
         loop {
             let event = match self.events.recv().await {
                 Ok(event) => event,
+                // The job's WAV file will have every sentence: the rest comes from it.
+                Err(broadcast::error::RecvError::Lagged(n))
+                    if matches!(self.format, Streamed::Wav) =>
+                {
+                    tracing::info!(
+                        job = self.job.id(),
+                        missed = n,
+                        "a slow client's speech comes from its WAV file"
+                    );
+                    self.ended = true;
+                    return self
+                        .rest_of_file()
+                        .await
+                        .map_or_else(|e| failed(e.message), |bytes| Some(Ok(bytes)));
+                }
                 Err(broadcast::error::RecvError::Lagged(n)) => {
                     return failed(format!("the speech stream fell {n} events behind"));
                 }
@@ -154,18 +214,32 @@ impl PcmStream {
                     samples,
                     ..
                 } if job_id == self.job.id() => {
-                    let gap = if self.sent > 0 {
-                        (SENTENCE_GAP_SECONDS * PCM_RATE as f32) as usize
-                    } else {
-                        0
+                    let (rate, samples) = match self.format {
+                        Streamed::Wav => (sample_rate, samples),
+                        Streamed::Pcm => match resample(&samples, sample_rate, PCM_RATE) {
+                            Ok(resampled) => (PCM_RATE, resampled),
+                            Err(e) => return failed(format!("resampling the speech: {e}")),
+                        },
                     };
-                    self.sent += 1;
-                    let mut pcm = vec![0f32; gap];
-                    match resample(&samples, sample_rate, PCM_RATE) {
-                        Ok(resampled) => pcm.extend(resampled),
-                        Err(e) => return failed(format!("resampling the speech: {e}")),
+                    let mut bytes = Vec::new();
+                    let mut header_len = 0;
+                    match (self.sent, self.format) {
+                        (0, Streamed::Wav) => {
+                            bytes.extend(streamed_wav_header(rate));
+                            header_len = bytes.len();
+                        }
+                        (0, Streamed::Pcm) => {}
+                        // The pause between sentences that the job's WAV file has.
+                        _ => bytes.extend(pcm16_bytes(&vec![
+                            0f32;
+                            (SENTENCE_GAP_SECONDS * rate as f32)
+                                as usize
+                        ])),
                     }
-                    return Some(Ok(pcm16_bytes(&pcm)));
+                    self.sent += 1;
+                    bytes.extend(pcm16_bytes(&samples));
+                    self.data_sent += bytes.len() - header_len;
+                    return Some(Ok(bytes));
                 }
                 Event::JobFinished {
                     job_id,

@@ -2,7 +2,8 @@
 //! (`file`, `model`, `language`, `prompt`, `response_format`, `temperature`,
 //! `timestamp_granularities[]`) transcribed as a job in the history. The upload is kept in the data folder's `uploads/`, as the
 //! job's source, and is decoded before the job is queued, so a file that is not audio is
-//! the request's 400, not a failed job.
+//! the request's 400, not a failed job. With `stream=true` (json or text) the text comes
+//! as server-sent events while the windows are transcribed (see [`transcript_stream`]).
 
 use std::path::{Path, PathBuf};
 
@@ -11,13 +12,16 @@ use axum::extract::multipart::{Field, MultipartError, MultipartRejection};
 use axum::extract::{Multipart, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use axum::Json;
 use izwi_runtime::{ExportFormat, ModelTask, Task, TranscribeRequest, Transcript};
 use serde_json::json;
 
+use crate::deadline::Deadline;
 use crate::error::ApiError;
 use crate::job::RequestJob;
 use crate::models::{installed, WHISPER_1};
+use crate::transcript_stream;
 use crate::{AppState, MAX_UPLOAD_BYTES};
 
 /// What the client asked for.
@@ -31,6 +35,8 @@ struct Form {
     words: bool,
     /// `timestamp_granularities[]` was given and included `segment`.
     segments: Option<bool>,
+    /// `stream=true`: the text as server-sent events while it is transcribed.
+    stream: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -62,20 +68,23 @@ impl ResponseFormat {
 
 pub(crate) async fn transcribe(
     state: State<AppState>,
+    deadline: Extension<Deadline>,
     form: Result<Multipart, MultipartRejection>,
 ) -> Result<Response, ApiError> {
-    run(state, form, Task::Transcribe).await
+    run(state, deadline, form, Task::Transcribe).await
 }
 
 pub(crate) async fn translate(
     state: State<AppState>,
+    deadline: Extension<Deadline>,
     form: Result<Multipart, MultipartRejection>,
 ) -> Result<Response, ApiError> {
-    run(state, form, Task::Translate).await
+    run(state, deadline, form, Task::Translate).await
 }
 
 async fn run(
     State(state): State<AppState>,
+    Extension(deadline): Extension<Deadline>,
     form: Result<Multipart, MultipartRejection>,
     task: Task,
 ) -> Result<Response, ApiError> {
@@ -95,6 +104,8 @@ async fn run(
         installed(&state, &model, ModelTask::Transcribe)?.id
     };
     let path = save_upload(&state.runtime.uploads_dir(), &file_name, bytes).await?;
+    // Following the job's events from before it starts, none can be missed.
+    let events = form.stream.then(|| state.events.subscribe());
     let request = TranscribeRequest {
         language: form.language,
         task,
@@ -110,9 +121,15 @@ async fn run(
             return Err(e.into());
         }
     };
-    let job = RequestJob::new(state.runtime.clone(), &job)
-        .finished()
-        .await?;
+    let mut job = RequestJob::new(state.runtime.clone(), &job, deadline);
+    if let Some(events) = events {
+        return Ok(transcript_stream::respond(
+            state.runtime.clone(),
+            events,
+            job,
+        ));
+    }
+    let job = job.finished().await?;
     let record = state
         .runtime
         .transcript_for_job(job.id)
@@ -140,6 +157,7 @@ async fn read_form(mut multipart: Multipart) -> Result<Form, ApiError> {
         response_format: ResponseFormat::Json,
         words: false,
         segments: None,
+        stream: false,
     };
     while let Some(field) = multipart.next_field().await.map_err(upload_error)? {
         let name = field.name().unwrap_or("").to_owned();
@@ -181,12 +199,17 @@ async fn read_form(mut multipart: Multipart) -> Result<Form, ApiError> {
                 form.segments.get_or_insert(false);
             }
             "stream" => {
-                if text(field).await? == "true" {
-                    return Err(ApiError::param(
-                        "stream",
-                        "streamed transcription is not supported yet",
-                    ));
-                }
+                let value = text(field).await?;
+                form.stream = match value.as_str() {
+                    "true" => true,
+                    "false" => false,
+                    _ => {
+                        return Err(ApiError::param(
+                            "stream",
+                            format!("stream is true or false, not {value:?}"),
+                        ))
+                    }
+                };
             }
             other => {
                 return Err(ApiError::invalid(format!("unknown field `{other}`")));
@@ -199,6 +222,19 @@ async fn read_form(mut multipart: Multipart) -> Result<Form, ApiError> {
         return Err(ApiError::param(
             "timestamp_granularities",
             "timestamp granularities need response_format verbose_json",
+        ));
+    }
+    // Subtitles and segments are made from the whole transcript: a stream of them
+    // would be one event at the end.
+    if form.stream
+        && !matches!(
+            form.response_format,
+            ResponseFormat::Json | ResponseFormat::Text
+        )
+    {
+        return Err(ApiError::param(
+            "stream",
+            "only the json and text formats are streamed: ask for one of them, or do not stream",
         ));
     }
     Ok(form)

@@ -286,12 +286,14 @@ impl Store {
         self.transitioned(id, JobStatus::Failed, row).await
     }
 
-    /// `queued` or `running` → `cancelled`.
-    pub async fn cancel_job(&self, id: i64) -> Result<Job, StoreError> {
+    /// `queued` or `running` → `cancelled`, with why when it was not the user's own
+    /// doing (a request that ran out of time).
+    pub async fn cancel_job(&self, id: i64, reason: Option<&str>) -> Result<Job, StoreError> {
         let row: Option<JobRow> = sqlx::query_as(
-            "UPDATE jobs SET status = 'cancelled', finished_at = ? \
+            "UPDATE jobs SET status = 'cancelled', error = ?, finished_at = ? \
              WHERE id = ? AND status IN ('queued', 'running') RETURNING *",
         )
+        .bind(reason)
         .bind(now_ms())
         .bind(id)
         .fetch_optional(&self.pool)

@@ -84,10 +84,18 @@ async fn jobs_fail_or_cancel_from_queued_or_running() {
         if start {
             store.start_job(job.id).await.unwrap();
         }
-        let cancelled = store.cancel_job(job.id).await.unwrap();
+        let cancelled = store.cancel_job(job.id, None).await.unwrap();
         assert_eq!(cancelled.status, JobStatus::Cancelled);
         assert!(cancelled.finished_at.is_some());
+        assert_eq!(cancelled.error, None);
     }
+    // Cancelled for a reason other than the user's: the history keeps it.
+    let job = store.create_job(common::new_job("d")).await.unwrap();
+    let cancelled = store
+        .cancel_job(job.id, Some("the request timed out"))
+        .await
+        .unwrap();
+    assert_eq!(cancelled.error.as_deref(), Some("the request timed out"));
     store.close().await;
 }
 
@@ -126,7 +134,7 @@ async fn invalid_transitions_are_refused_and_named() {
         err.to_string(),
         format!("job {id} is done; it cannot become running")
     );
-    let err = store.cancel_job(id).await.unwrap_err();
+    let err = store.cancel_job(id, None).await.unwrap_err();
     assert!(matches!(
         err,
         StoreError::InvalidTransition {
@@ -172,7 +180,7 @@ async fn unknown_jobs_are_not_found() {
             .map(drop)
     ));
     assert!(not_found(store.fail_job(missing, "x").await.map(drop)));
-    assert!(not_found(store.cancel_job(missing).await.map(drop)));
+    assert!(not_found(store.cancel_job(missing, None).await.map(drop)));
     assert!(not_found(store.set_job_progress(missing, 0.5).await));
     assert!(not_found(store.delete_job(missing).await));
     assert_eq!(store.job(missing).await.unwrap(), None);

@@ -3,6 +3,7 @@
 //! The work is in `AppState` methods of the same names, so tests drive the very same
 //! code without a webview; the `#[tauri::command]` functions only unwrap `State`.
 
+pub mod api_server;
 pub mod chat;
 pub mod choose;
 pub mod history;

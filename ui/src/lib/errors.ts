@@ -106,7 +106,8 @@ export function jobFailureText(status: string, error: string | null | undefined)
   if (status === 'interrupted') {
     return error ? humanise(error) : 'Izwi was closed while this was running.'
   }
-  if (status === 'cancelled') return 'Cancelled.'
+  // A job the user did not cancel says why (an API request that ran out of time).
+  if (status === 'cancelled') return error ? humanise(error) : 'Cancelled.'
   if (status === 'failed') return error ? humanise(error) : 'It failed without saying why.'
   return ''
 }

@@ -6,6 +6,8 @@
 // too: a typed reply streams a few words at a time; hands-free voice chat plays one
 // scripted turn (listening, levels, speech, heard, reply, turn done) then listens until
 // stopped; push-to-talk plays that turn for each hold of setTalking(true) … (false).
+// The API server's switch is SYNTHESISED: it "listens" on the port asked, but one below
+// 1024 is refused as Linux refuses it to a user.
 
 import type { Channel } from '@tauri-apps/api/core'
 import type { EventCallback, UnlistenFn } from '@tauri-apps/api/event'
@@ -13,6 +15,8 @@ import {
   END_SILENCE_MS_RANGE,
   VOICE_LIMITS,
   VOICE_NAME_MAX_CHARS,
+  type ApiServerSettings,
+  type ApiServerStatus,
   type AppError,
   type commands as RealCommands,
   type ErrorKind,
@@ -96,6 +100,7 @@ const state = {
   voices: clone(recordedVoices),
   /** Corrected segments, by transcript id and segment idx. */
   edits: new Map<string, SegmentRecord>(),
+  apiServer: { settings: { host: '127.0.0.1', port: 8080, api_key: null }, url: null } as ApiServerStatus,
 }
 
 /** The job id the recordings were made with. */
@@ -902,6 +907,20 @@ export const commands = {
   setTheme: cmd('setTheme', (theme: Theme) => {
     state.settings.theme = theme
     return ok(null)
+  }),
+  getApiServer: cmd('getApiServer', () => ok(clone(state.apiServer))),
+  startApiServer: cmd('startApiServer', (settings: ApiServerSettings) => {
+    if (state.apiServer.url)
+      return err('invalid', `the API is already running at ${state.apiServer.url}: stop it first`)
+    state.apiServer.settings = clone(settings)
+    const addr = `${settings.host}:${settings.port}`
+    if (settings.port < 1024) return err('invalid', `cannot listen on ${addr}: Permission denied (os error 13)`)
+    state.apiServer.url = `http://${addr}/v1`
+    return ok(clone(state.apiServer))
+  }),
+  stopApiServer: cmd('stopApiServer', () => {
+    state.apiServer.url = null
+    return ok(clone(state.apiServer))
   }),
   listVoices: cmd('listVoices', () => ok(clone(voices()))),
   addVoice: cmd('addVoice', (modelId: string, name: string, settings: VoiceSettings) => {

@@ -8,6 +8,7 @@ import { vi, type Mock } from 'vitest'
 import type {
   commands as RealCommands,
   events as RealEvents,
+  ApiServerStatus,
   AudioDevices,
   BatchDetail,
   ChatEvent,
@@ -76,6 +77,11 @@ function defaults() {
     getSettings: fn('getSettings', async () => ok(settings())),
     setDefaultModel: fn('setDefaultModel', async () => ok(null)),
     setTheme: fn('setTheme', async () => ok(null)),
+    getApiServer: fn('getApiServer', async () => ok(apiServer())),
+    startApiServer: fn('startApiServer', async (s) =>
+      ok(apiServer({ settings: s, url: `http://${s.host}:${s.port}/v1` })),
+    ),
+    stopApiServer: fn('stopApiServer', async () => ok(apiServer())),
     takeOpenedFiles: fn('takeOpenedFiles', async () => ok<string[]>([])),
     listVoices: fn('listVoices', async () => ok<VoiceInfo[]>([])),
     addVoice: fn('addVoice', async () => ok(voice())),
@@ -178,6 +184,10 @@ export function resetBindings(): void {
 /** What transcribeFiles answers when all of `jobs` were queued. */
 export function queued(jobs: Job[]): QueuedFiles {
   return { jobs, skipped: [], left_out: 0 }
+}
+
+export function apiServer(patch: Partial<ApiServerStatus> = {}): ApiServerStatus {
+  return { settings: { host: '127.0.0.1', port: 8080, api_key: null }, url: null, ...patch }
 }
 
 export function settings(patch: Partial<Settings> = {}): Settings {

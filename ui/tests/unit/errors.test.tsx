@@ -1,7 +1,7 @@
 import { render, screen } from '@testing-library/react'
 import { describe, expect, it } from 'vitest'
 import { ErrorNote } from '../../src/components/ErrorNote'
-import { describeError, jobError } from '../../src/lib/errors'
+import { describeError, jobError, jobFailureText } from '../../src/lib/errors'
 
 describe('errors in plain words', () => {
   it('says an unreadable file is the file’s problem, not the model’s, and what to do', () => {
@@ -25,6 +25,13 @@ describe('errors in plain words', () => {
     expect(title).not.toContain('Something went wrong')
     // Said once: no detail repeating it.
     expect(detail).toBe('')
+  })
+
+  it('says why a job was cancelled when the user did not cancel it', () => {
+    expect(jobFailureText('cancelled', null)).toBe('Cancelled.')
+    expect(jobFailureText('cancelled', 'the API request timed out after 600 s')).toBe(
+      'The API request timed out after 600 s',
+    )
   })
 
   it('keeps the kind of failures it recognises, the model’s otherwise', () => {

@@ -139,9 +139,21 @@ describe('transcript view', () => {
 
     act(() => emitRuntime({ type: 'job_started', job_id: 9 }))
     act(() =>
-      emitRuntime({ type: 'job_segments', job_id: 9, segments: [{ start: 30, end: 34, text: ' second window' }] }),
+      emitRuntime({
+        type: 'job_segments',
+        job_id: 9,
+        window: 1,
+        segments: [{ start: 30, end: 34, text: ' second window' }],
+      }),
     )
-    act(() => emitRuntime({ type: 'job_segments', job_id: 9, segments: [{ start: 0, end: 4, text: ' first window' }] }))
+    act(() =>
+      emitRuntime({
+        type: 'job_segments',
+        job_id: 9,
+        window: 0,
+        segments: [{ start: 0, end: 4, text: ' first window' }],
+      }),
+    )
     expect(segmentTexts()).toEqual(['first window', 'second window'])
     expect(screen.getByRole('button', { name: /Export/ })).toBeDisabled()
 
@@ -242,7 +254,9 @@ describe('transcript view', () => {
       addJobs([job({ id: 9 })])
       render(<TranscriptView jobId={9} />)
       act(() => emitRuntime({ type: 'job_started', job_id: 9 }))
-      act(() => emitRuntime({ type: 'job_segments', job_id: 9, segments: [{ start: 0, end: 4, text: ' live' }] }))
+      act(() =>
+        emitRuntime({ type: 'job_segments', job_id: 9, window: 0, segments: [{ start: 0, end: 4, text: ' live' }] }),
+      )
       expect(segmentTexts()).toEqual(['live'])
       expect(screen.queryByRole('button', { name: /^Edit text/ })).not.toBeInTheDocument()
     })

@@ -1,4 +1,4 @@
-// Settings: where data lives, what runs the models, the default model, the theme.
+// Settings: where data lives, what runs the models, the default model, the theme, the API.
 
 import { useState } from 'react'
 import type { Theme } from '../../bindings'
@@ -10,6 +10,7 @@ import { toast } from '../../lib/toast'
 import { describeError } from '../../lib/errors'
 import { deviceLabel } from '../../lib/format'
 import { installedTranscribers, useModels } from '../models/modelsStore'
+import { ApiServerSection } from './ApiServerSection'
 import { changeDefaultModel, changeTheme, loadSettings, useSettings } from './settingsStore'
 
 const THEMES: { id: Theme; label: string; icon: IconName }[] = [
@@ -141,6 +142,8 @@ export function SettingsPage({ onShowShortcuts }: { onShowShortcuts: () => void 
                 </ul>
               </div>
             </section>
+
+            <ApiServerSection />
 
             <section className="settings-group" aria-label="Storage">
               <h2 className="section-label">Storage</h2>

@@ -117,6 +117,8 @@ pub struct Transcriber {
 /// A window transcribed, as `Transcriber::transcribe` reports it.
 #[derive(Debug, Clone)]
 pub struct WindowDone {
+    /// This window's place among the windows (0-based): they finish out of order.
+    pub index: usize,
     /// Windows done so far, this one included.
     pub done: usize,
     pub total: usize,
@@ -170,13 +172,15 @@ impl Transcriber {
         let tasks: Vec<_> = audio
             .iter()
             .zip(windows)
-            .map(|(audio, window)| {
+            .enumerate()
+            .map(|(index, (audio, window))| {
                 let (prompt, done, on_window) = (&prompt, &done, &on_window);
                 async move {
                     let offset = window.start as f64 / SAMPLE_RATE as f64;
                     let result = self.window(audio.clone(), offset, prompt, options).await;
                     if let Ok(window) = &result {
                         on_window(WindowDone {
+                            index,
                             done: done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
                             total: windows.len(),
                             segments: window.segments.clone(),
