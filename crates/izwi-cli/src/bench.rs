@@ -10,7 +10,9 @@ use std::path::PathBuf;
 
 use anyhow::{ensure, Result};
 use clap::Subcommand;
-use izwi_core::bench::{decode_throughput, DecodeBenchConfig};
+use izwi_core::bench::{
+    batch_strategies, decode_throughput, DecodeBenchConfig, StrategyBenchConfig,
+};
 use izwi_core::models::llama::LlamaConfig;
 
 #[derive(Subcommand)]
@@ -46,11 +48,84 @@ pub enum BenchCommand {
     /// Many clients transcribing a clip at once through `izwi serve`, per batch
     /// strategy: answers checked, latency p50/p99, throughput.
     Load(load::LoadBenchArgs),
+    /// The batch strategies on a chat-like mixed load (random weights, CPU): streams
+    /// decoding while long prompts arrive; gaps between the streams' tokens and the
+    /// arrivals' first tokens.
+    Strategies {
+        /// Streams decoding when the prompts arrive.
+        #[arg(long, default_value_t = 4)]
+        streams: usize,
+        /// Long prompts arriving together.
+        #[arg(long, default_value_t = 4)]
+        arrivals: usize,
+        /// Tokens of each arriving prompt.
+        #[arg(long, default_value_t = 1024)]
+        prompt: usize,
+        /// Use the tiny test model instead of the ~50M-parameter one.
+        #[arg(long)]
+        tiny: bool,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub fn run(data_dir: Option<PathBuf>, command: BenchCommand) -> Result<()> {
     match command {
         BenchCommand::Load(args) => load::run(data_dir, args),
+        BenchCommand::Strategies {
+            streams,
+            arrivals,
+            prompt,
+            tiny,
+            json,
+        } => {
+            ensure!(
+                streams > 0 && arrivals > 0 && prompt > 0,
+                "--streams, --arrivals and --prompt must be at least 1"
+            );
+            let config = StrategyBenchConfig {
+                model: if tiny {
+                    LlamaConfig::tiny()
+                } else {
+                    LlamaConfig::bench()
+                },
+                streams,
+                arrivals,
+                arrival_prompt_len: prompt,
+                stream_tokens: 48,
+                seed: 0,
+            };
+            let rows = batch_strategies(&config)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+                return Ok(());
+            }
+            println!(
+                "{streams} streams decoding while {arrivals} prompts of {prompt} tokens arrive (random weights, CPU)"
+            );
+            println!(
+                "{:<18} {:>14} {:>14} {:>18} {:>18} {:>8}",
+                "strategy",
+                "gap p50 ms",
+                "gap p99 ms",
+                "first token p50",
+                "first token max",
+                "total s"
+            );
+            for r in &rows {
+                println!(
+                    "{:<18} {:>14.1} {:>14.1} {:>18.1} {:>18.1} {:>8.2}",
+                    r.strategy,
+                    r.stream_gap_p50_ms,
+                    r.stream_gap_p99_ms,
+                    r.arrival_first_token_p50_ms,
+                    r.arrival_first_token_max_ms,
+                    r.total_s
+                );
+            }
+            Ok(())
+        }
         BenchCommand::Whisper(args) => whisper::run(args),
         BenchCommand::Piper(args) => piper::run(args),
         BenchCommand::Chat(args) => chat::run(args),

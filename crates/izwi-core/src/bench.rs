@@ -1,5 +1,6 @@
-//! Decode-throughput benchmark of the engine: the same model at several batch sizes in
-//! one run, beside a named baseline (the model's plain dense path, one sequence).
+//! Benchmarks of the engine: decode throughput of the same model at several batch sizes
+//! in one run, beside a named baseline (the model's plain dense path, one sequence); and
+//! the batch strategies side by side on a mixed load.
 
 use std::time::Instant;
 
@@ -7,7 +8,8 @@ use candle_core::{DType, Device};
 use serde::Serialize;
 
 use crate::engine::{
-    EngineCore, EngineCoreConfig, EngineCoreRequest, EngineError, GenerationParams,
+    BatchStrategy, EngineCore, EngineCoreConfig, EngineCoreRequest, EngineError, GenerationParams,
+    RequestId,
 };
 use crate::models::llama::{DenseKvCache, Llama, LlamaConfig};
 
@@ -122,6 +124,121 @@ pub fn decode_throughput(config: &DecodeBenchConfig) -> Result<DecodeBenchReport
         dense_tokens_per_sec,
         rows,
     })
+}
+
+/// Streams decoding while long prompts arrive: what each batch strategy costs the
+/// streams (the gaps between their tokens) and gives the arrivals (their first token).
+#[derive(Debug, Clone)]
+pub struct StrategyBenchConfig {
+    pub model: LlamaConfig,
+    /// Sequences already decoding when the prompts arrive.
+    pub streams: usize,
+    /// Requests with long prompts arriving together.
+    pub arrivals: usize,
+    pub arrival_prompt_len: usize,
+    /// Tokens each stream decodes after the arrivals came.
+    pub stream_tokens: usize,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StrategyRow {
+    pub strategy: &'static str,
+    /// Between two tokens of a stream, while the arrivals are read and decoded.
+    pub stream_gap_p50_ms: f64,
+    pub stream_gap_p99_ms: f64,
+    /// From the arrivals' admission to each one's first token.
+    pub arrival_first_token_p50_ms: f64,
+    pub arrival_first_token_max_ms: f64,
+    /// Until every request has finished.
+    pub total_s: f64,
+}
+
+/// Runs the mixed load once per strategy on the CPU, random weights of `config.model`.
+pub fn batch_strategies(config: &StrategyBenchConfig) -> Result<Vec<StrategyRow>, EngineError> {
+    let model = &config.model;
+    let token = |i: usize, j: usize| ((i * 7919 + j * 104_729) % (model.vocab_size - 1) + 1) as u32;
+    let mut rows = Vec::new();
+    for strategy in BatchStrategy::ALL {
+        let executor = Llama::random(model.clone(), config.seed, DType::F32, &Device::Cpu)?;
+        let engine_config = EngineCoreConfig {
+            max_batch_size: config.streams + config.arrivals,
+            batch_strategy: strategy,
+            enable_prefix_caching: false,
+            ..EngineCoreConfig::default()
+        };
+        let mut core = EngineCore::new(engine_config, Box::new(executor))?;
+        let mut streams = Vec::new();
+        for i in 0..config.streams {
+            let params = GenerationParams {
+                max_tokens: config.stream_tokens + 2,
+                ignore_eos: true,
+                ..GenerationParams::default()
+            };
+            let prompt = (0..16).map(|j| token(i, j)).collect();
+            let request = EngineCoreRequest::new(prompt)
+                .with_params(params)
+                .with_streaming(true);
+            streams.push(core.add_request(request)?);
+        }
+        // Every stream past its prompt before the arrivals come.
+        while core.num_waiting() > 0 || core.metrics().snapshot().steps == 0 {
+            core.step();
+        }
+        core.step();
+        let started = Instant::now();
+        let mut arrivals = Vec::new();
+        for i in 0..config.arrivals {
+            let params = GenerationParams {
+                max_tokens: 16,
+                ignore_eos: true,
+                ..GenerationParams::default()
+            };
+            let prompt = (0..config.arrival_prompt_len)
+                .map(|j| token(1000 + i, j))
+                .collect();
+            let request = EngineCoreRequest::new(prompt)
+                .with_params(params)
+                .with_streaming(true);
+            arrivals.push(core.add_request(request)?);
+        }
+        let mut last_token: std::collections::HashMap<RequestId, f64> =
+            streams.iter().map(|id| (id.clone(), 0.0)).collect();
+        let (mut gaps, mut first_tokens) = (Vec::new(), Vec::new());
+        while core.has_unfinished() {
+            let outputs = core.step();
+            let now = started.elapsed().as_secs_f64();
+            for output in outputs.iter().filter(|o| !o.tokens.is_empty()) {
+                let id = &output.request_id;
+                if let Some(last) = last_token.get_mut(id) {
+                    gaps.push((now - *last) * 1e3);
+                    *last = now;
+                } else if arrivals.contains(id) && output.sequence == 0 {
+                    first_tokens.push(now * 1e3);
+                }
+            }
+        }
+        gaps.sort_by(f64::total_cmp);
+        first_tokens.sort_by(f64::total_cmp);
+        rows.push(StrategyRow {
+            strategy: strategy.name(),
+            stream_gap_p50_ms: percentile(&gaps, 0.5),
+            stream_gap_p99_ms: percentile(&gaps, 0.99),
+            arrival_first_token_p50_ms: percentile(&first_tokens, 0.5),
+            arrival_first_token_max_ms: first_tokens.last().copied().unwrap_or(f64::NAN),
+            total_s: started.elapsed().as_secs_f64(),
+        });
+    }
+    Ok(rows)
+}
+
+/// The value at fraction `p` of sorted `values` (nearest rank).
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = (p * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
 fn dense_parameter_count(c: &LlamaConfig) -> usize {
