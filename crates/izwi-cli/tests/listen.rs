@@ -3,13 +3,18 @@
 //! text comes before final text, final text is in order and is what was said, and the
 //! dictation is saved to the history with its recording. Killed mid-way, it leaves the
 //! recording so far and a job found interrupted at the next start, whose recording
-//! transcribes. Needs `scripts/fetch-assets.sh` first; takes the file's 11 s.
+//! transcribes. From the microphone too: the default input device is a PulseAudio null
+//! sink's monitor (izwi-test-support's `pulse`) and jfk.wav is played into the sink.
+//! Needs `scripts/fetch-assets.sh` first (and PulseAudio, which
+//! `scripts/system-packages.sh --test` installs); each test takes the file's 11 s.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use izwi_core::word_errors::{word_errors, words};
 use izwi_test_support::asset;
+use izwi_test_support::pulse::{PulseAudio, MIC_SINK};
 use serde_json::Value;
 
 const SAID: &str =
@@ -193,4 +198,62 @@ fn a_dictation_killed_mid_way_leaves_its_recording_and_an_interrupted_job() {
     let heard = words(&text);
     assert!(heard.len() >= 2, "{text}");
     assert_eq!(heard[..2], words(SAID)[..2], "{text}");
+}
+
+#[test]
+fn dictation_from_the_microphone_gives_what_was_said() {
+    if Command::new("pulseaudio")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!(
+            "skipped: no PulseAudio here to be the microphone \
+             (scripts/system-packages.sh --test installs it)"
+        );
+        return;
+    }
+    let data = data_dir();
+    let pulse = PulseAudio::start();
+    let mut listen = Command::new(env!("CARGO_BIN_EXE_izwi"))
+        .env("IZWI_DATA_DIR", data.path())
+        .env("HF_HOME", data.path().join("hf"))
+        .envs(pulse.env())
+        .args(["listen", "--model", "local/tiny", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("izwi runs");
+    // The microphone is open once izwi says it listens.
+    let mut stderr = BufReader::new(listen.stderr.take().unwrap()).lines();
+    loop {
+        let line = stderr.next().expect("izwi says it listens").unwrap();
+        if line.contains("listening on") {
+            break;
+        }
+    }
+    std::thread::spawn(move || stderr.for_each(|l| eprintln!("izwi: {}", l.unwrap_or_default())));
+    pulse.play(MIC_SINK, &asset("speech/jfk.wav"));
+    // Ctrl-C ends the dictation: what is still partial becomes final.
+    let status = Command::new("kill")
+        .arg("-INT")
+        .arg(listen.id().to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = listen.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", out.status);
+    let out = String::from_utf8(out.stdout).unwrap();
+    let finals: Vec<String> = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("one JSON object per line"))
+        .filter(|e| e["type"] == "final")
+        .map(|e| e["text"].as_str().unwrap().to_owned())
+        .collect();
+    let heard = finals.join(" ");
+    let errors = word_errors(&words(SAID), &words(&heard));
+    assert!(errors <= 2, "{errors} errors: {heard}");
+    // Saved as from a file.
+    let jobs = jobs(data.path());
+    assert_eq!(jobs[0]["status"], "done", "{}", jobs[0]);
 }
