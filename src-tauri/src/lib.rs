@@ -7,6 +7,7 @@ pub mod chosen;
 pub mod commands;
 pub mod error;
 pub mod events;
+pub mod shortcut;
 pub mod speech_audio;
 pub mod state;
 
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use tauri::{AppHandle, DragDropEvent, Manager, RunEvent, WebviewWindowBuilder};
 use tauri_specta::{collect_commands, collect_events, Event as _};
 
+use crate::commands::dictate::DictateEvent;
 use crate::events::{ChatEvent, FilesOpened, RuntimeEvent, WebviewEvents};
 use crate::speech_audio::SpeechAudioStream;
 use crate::state::{AllowAsset, AppState};
@@ -27,7 +29,7 @@ pub const BINDINGS_HEADER: &str =
 
 /// Every command and event the UI sees, with their types.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
-    use commands::{chat, choose, history, models, settings, speak, transcribe, voices};
+    use commands::{chat, choose, dictate, history, models, settings, speak, transcribe, voices};
     tauri_specta::Builder::<tauri::Wry>::new()
         .commands(collect_commands![
             choose::choose_paths,
@@ -52,6 +54,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             settings::get_settings,
             settings::set_default_model,
             settings::set_theme,
+            settings::set_dictation_shortcut,
             speak::speak,
             speak::stream_speech_audio,
             speak::save_speech,
@@ -74,8 +77,16 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             chat::start_voice_chat,
             chat::set_talking,
             chat::stop_chat,
+            dictate::start_dictation,
+            dictate::stop_dictation,
+            dictate::is_dictating,
         ])
-        .events(collect_events![RuntimeEvent, FilesOpened, ChatEvent])
+        .events(collect_events![
+            RuntimeEvent,
+            FilesOpened,
+            ChatEvent,
+            DictateEvent
+        ])
         // Limits the UI shows and its test doubles obey, from the code that enforces them.
         .constant("VOICE_LIMITS", izwi_runtime::VOICE_LIMITS)
         .constant(
@@ -197,6 +208,8 @@ pub fn run() {
         }))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_window_state::Builder::default().build())
+        .plugin(tauri_plugin_clipboard_manager::init())
+        .plugin(shortcut::plugin())
         .invoke_handler(builder.invoke_handler())
         .on_window_event(|window, event| {
             if let tauri::WindowEvent::DragDrop(drop) = event {
@@ -232,6 +245,7 @@ pub fn run() {
                 "Izwi is ready"
             );
             app.manage(state);
+            tauri::async_runtime::block_on(shortcut::register_saved(app.handle()));
             // The window opens once the state is there, so no command can come first.
             for window in app.config().app.windows.clone() {
                 WebviewWindowBuilder::from_config(app.handle(), &window)?.build()?;

@@ -27,6 +27,8 @@ pub struct AppState {
     pub(crate) chat_activity: ChatActivity,
     /// The push-to-talk key of the voice chat under way, when it has one.
     pub(crate) talk_key: Arc<Mutex<Option<tokio::sync::watch::Sender<bool>>>>,
+    /// What stops the dictation under way, when there is one.
+    pub(crate) dictation: Arc<Mutex<Option<CancellationToken>>>,
 }
 
 pub(crate) type ChatActivity = Arc<Mutex<Option<(Option<i64>, CancellationToken)>>>;
@@ -47,6 +49,7 @@ impl AppState {
             allow_asset,
             chat_activity: ChatActivity::default(),
             talk_key: Arc::default(),
+            dictation: Arc::default(),
         }
     }
 

@@ -5,6 +5,7 @@
 
 pub mod chat;
 pub mod choose;
+pub mod dictate;
 pub mod history;
 pub mod models;
 pub mod settings;

@@ -1,6 +1,6 @@
 // The generated bindings, mocked (vi.mock of src/bindings): every command is a vi.fn that
 // answers like tauri-specta does ({status:"ok",data} or {status:"error",error}), and
-// emitRuntime() and emitChat() deliver an event to whoever listens, sendSpeechAudio() a
+// emitRuntime(), emitChat() and emitDictate() deliver an event to whoever listens, sendSpeechAudio() a
 // binary frame to the speech audio channel the page opened.
 
 import type { Channel } from '@tauri-apps/api/core'
@@ -13,6 +13,7 @@ import type {
   ChatEvent,
   ChatRecord,
   ChatSettings,
+  DictateEvent,
   ErrorKind,
   Job,
   JobDetail,
@@ -36,6 +37,8 @@ type Listener = Parameters<Events['runtimeEvent']['listen']>[0]
 const listeners = new Set<Listener>()
 type ChatListener = Parameters<Events['chatEvent']['listen']>[0]
 const chatListeners = new Set<ChatListener>()
+type DictateListener = Parameters<Events['dictateEvent']['listen']>[0]
+const dictateListeners = new Set<DictateListener>()
 let speechAudio: Channel<ArrayBuffer> | null = null
 
 export const ok = <T>(data: T) => ({ status: 'ok' as const, data })
@@ -110,6 +113,10 @@ function defaults() {
       pushToTalk = false
       return ok(true)
     }),
+    startDictation: fn('startDictation', async () => ok(null)),
+    stopDictation: fn('stopDictation', async () => ok(true)),
+    isDictating: fn('isDictating', async () => ok(false)),
+    setDictationShortcut: fn('setDictationShortcut', async (shortcut) => ok(shortcut.trim())),
   } satisfies Mocked
 }
 
@@ -141,6 +148,16 @@ export const events = {
     once: vi.fn<Events['runtimeEvent']['once']>(async () => () => {}),
     emit: vi.fn<Events['runtimeEvent']['emit']>(async () => {}),
   },
+  dictateEvent: {
+    listen: vi.fn<Events['dictateEvent']['listen']>(async (cb) => {
+      dictateListeners.add(cb)
+      return () => {
+        dictateListeners.delete(cb)
+      }
+    }),
+    once: vi.fn<Events['dictateEvent']['once']>(async () => () => {}),
+    emit: vi.fn<Events['dictateEvent']['emit']>(async () => {}),
+  },
   filesOpened: {
     listen: vi.fn<Events['filesOpened']['listen']>(async () => () => {}),
     once: vi.fn<Events['filesOpened']['once']>(async () => () => {}),
@@ -161,6 +178,10 @@ export function emitChat(payload: ChatEvent): void {
   for (const l of [...chatListeners]) l({ event: 'chat-event', id: 0, payload })
 }
 
+export function emitDictate(payload: DictateEvent): void {
+  for (const l of [...dictateListeners]) l({ event: 'dictate-event', id: 0, payload })
+}
+
 function reset<K extends keyof Commands>(name: K, fresh: Mocked): void {
   commands[name].mockReset()
   commands[name].mockImplementation(fresh[name].getMockImplementation()!)
@@ -172,6 +193,7 @@ export function resetBindings(): void {
   for (const name of Object.keys(fresh) as (keyof Commands)[]) reset(name, fresh)
   listeners.clear()
   chatListeners.clear()
+  dictateListeners.clear()
   speechAudio = null
 }
 
@@ -189,6 +211,7 @@ export function settings(patch: Partial<Settings> = {}): Settings {
     device: 'cpu',
     devices: ['cpu'],
     speak_max_chars: 20_000,
+    dictation_shortcut: 'CommandOrControl+Shift+Space',
     ...patch,
   }
 }
