@@ -132,7 +132,7 @@ async fn dictation_from_the_microphone_is_shown_live_and_saved() {
     let segments: Vec<&str> = detail.segments.iter().map(|s| s.text.as_str()).collect();
     assert_eq!(segments.join(" "), text);
     let audio = detail.transcript.unwrap().audio_path.expect("a recording");
-    let recorded = izwi_runtime::load_for_asr(&state.runtime.data_dir().join(audio)).unwrap();
+    let recorded = izwi_runtime::load_for_asr(state.runtime.data_dir().join(audio)).unwrap();
     // All of jfk.wav's 11 s (less what the device still held when it was stopped).
     assert!(recorded.len() >= 10 * 16_000, "{}", recorded.len());
 }
