@@ -257,3 +257,28 @@ fn dictation_from_the_microphone_gives_what_was_said() {
     let jobs = jobs(data.path());
     assert_eq!(jobs[0]["status"], "done", "{}", jobs[0]);
 }
+
+#[test]
+fn a_dictation_refused_at_once_leaves_no_job_and_no_recording() {
+    // tiny.en, but no voice activity detector.
+    let data = tempfile::tempdir().unwrap();
+    let tiny = asset("models/whisper-tiny.en");
+    izwi(
+        data.path(),
+        &["models", "import", tiny.to_str().unwrap(), "--name", "tiny"],
+    );
+    let jfk = asset("speech/jfk.wav");
+    let out = Command::new(env!("CARGO_BIN_EXE_izwi"))
+        .env("IZWI_DATA_DIR", data.path())
+        .env("HF_HOME", data.path().join("hf"))
+        .args(["listen", "--model", "local/tiny", "--input"])
+        .arg(&jfk)
+        .arg("--realtime")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("voice activity detector"), "{stderr}");
+    assert!(jobs(data.path()).is_empty());
+    assert!(recordings(data.path()).is_empty());
+}
