@@ -99,7 +99,7 @@ impl Runtime {
             .map_err(|e| RuntimeError::InvalidRequest(format!("recording stopped: {e}")));
         let saved = match (dictated, recorded) {
             (Ok(text), Ok(Ok(samples))) => self
-                .save(job_id, options, &path, samples, &text, started)
+                .save_dictation(job_id, options, &path, samples, &text, started)
                 .await
                 .map(|transcript_id| SavedDictation {
                     job_id,
@@ -133,7 +133,7 @@ impl Runtime {
     }
 
     /// The final text as the job's transcript, one segment per final piece.
-    async fn save(
+    async fn save_dictation(
         &self,
         job_id: i64,
         options: &DictationOptions,

@@ -12,7 +12,7 @@ import { navigate, openTranscript } from '../../lib/nav'
 import { useStore } from '../../lib/store'
 import { settingsStore } from '../settings/settingsStore'
 import { setChoices, useChoices } from '../transcribe/options'
-import { dictateStore, finalText, listenDictateEvents, startDictation, stopDictation, useDictate } from './dictateStore'
+import { listenDictateEvents, startDictation, stopDictation, useDictate } from './dictateStore'
 
 function ModelChoice({ disabled }: { disabled: boolean }) {
   const c = useChoices()
@@ -81,7 +81,7 @@ export function DictatePage() {
 
   const running = phase !== 'idle'
   const start = () => void startDictation(c.model?.id ?? null, c.language === 'auto' ? null : c.language)
-  const text = finalText({ ...dictateStore.get(), finals })
+  const text = finals.join(' ')
 
   return (
     <div className="page page-dictate">
@@ -107,34 +107,36 @@ export function DictatePage() {
           )}
         </div>
       </header>
-      <p className="dictate-status muted" role="status">
-        {phase === 'starting' && 'Opening the microphone…'}
-        {phase === 'listening' && `Listening${input ? ` on ${input}` : ''}: speak, and stop when you are done.`}
-        {phase === 'stopping' && 'Finishing the last words…'}
-        {phase === 'idle' &&
-          (shortcut
-            ? `Start here, or press ${shortcut} in any app: pressed again, it stops and puts the text on the clipboard.`
-            : 'Start, speak, stop: the text is saved to History with its recording.')}
-      </p>
-      {error != null && <ErrorNote error={error.error} title={error.title} />}
-      <section className="dictate-text" aria-label="Dictated text" aria-live="polite">
-        {finals.map((piece, i) => (
-          <span key={i} className="dictate-final">
-            {piece}{' '}
-          </span>
-        ))}
-        {partial && <span className="dictate-partial">{partial}</span>}
-        {!finals.length && !partial && (
-          <span className="muted">{running ? 'Words appear here as you speak.' : 'Nothing dictated yet.'}</span>
-        )}
-      </section>
-      <div className="dictate-actions">
-        <CopyButton text={() => text} what="the dictated text" />
-        {savedJobId != null && !running && (
-          <button type="button" className="btn btn-sm" onClick={() => openTranscript(savedJobId, { on: 'history' })}>
-            <Icon name="history" size={13} /> Open in History
-          </button>
-        )}
+      <div className="page-scroll">
+        <p className="dictate-status muted" role="status">
+          {phase === 'starting' && 'Opening the microphone…'}
+          {phase === 'listening' && `Listening${input ? ` on ${input}` : ''}: speak, and stop when you are done.`}
+          {phase === 'stopping' && 'Finishing the last words…'}
+          {phase === 'idle' &&
+            (shortcut
+              ? `Start here, or press ${shortcut} in any app: pressed again, it stops and puts the text on the clipboard.`
+              : 'Start, speak, stop: the text is saved to History with its recording.')}
+        </p>
+        {error != null && <ErrorNote error={error.error} title={error.title} />}
+        <section className="dictate-text" aria-label="Dictated text" aria-live="polite">
+          {finals.map((piece, i) => (
+            <span key={i} className="dictate-final">
+              {piece}{' '}
+            </span>
+          ))}
+          {partial && <span className="dictate-partial">{partial}</span>}
+          {!finals.length && !partial && (
+            <span className="muted">{running ? 'Words appear here as you speak.' : 'Nothing dictated yet.'}</span>
+          )}
+        </section>
+        <div className="dictate-actions">
+          <CopyButton text={() => text} what="the dictated text" />
+          {savedJobId != null && !running && (
+            <button type="button" className="btn btn-sm" onClick={() => openTranscript(savedJobId, { on: 'history' })}>
+              <Icon name="history" size={13} /> Open in History
+            </button>
+          )}
+        </div>
       </div>
     </div>
   )

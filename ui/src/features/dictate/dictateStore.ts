@@ -39,11 +39,6 @@ export function useDictate<T>(select: (s: DictateState) => T): T {
   return useStore(dictateStore, select)
 }
 
-/** The final text so far, as one text. */
-export function finalText(s: DictateState): string {
-  return s.finals.join(' ')
-}
-
 export function handleDictateEvent(e: DictateEvent): void {
   switch (e.type) {
     case 'listening':
