@@ -74,14 +74,16 @@ pub async fn set(app: &AppHandle, text: String) -> AppResult<String> {
     let new = parse(&text)?;
     let state = app.state::<AppState>();
     let old = parse(&state.dictation_shortcut().await).ok();
-    if old != Some(new) {
-        app.global_shortcut()
+    // Also the same shortcut again: one that could not be taken at start is tried anew.
+    let shortcuts = app.global_shortcut();
+    if !shortcuts.is_registered(new) {
+        shortcuts
             .register(new)
             .map_err(|e| AppError::invalid(format!("{text} cannot be used: {e}")))?;
-        if let Some(old) = old {
-            if let Err(e) = app.global_shortcut().unregister(old) {
-                tracing::warn!(error = %e, "the old dictation shortcut is still listened for");
-            }
+    }
+    if let Some(old) = old.filter(|old| *old != new && shortcuts.is_registered(*old)) {
+        if let Err(e) = shortcuts.unregister(old) {
+            tracing::warn!(error = %e, "the old dictation shortcut is still listened for");
         }
     }
     state.runtime.set_setting(DICTATION_SHORTCUT, &text).await?;
