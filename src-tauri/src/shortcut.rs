@@ -62,8 +62,11 @@ pub async fn register_saved(app: &AppHandle) {
             .register(shortcut)
             .map_err(|e| AppError::invalid(e.to_string()))
     });
-    if let Err(e) = registered {
-        tracing::warn!(shortcut = text, error = %e, "the dictation shortcut is not listened for");
+    match registered {
+        Ok(()) => tracing::info!(shortcut = text, "listening for the dictation shortcut"),
+        Err(e) => {
+            tracing::warn!(shortcut = text, error = %e, "the dictation shortcut is not listened for")
+        }
     }
 }
 
