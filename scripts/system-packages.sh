@@ -6,7 +6,8 @@
 #   scripts/system-packages.sh --test   also what the tests need (a virtual screen,
 #                                       screenshots, OCR, Chromium for the UI's tests,
 #                                       WebKit's WebDriver for the app tour,
-#                                       PulseAudio for the microphone and speaker tests)
+#                                       PulseAudio for the microphone and speaker tests,
+#                                       XTest to press the global dictation shortcut)
 #
 # Debian and Ubuntu are handled; on macOS only espeak-ng is needed (Homebrew); other
 # systems get the list of what to install.
@@ -17,7 +18,7 @@ app=(build-essential pkg-config curl file libwebkit2gtk-4.1-dev libgtk-3-dev lib
     libjavascriptcoregtk-4.1-dev libxdo-dev libssl-dev libayatana-appindicator3-dev
     librsvg2-dev libasound2-dev espeak-ng)
 tests=(xvfb xauth webkit2gtk-driver imagemagick tesseract-ocr tesseract-ocr-eng chromium
-    pulseaudio pulseaudio-utils libasound2-plugins)
+    pulseaudio pulseaudio-utils libasound2-plugins libxtst6)
 
 wanted=("${app[@]}")
 [[ ${1:-} == --test ]] && wanted+=("${tests[@]}")

@@ -7,6 +7,7 @@ pub mod chosen;
 pub mod commands;
 pub mod error;
 pub mod events;
+pub mod shortcut;
 pub mod speech_audio;
 pub mod state;
 
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use tauri::{AppHandle, DragDropEvent, Manager, RunEvent, WebviewWindowBuilder};
 use tauri_specta::{collect_commands, collect_events, Event as _};
 
+use crate::commands::dictate::DictateEvent;
 use crate::events::{ChatEvent, FilesOpened, RuntimeEvent, WebviewEvents};
 use crate::speech_audio::SpeechAudioStream;
 use crate::state::{AllowAsset, AppState};
@@ -28,7 +30,8 @@ pub const BINDINGS_HEADER: &str =
 /// Every command and event the UI sees, with their types.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     use commands::{
-        api_server, chat, choose, history, models, settings, speak, transcribe, voices,
+        api_server, chat, choose, dictate, history, models, settings, speak, transcribe,
+        voices,
     };
     tauri_specta::Builder::<tauri::Wry>::new()
         .commands(collect_commands![
@@ -57,6 +60,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             api_server::get_api_server,
             api_server::start_api_server,
             api_server::stop_api_server,
+            settings::set_dictation_shortcut,
             speak::speak,
             speak::stream_speech_audio,
             speak::save_speech,
@@ -79,8 +83,16 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             chat::start_voice_chat,
             chat::set_talking,
             chat::stop_chat,
+            dictate::start_dictation,
+            dictate::stop_dictation,
+            dictate::is_dictating,
         ])
-        .events(collect_events![RuntimeEvent, FilesOpened, ChatEvent])
+        .events(collect_events![
+            RuntimeEvent,
+            FilesOpened,
+            ChatEvent,
+            DictateEvent
+        ])
         // Limits the UI shows and its test doubles obey, from the code that enforces them.
         .constant("VOICE_LIMITS", izwi_runtime::VOICE_LIMITS)
         .constant(
@@ -202,6 +214,8 @@ pub fn run() {
         }))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_window_state::Builder::default().build())
+        .plugin(tauri_plugin_clipboard_manager::init())
+        .plugin(shortcut::plugin())
         .invoke_handler(builder.invoke_handler())
         .on_window_event(|window, event| {
             if let tauri::WindowEvent::DragDrop(drop) = event {
@@ -243,6 +257,7 @@ pub fn run() {
                 "Izwi is ready"
             );
             app.manage(state);
+            tauri::async_runtime::block_on(shortcut::register_saved(app.handle()));
             // The window opens once the state is there, so no command can come first.
             for window in app.config().app.windows.clone() {
                 WebviewWindowBuilder::from_config(app.handle(), &window)?.build()?;

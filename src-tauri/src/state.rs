@@ -34,6 +34,8 @@ pub struct AppState {
     pub(crate) api_events: Arc<ServerEvents>,
     /// The API server, while it runs.
     pub(crate) api_server: ApiServerSlot,
+    /// What stops the dictation under way, when there is one.
+    pub(crate) dictation: Arc<Mutex<Option<CancellationToken>>>,
 }
 
 pub(crate) type ChatActivity = Arc<Mutex<Option<(Option<i64>, CancellationToken)>>>;
@@ -62,6 +64,7 @@ impl AppState {
             talk_key: Arc::default(),
             api_events,
             api_server: ApiServerSlot::default(),
+            dictation: Arc::default(),
         }
     }
 

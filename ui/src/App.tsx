@@ -9,6 +9,7 @@ import { HistoryPage } from './features/history/HistoryPage'
 import { ModelsPage } from './features/models/ModelsPage'
 import { BatchPage } from './features/batch/BatchPage'
 import { ChatPage } from './features/chat/ChatPage'
+import { DictatePage } from './features/dictate/DictatePage'
 import { SettingsPage } from './features/settings/SettingsPage'
 import { SpeakPage } from './features/speak/SpeakPage'
 import { TranscribePage } from './features/transcribe/TranscribePage'
@@ -77,6 +78,7 @@ export function App() {
         {view === 'batch' && <BatchPage />}
         {view === 'voices' && <VoicesPage />}
         {view === 'chat' && <ChatPage />}
+        {view === 'dictate' && <DictatePage />}
         {view === 'settings' && <SettingsPage onShowShortcuts={showSheet} />}
       </main>
       <DropOverlay onDrop={onDrop} />

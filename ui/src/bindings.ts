@@ -41,6 +41,11 @@ export const commands = {
 	getApiServer: () => typedError<ApiServerStatus, AppError>(__TAURI_INVOKE("get_api_server")),
 	startApiServer: (settings: ApiServerSettings) => typedError<ApiServerStatus, AppError>(__TAURI_INVOKE("start_api_server", { settings })),
 	stopApiServer: () => typedError<ApiServerStatus, AppError>(__TAURI_INVOKE("stop_api_server")),
+	/**
+	 *  Makes `shortcut` (`CommandOrControl+Shift+Space`) the global dictation shortcut;
+	 *  returns it as saved. Refused when it is not a shortcut or another app holds it.
+	 */
+	setDictationShortcut: (shortcut: string) => typedError<string, AppError>(__TAURI_INVOKE("set_dictation_shortcut", { shortcut })),
 	speak: (voice: string, text: string, speed: number | null) => typedError<Job, AppError>(__TAURI_INVOKE("speak", { voice, text, speed })),
 	/**
 	 *  Opens the channel speak jobs' audio arrives on, a binary frame per sentence
@@ -71,11 +76,18 @@ export const commands = {
 	setTalking: (talking: boolean) => typedError<null, AppError>(__TAURI_INVOKE("set_talking", { talking })),
 	/**  Stops the reply being written or the voice chat; false when none was under way. */
 	stopChat: () => typedError<boolean, AppError>(__TAURI_INVOKE("stop_chat")),
+	/**  Starts dictating; the text comes as `DictateEvent`s. */
+	startDictation: (modelId: string | null, language: string | null) => typedError<null, AppError>(__TAURI_INVOKE("start_dictation", { modelId, language })),
+	/**  Ends the dictation; false when none was under way. */
+	stopDictation: () => typedError<boolean, AppError>(__TAURI_INVOKE("stop_dictation")),
+	/**  Whether a dictation is under way (started here or by the shortcut). */
+	isDictating: () => typedError<boolean, AppError>(__TAURI_INVOKE("is_dictating")),
 };
 
 /** Events */
 export const events = {
 	chatEvent: makeEvent<ChatEvent, ChatEvent>("chat-event"),
+	dictateEvent: makeEvent<DictateEvent, DictateEvent>("dictate-event"),
 	filesOpened: makeEvent<FilesOpened, FilesOpened>("files-opened"),
 	runtimeEvent: makeEvent<RuntimeEvent, RuntimeEvent>("runtime-event"),
 };
@@ -232,6 +244,21 @@ export type Choice =
 "script" | 
 /**  An empty folder for a batch's WAV files. */
 "output_folder";
+
+/**  What a dictation is doing, as it happens. */
+export type DictateEvent = 
+/**  Recording from the microphone `input` as the history's job `job_id`. */
+{ type: "listening"; input: string; job_id: number } | 
+/**  What was heard after the final text so far; replaces the previous partial. */
+{ type: "partial"; text: string } | 
+/**  Confirmed text, in order; it never changes and replaces the partial it confirms. */
+{ type: "final"; text: string } | 
+/**
+ *  The dictation ended: saved as `job_id` with all its final `text` (pieces joined
+ *  by spaces), or ended by `error` (the recording stays; `job_id` is None when it
+ *  failed before it began).
+ */
+{ type: "stopped"; job_id: number | null; text: string; error: string | null };
 
 /**  One report on a model download. */
 export type DownloadProgress = {
@@ -524,6 +551,8 @@ export type Settings = {
 	devices: string[],
 	/**  The most characters one Speak request takes (the runtime's limit). */
 	speak_max_chars: number,
+	/**  The global shortcut that starts and stops dictation from any app. */
+	dictation_shortcut: string,
 };
 
 /**  A path left out of an expansion because it could not be read. */

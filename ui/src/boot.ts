@@ -4,6 +4,7 @@
 import { toast } from './lib/toast'
 import { handleBatchEvent } from './features/batch/batchStore'
 import { listenChatEvents } from './features/chat/chatStore'
+import { listenDictateEvents } from './features/dictate/dictateStore'
 import { handleModelEvent, installedTranscribers, loadModels, modelsStore } from './features/models/modelsStore'
 import { loadSettings } from './features/settings/settingsStore'
 import { handleJobEvent, loadActiveJobs } from './features/transcribe/jobsStore'
@@ -39,6 +40,8 @@ async function run(): Promise<void> {
   await listenSpeechAudio(handleSpeechAudio).catch((e) => console.error('could not open the speech audio channel', e))
   // Also from the start: a voice chat still running (the window was reloaded) shows up, to be stopped.
   await listenChatEvents().catch((e) => console.error('could not listen to chat events', e))
+  // A dictation the global shortcut starts shows on the Dictate screen, whichever screen is open.
+  await listenDictateEvents().catch((e) => console.error('could not listen to dictation events', e))
   await Promise.all([loadSettings(), loadModels(), loadActiveJobs(), loadVoices()])
 
   // A voice model installed or removed adds or drops its voices in the library.

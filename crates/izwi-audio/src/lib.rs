@@ -15,6 +15,7 @@ mod device;
 mod error;
 mod limits;
 mod peaks;
+mod recording;
 mod resample;
 mod split;
 mod wav;
@@ -28,6 +29,7 @@ pub use limits::{
     MIN_SAMPLE_RATE,
 };
 pub use peaks::{decode_peaks, peaks, PeakBlocks};
+pub use recording::WavRecording;
 pub use resample::{resample, StreamResampler};
 pub use split::{split_at_silence, Window};
 pub use wav::{pcm16_bytes, pcm16_wav_data, streamed_wav_header, write_wav, WavFile};

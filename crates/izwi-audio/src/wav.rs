@@ -182,12 +182,12 @@ pub fn pcm16_bytes(samples: &[f32]) -> Vec<u8> {
         .collect()
 }
 
-fn to_i16(sample: f32) -> i16 {
+pub(crate) fn to_i16(sample: f32) -> i16 {
     // `as` saturates and maps NaN to 0.
     (sample.clamp(-1.0, 1.0) * 32767.0).round() as i16
 }
 
-fn hound_error(error: hound::Error) -> io::Error {
+pub(crate) fn hound_error(error: hound::Error) -> io::Error {
     match error {
         hound::Error::IoError(e) => e,
         other => io::Error::other(other.to_string()),

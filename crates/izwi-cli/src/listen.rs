@@ -1,5 +1,6 @@
 //! `izwi listen`: live dictation from the microphone, or from a file played at
-//! real-time pace; partial and final text as it is heard.
+//! real-time pace; partial and final text as it is heard. Saved to the history with
+//! its recording unless `--no-save`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -36,6 +37,10 @@ pub struct ListenArgs {
     /// after the final text so far, replaced by the next partial or final.
     #[arg(long)]
     json: bool,
+    /// Keep nothing: by default the audio is recorded to the data dir as it is heard
+    /// and the dictation is saved to the history as a transcript with its recording.
+    #[arg(long)]
+    no_save: bool,
 }
 
 pub fn run(data_dir: Option<PathBuf>, args: ListenArgs) -> Result<()> {
@@ -71,11 +76,28 @@ pub fn run(data_dir: Option<PathBuf>, args: ListenArgs) -> Result<()> {
             ..DictationOptions::new(model_id)
         };
         let json = args.json;
-        runtime
-            .dictate(&options, audio, |event| show(&event, json))
-            .await?;
+        let on_event = |event: DictationEvent| show(&event, json);
+        let saved = if args.no_save {
+            runtime.dictate(&options, audio, on_event).await?;
+            None
+        } else {
+            let on_job =
+                |id| eprintln!("recording as job {id} (`izwi history --show {id}` when done)");
+            Some(
+                runtime
+                    .dictate_and_save(&options, audio, on_job, on_event)
+                    .await?,
+            )
+        };
         if !json {
             eprint!("\r\x1b[K");
+        }
+        if let Some(saved) = saved {
+            eprintln!(
+                "saved as job {}, with its recording {}",
+                saved.job_id,
+                saved.recording.display()
+            );
         }
         anyhow::Ok(())
     })

@@ -135,13 +135,7 @@ impl Runtime {
         on_event: impl Fn(DictationEvent),
     ) -> Result<Vec<DictatedText>, RuntimeError> {
         let inner = &self.inner;
-        let vad = inner.vad.get(self.data_dir()).await.ok_or_else(|| {
-            RuntimeError::InvalidRequest(
-                "dictation needs the voice activity detector: install it with \
-                 `izwi models vad silero_vad_16k_op15.onnx`"
-                    .into(),
-            )
-        })?;
+        let vad = inner.vad.get(self.data_dir()).await.ok_or_else(no_vad)?;
         let whisper = inner.models.whisper(&options.model_id).await?;
         let mut detector = VadStream::new(
             &vad,
@@ -260,6 +254,14 @@ impl Runtime {
         state.confirm_hypothesis(&on_event);
         Ok(state.confirmed)
     }
+}
+
+pub(crate) fn no_vad() -> RuntimeError {
+    RuntimeError::InvalidRequest(
+        "dictation needs the voice activity detector: install it with \
+         `izwi models vad silero_vad_16k_op15.onnx`"
+            .into(),
+    )
 }
 
 fn words_of(transcript: &izwi_core::transcript::Transcript) -> Vec<Word> {

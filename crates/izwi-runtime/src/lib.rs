@@ -13,6 +13,7 @@ mod jobs;
 mod live_chat;
 mod models;
 mod runtime;
+mod saved_dictation;
 mod speak;
 mod transcribe;
 mod vad;
@@ -52,6 +53,7 @@ pub use izwi_store::{
 pub use live_chat::{LiveChatOptions, LiveEvent, LEVEL_SECONDS};
 pub use models::LoadedModel;
 pub use runtime::{Runtime, RuntimeConfig, DEFAULT_TRANSCRIBE_MODEL};
+pub use saved_dictation::SavedDictation;
 pub use speak::{
     read_lines, SpeakBatchRequest, SpeakFileRequest, SpeakRequest, SpeechClip, MANIFEST_NAME,
     MAX_SPEAK_CHARS, SENTENCE_GAP_SECONDS,

@@ -327,7 +327,8 @@ impl Store {
 
     /// Deletes a job and, through the foreign keys, its transcript and segments. A
     /// speak job's WAV goes too when it lies in the data dir's own audio folder (where
-    /// a job writes when given no output); a file the user chose stays.
+    /// a job writes when given no output), and a transcription's upload or dictation
+    /// recording when no other job reads it; a file the user chose stays.
     pub async fn delete_job(&self, id: i64) -> Result<(), StoreError> {
         let row: Option<(String, String, Option<String>)> =
             sqlx::query_as("DELETE FROM jobs WHERE id = ? RETURNING kind, input, output")
@@ -341,7 +342,18 @@ impl Store {
         // API received for a transcription. The user's own files never do.
         let own = match JobKind::from_db(&kind)? {
             JobKind::Speak => output.and_then(|o| own_file(&self.audio_dir(), Path::new(&o))),
-            JobKind::Transcribe => own_file(&self.uploads_dir(), Path::new(&input)),
+            JobKind::Transcribe => {
+                let input = Path::new(&input);
+                let own = own_file(&self.uploads_dir(), input)
+                    .or_else(|| own_file(&self.recordings_dir(), input));
+                // A retried job reads the same upload or recording: it stays for that one.
+                let shared: Option<i64> =
+                    sqlx::query_scalar("SELECT id FROM jobs WHERE input = ? LIMIT 1")
+                        .bind(input.to_string_lossy())
+                        .fetch_optional(&self.pool)
+                        .await?;
+                own.filter(|_| shared.is_none())
+            }
             _ => None,
         };
         if let Some(file) = own {

@@ -27,6 +27,8 @@ pub use chats::{ChatRecord, MessageMetrics, MessageRecord, MessageRole, NewMessa
 pub use error::StoreError;
 pub use jobs::{Job, JobFilter, JobKind, JobMetrics, JobStatus, NewJob};
 pub use session::{OPEN_LOCK_NAME, OPEN_LOCK_WAIT, SESSIONS_DIR_NAME};
-pub use store::{Store, AUDIO_DIR_NAME, DB_FILE_NAME, INTERRUPTED_ERROR, UPLOADS_DIR_NAME};
+pub use store::{
+    Store, AUDIO_DIR_NAME, DB_FILE_NAME, INTERRUPTED_ERROR, RECORDINGS_DIR_NAME, UPLOADS_DIR_NAME,
+};
 pub use transcripts::{NewTranscript, SearchHit, SegmentRecord, TranscriptRecord, WordRecord};
 pub use voices::{NewVoice, VoiceRecord, VoiceSettings, VoiceSource};

@@ -24,6 +24,9 @@ pub const DB_FILE_NAME: &str = "izwi.db";
 pub const AUDIO_DIR_NAME: &str = "audio";
 /// Files received through the HTTP API, each the source of its transcription job.
 pub const UPLOADS_DIR_NAME: &str = "uploads";
+/// Dictation's recordings, written as they are captured, each the source of its
+/// transcription job.
+pub const RECORDINGS_DIR_NAME: &str = "recordings";
 
 /// The error recorded on jobs found `running` at open.
 pub const INTERRUPTED_ERROR: &str = "Izwi stopped while this job was running";
@@ -151,6 +154,12 @@ impl Store {
     /// is the source of a transcription job, and goes with it.
     pub fn uploads_dir(&self) -> PathBuf {
         self.data_dir.join(UPLOADS_DIR_NAME)
+    }
+
+    /// The folder for dictation's recordings, `<data dir>/recordings`: each is the
+    /// source of a transcription job, and goes with it.
+    pub fn recordings_dir(&self) -> PathBuf {
+        self.data_dir.join(RECORDINGS_DIR_NAME)
     }
 
     /// The id this store's jobs are recorded under.

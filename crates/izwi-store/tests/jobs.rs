@@ -466,3 +466,27 @@ async fn deleting_a_transcription_deletes_its_upload_only() {
     assert!(mine.exists());
     store.close().await;
 }
+
+#[tokio::test]
+async fn a_dictation_recording_goes_with_the_last_job_that_reads_it() {
+    let (_temp, store) = open().await;
+    std::fs::create_dir_all(store.recordings_dir()).unwrap();
+    let recording = store.recordings_dir().join("dictation-1.wav");
+    std::fs::write(&recording, b"RIFF").unwrap();
+    let job = || {
+        store.create_job(NewJob {
+            kind: JobKind::Transcribe,
+            model_id: Some("local/tiny".into()),
+            input: recording.display().to_string(),
+            params: serde_json::json!({}),
+        })
+    };
+    // The dictation, interrupted, and the transcription of its recording afterwards.
+    let interrupted = job().await.unwrap().id;
+    let retried = job().await.unwrap().id;
+    store.delete_job(interrupted).await.unwrap();
+    assert!(recording.exists());
+    store.delete_job(retried).await.unwrap();
+    assert!(!recording.exists());
+    store.close().await;
+}

@@ -6,6 +6,7 @@
 pub mod api_server;
 pub mod chat;
 pub mod choose;
+pub mod dictate;
 pub mod history;
 pub mod models;
 pub mod settings;

@@ -1,8 +1,9 @@
-//! Settings: where data lives, the default model, the theme, the device models run on.
+//! Settings: where data lives, the default model, the theme, the device models run on,
+//! the dictation shortcut.
 
 use izwi_runtime::{Runtime, DEFAULT_TRANSCRIBE_MODEL};
 use serde::{Deserialize, Serialize};
-use tauri::State;
+use tauri::{AppHandle, State};
 
 use crate::error::AppResult;
 use crate::state::AppState;
@@ -35,6 +36,8 @@ pub struct Settings {
     pub devices: Vec<String>,
     /// The most characters one Speak request takes (the runtime's limit).
     pub speak_max_chars: u32,
+    /// The global shortcut that starts and stops dictation from any app.
+    pub dictation_shortcut: String,
 }
 
 impl AppState {
@@ -54,6 +57,7 @@ impl AppState {
             device: runtime.device(),
             devices: Runtime::built_devices(),
             speak_max_chars: izwi_runtime::MAX_SPEAK_CHARS as u32,
+            dictation_shortcut: self.dictation_shortcut().await,
         })
     }
 
@@ -86,4 +90,12 @@ pub async fn set_default_model(state: State<'_, AppState>, id: Option<String>) -
 #[specta::specta]
 pub async fn set_theme(state: State<'_, AppState>, theme: Theme) -> AppResult<()> {
     state.set_theme(theme).await
+}
+
+/// Makes `shortcut` (`CommandOrControl+Shift+Space`) the global dictation shortcut;
+/// returns it as saved. Refused when it is not a shortcut or another app holds it.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_dictation_shortcut(app: AppHandle, shortcut: String) -> AppResult<String> {
+    crate::shortcut::set(&app, shortcut).await
 }

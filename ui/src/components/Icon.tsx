@@ -40,6 +40,9 @@ const PATHS = {
   batch: 'M8 6h12M8 12h12M8 18h12M4 6h.01M4 12h.01M4 18h.01',
   voices: MIC,
   mic: MIC,
+  // A microphone with lines of text beside it.
+  dictate:
+    'M9 4a2.5 2.5 0 0 0-2.5 2.5v5a2.5 2.5 0 0 0 5 0v-5A2.5 2.5 0 0 0 9 4zM3.5 11a5.5 5.5 0 0 0 11 0M9 16.5V20M15 6h6M17 10h4M17 14h4',
   chat: 'M4 5h16v11H9l-5 4V5zM8 9h8M8 12h5',
   send: 'M4 12l16-8-6 16-3-7-7-1zM11 13l9-9',
   edit: 'M4 20h4L19 9l-4-4L4 16v4zM13.5 6.5l4 4',

@@ -6,6 +6,7 @@ import { isActive, jobsStore } from '../features/transcribe/jobsStore'
 import { isRunning as speaking, speakStore } from '../features/speak/speakStore'
 import { batchStore, isRunning as batching } from '../features/batch/batchStore'
 import { chatStore } from '../features/chat/chatStore'
+import { dictateStore } from '../features/dictate/dictateStore'
 import { Icon } from './Icon'
 
 export function Sidebar({ view, onShowShortcuts }: { view: View; onShowShortcuts: () => void }) {
@@ -14,6 +15,7 @@ export function Sidebar({ view, onShowShortcuts }: { view: View; onShowShortcuts
   const speakBusy = useStore(speakStore, speaking)
   const batchBusy = useStore(batchStore, batching)
   const chatBusy = useStore(chatStore, (s) => s.activity != null)
+  const dictating = useStore(dictateStore, (s) => s.phase !== 'idle')
   return (
     <nav className="sidebar" aria-label="Main">
       <div className="brand">
@@ -42,7 +44,8 @@ export function Sidebar({ view, onShowShortcuts }: { view: View; onShowShortcuts
               )}
               {((v.id === 'speak' && speakBusy) ||
                 (v.id === 'batch' && batchBusy) ||
-                (v.id === 'chat' && chatBusy)) && (
+                (v.id === 'chat' && chatBusy) ||
+                (v.id === 'dictate' && dictating)) && (
                 <span className="nav-badge nav-badge-dot" aria-label="In progress">
                   <Icon name="spinner" size={10} />
                 </span>

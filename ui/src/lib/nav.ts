@@ -2,7 +2,7 @@
 
 import { createStore, useStore } from './store'
 
-export type View = 'transcribe' | 'models' | 'history' | 'settings' | 'speak' | 'batch' | 'voices' | 'chat'
+export type View = 'transcribe' | 'models' | 'history' | 'settings' | 'speak' | 'batch' | 'voices' | 'chat' | 'dictate'
 
 const PAGES: { id: View; label: string }[] = [
   { id: 'transcribe', label: 'Transcribe' },
@@ -12,6 +12,7 @@ const PAGES: { id: View; label: string }[] = [
   { id: 'batch', label: 'Batch export' },
   { id: 'voices', label: 'Voices' },
   { id: 'chat', label: 'Chat' },
+  { id: 'dictate', label: 'Dictate' },
   { id: 'settings', label: 'Settings' },
 ]
 

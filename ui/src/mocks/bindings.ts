@@ -8,6 +8,8 @@
 // stopped; push-to-talk plays that turn for each hold of setTalking(true) … (false).
 // The API server's switch is SYNTHESISED: it "listens" on the port asked, but one below
 // 1024 is refused as Linux refuses it to a user.
+// Dictation is SYNTHESISED too: the recorded transcript's words come as partial text a
+// word at a time, each segment final at its end, then it listens until stopped.
 
 import type { Channel } from '@tauri-apps/api/core'
 import type { EventCallback, UnlistenFn } from '@tauri-apps/api/event'
@@ -26,6 +28,7 @@ import {
   type ChatRecord,
   type ChatSent,
   type ChatSettings,
+  type DictateEvent,
   type MessageRecord,
   type MessageRole,
   type ExportFormat,
@@ -45,7 +48,7 @@ import {
   type VoiceSettings,
 } from '../bindings'
 import type { RuntimeEvent } from '../lib/events'
-import { emit, listen, CHAT_EVENT, FILES_OPENED_EVENT, RUNTIME_EVENT } from './bus'
+import { emit, listen, CHAT_EVENT, DICTATE_EVENT, FILES_OPENED_EVENT, RUNTIME_EVENT } from './bus'
 import { encodeSpeechAudio } from './speechFrames'
 import { logCall, mock, sleep } from './control'
 import {
@@ -509,6 +512,34 @@ async function playBatch(job: Job, lines: string[], dir: string): Promise<void> 
 }
 
 const batchDirs = new Set<string>()
+
+// ---------- dictation (synthesised) ----------
+
+/** The dictation under way: one at a time, as in the app. */
+let dictation: { stopped: boolean; done: Promise<void> } | null = null
+
+function emitDictate(payload: DictateEvent) {
+  emit(DICTATE_EVENT, payload)
+}
+
+/** Speaks the recorded transcript's segments a word at a time, then listens until stopped. */
+async function dictate(jobId: number, activity: { stopped: boolean }): Promise<void> {
+  const finals: string[] = []
+  emitDictate({ type: 'listening', input: audioDevices.inputs[0].name, job_id: jobId })
+  for (const segment of recordedTranscript.segments) {
+    const words = segment.text.trim().split(/\s+/)
+    for (let n = 1; n <= words.length && !activity.stopped; n++) {
+      await sleep(mock.config.chatStepMs)
+      if (n < words.length) emitDictate({ type: 'partial', text: words.slice(0, n).join(' ') })
+    }
+    // Stopped or not, what was heard of the segment becomes final.
+    finals.push(segment.text.trim())
+    emitDictate({ type: 'final', text: segment.text.trim() })
+    if (activity.stopped) break
+  }
+  while (!activity.stopped) await sleep(mock.config.chatStepMs)
+  emitDictate({ type: 'stopped', job_id: jobId, text: finals.join(' '), error: null })
+}
 
 // ---------- chat (synthesised) ----------
 
@@ -1063,6 +1094,32 @@ export const commands = {
     if (activity) activity.stopped = true
     return ok(activity != null)
   }),
+  startDictation: cmd('startDictation', (modelId: string | null) => {
+    if (dictation) return err<null>('invalid', 'a dictation is under way: stop it first')
+    const id = modelId ?? state.settings.default_transcribe_model
+    const model = state.models.find((m) => m.task === 'transcribe' && m.status === 'installed' && (!id || m.id === id))
+    if (!model) return err<null>('model', id ? `${id} is not installed` : 'no transcription model is installed')
+    const activity = { stopped: false, done: Promise.resolve() }
+    activity.done = dictate(nextJobId++, activity).finally(() => {
+      dictation = null
+    })
+    dictation = activity
+    return ok(null)
+  }),
+  stopDictation: cmd('stopDictation', () => {
+    if (dictation) dictation.stopped = true
+    return ok(dictation != null)
+  }),
+  isDictating: cmd('isDictating', () => ok(dictation != null)),
+  setDictationShortcut: cmd('setDictationShortcut', (shortcut: string) => {
+    const text = shortcut.trim()
+    // Modifiers and one key, as the global-shortcut plugin reads them.
+    if (!/^((CommandOrControl|CmdOrCtrl|Control|Ctrl|Alt|Shift|Super|Command|Cmd)\+)+[A-Za-z0-9]\w*$/i.test(text)) {
+      return err<string>('invalid', `${JSON.stringify(shortcut)} is not a shortcut`)
+    }
+    state.settings.dictation_shortcut = text
+    return ok(text)
+  }),
   takeOpenedFiles: cmd('takeOpenedFiles', () => {
     if (state.openedTaken) return ok<string[]>([])
     state.openedTaken = true
@@ -1090,6 +1147,7 @@ type Events = typeof RealEvents
 
 export const events = {
   chatEvent: eventObj<ChatEvent>(CHAT_EVENT),
+  dictateEvent: eventObj<DictateEvent>(DICTATE_EVENT),
   runtimeEvent: eventObj<RuntimeEvent>(RUNTIME_EVENT),
   filesOpened: eventObj<string[]>(FILES_OPENED_EVENT),
 } satisfies { [K in keyof Events]: Pick<Events[K], 'listen' | 'once'> }

@@ -26,3 +26,4 @@ export function emit(name: string, payload: unknown): void {
 export const RUNTIME_EVENT = 'runtime-event'
 export const FILES_OPENED_EVENT = 'files-opened'
 export const CHAT_EVENT = 'chat-event'
+export const DICTATE_EVENT = 'dictate-event'

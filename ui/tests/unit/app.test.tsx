@@ -60,6 +60,8 @@ describe('app', () => {
     await userEvent.keyboard('{Control>}3{/Control}')
     expect(screen.getByRole('heading', { name: 'History' })).toBeInTheDocument()
     await userEvent.keyboard('{Control>}8{/Control}')
+    expect(screen.getByRole('heading', { name: 'Dictate' })).toBeInTheDocument()
+    await userEvent.keyboard('{Control>}9{/Control}')
     expect(screen.getByRole('heading', { name: 'Settings' })).toBeInTheDocument()
     await userEvent.keyboard('?')
     expect(screen.getByRole('dialog', { name: 'Keyboard shortcuts' })).toBeInTheDocument()
@@ -69,13 +71,13 @@ describe('app', () => {
     expect(screen.getByRole('heading', { name: 'Transcribe' })).toBeInTheDocument()
   })
 
-  it('opens the sidebar’s pages top to bottom with Ctrl+1…8', async () => {
+  it('opens the sidebar’s pages top to bottom with Ctrl+1…9', async () => {
     render(<App />)
     const nav = screen.getByRole('navigation', { name: 'Main' })
     const items = within(nav)
       .getAllByRole('button')
       .filter((b) => b.classList.contains('nav-item'))
-    expect(items).toHaveLength(8)
+    expect(items).toHaveLength(9)
     for (const [i, item] of items.entries()) {
       await userEvent.keyboard(`{Control>}${i + 1}{/Control}`)
       expect(item).toHaveAttribute('aria-current', 'page')
@@ -86,7 +88,7 @@ describe('app', () => {
     commands.getSettings.mockResolvedValue(ok(settings({ theme: 'dark' })))
     render(<App />)
     await waitFor(() => expect(document.documentElement.dataset.theme).toBe('dark'))
-    await userEvent.keyboard('{Control>}8{/Control}')
+    await userEvent.keyboard('{Control>}9{/Control}')
     await userEvent.click(await screen.findByRole('radio', { name: 'System' }))
     expect(commands.setTheme).toHaveBeenCalledWith('system')
     expect(document.documentElement.dataset.theme).toBeUndefined()

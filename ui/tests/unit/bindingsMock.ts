@@ -1,6 +1,6 @@
 // The generated bindings, mocked (vi.mock of src/bindings): every command is a vi.fn that
 // answers like tauri-specta does ({status:"ok",data} or {status:"error",error}), and
-// emitRuntime() and emitChat() deliver an event to whoever listens, sendSpeechAudio() a
+// emitRuntime(), emitChat() and emitDictate() deliver an event to whoever listens, sendSpeechAudio() a
 // binary frame to the speech audio channel the page opened.
 
 import type { Channel } from '@tauri-apps/api/core'
@@ -14,6 +14,7 @@ import type {
   ChatEvent,
   ChatRecord,
   ChatSettings,
+  DictateEvent,
   ErrorKind,
   Job,
   JobDetail,
@@ -37,6 +38,8 @@ type Listener = Parameters<Events['runtimeEvent']['listen']>[0]
 const listeners = new Set<Listener>()
 type ChatListener = Parameters<Events['chatEvent']['listen']>[0]
 const chatListeners = new Set<ChatListener>()
+type DictateListener = Parameters<Events['dictateEvent']['listen']>[0]
+const dictateListeners = new Set<DictateListener>()
 let speechAudio: Channel<ArrayBuffer> | null = null
 
 export const ok = <T>(data: T) => ({ status: 'ok' as const, data })
@@ -116,6 +119,10 @@ function defaults() {
       pushToTalk = false
       return ok(true)
     }),
+    startDictation: fn('startDictation', async () => ok(null)),
+    stopDictation: fn('stopDictation', async () => ok(true)),
+    isDictating: fn('isDictating', async () => ok(false)),
+    setDictationShortcut: fn('setDictationShortcut', async (shortcut) => ok(shortcut.trim())),
   } satisfies Mocked
 }
 
@@ -147,6 +154,16 @@ export const events = {
     once: vi.fn<Events['runtimeEvent']['once']>(async () => () => {}),
     emit: vi.fn<Events['runtimeEvent']['emit']>(async () => {}),
   },
+  dictateEvent: {
+    listen: vi.fn<Events['dictateEvent']['listen']>(async (cb) => {
+      dictateListeners.add(cb)
+      return () => {
+        dictateListeners.delete(cb)
+      }
+    }),
+    once: vi.fn<Events['dictateEvent']['once']>(async () => () => {}),
+    emit: vi.fn<Events['dictateEvent']['emit']>(async () => {}),
+  },
   filesOpened: {
     listen: vi.fn<Events['filesOpened']['listen']>(async () => () => {}),
     once: vi.fn<Events['filesOpened']['once']>(async () => () => {}),
@@ -167,6 +184,10 @@ export function emitChat(payload: ChatEvent): void {
   for (const l of [...chatListeners]) l({ event: 'chat-event', id: 0, payload })
 }
 
+export function emitDictate(payload: DictateEvent): void {
+  for (const l of [...dictateListeners]) l({ event: 'dictate-event', id: 0, payload })
+}
+
 function reset<K extends keyof Commands>(name: K, fresh: Mocked): void {
   commands[name].mockReset()
   commands[name].mockImplementation(fresh[name].getMockImplementation()!)
@@ -178,6 +199,7 @@ export function resetBindings(): void {
   for (const name of Object.keys(fresh) as (keyof Commands)[]) reset(name, fresh)
   listeners.clear()
   chatListeners.clear()
+  dictateListeners.clear()
   speechAudio = null
 }
 
@@ -199,6 +221,7 @@ export function settings(patch: Partial<Settings> = {}): Settings {
     device: 'cpu',
     devices: ['cpu'],
     speak_max_chars: 20_000,
+    dictation_shortcut: 'CommandOrControl+Shift+Space',
     ...patch,
   }
 }

@@ -3,6 +3,7 @@
 import { resetBoot } from '../../src/boot'
 import { resetBatch } from '../../src/features/batch/batchStore'
 import { resetChat } from '../../src/features/chat/chatStore'
+import { resetDictate } from '../../src/features/dictate/dictateStore'
 import { resetModels } from '../../src/features/models/modelsStore'
 import { settingsStore } from '../../src/features/settings/settingsStore'
 import { resetJobs } from '../../src/features/transcribe/jobsStore'
@@ -26,6 +27,7 @@ export function resetApp(): void {
   resetBatch()
   resetVoices()
   resetChat()
+  resetDictate()
   settingsStore.set({ settings: null, error: null })
   navStore.set({ view: 'transcribe', transcribe: null, history: null })
   localStorage.clear()

@@ -1,7 +1,7 @@
 import { render, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
-import { commands, job, ok, transcript } from './bindingsMock'
+import { commands, job, ok, queued, transcript } from './bindingsMock'
 import { resetApp } from './helpers'
 import { ConfirmHost } from '../../src/components/Dialog'
 import { HistoryPage } from '../../src/features/history/HistoryPage'
@@ -113,5 +113,36 @@ describe('history', () => {
     expect(commands.deleteJob).toHaveBeenCalledWith(8)
     // The row goes once the command answers (a state update outside act): wait for it.
     await waitFor(() => expect(within(list).queryByRole('listitem', { name: 'broken.mp3' })).not.toBeInTheDocument())
+  })
+
+  it('transcribes an interrupted dictation’s recording again, with its options', async () => {
+    const recording = '/home/ada/.local/share/izwi/recordings/dictation-1764144000000.wav'
+    const interrupted = job({
+      id: 12,
+      status: 'interrupted',
+      input: recording,
+      params: { path: recording, model_id: 'local/tiny', language: 'en', word_timestamps: true },
+      model_id: 'local/tiny',
+      error: 'Izwi stopped while this job was running',
+    })
+    commands.listJobs.mockResolvedValue(ok([interrupted]))
+    commands.transcribeFiles.mockResolvedValue(ok(queued([job({ id: 13, input: recording, model_id: 'local/tiny' })])))
+    render(<HistoryPage />)
+    const list = await screen.findByRole('list', { name: 'Past jobs' })
+    const row = await within(list).findByRole('listitem', { name: 'dictation-1764144000000.wav' })
+    await userEvent.click(within(row).getAllByRole('button')[0])
+    const note = await screen.findByRole('alert')
+    expect(note).toHaveTextContent('Interrupted')
+    await userEvent.click(within(note).getByRole('button', { name: 'Try again' }))
+    expect(commands.transcribeFiles).toHaveBeenCalledWith([recording], {
+      model_id: 'local/tiny',
+      language: 'en',
+      task: 'transcribe',
+      timestamps: true,
+      beam_size: 1,
+      initial_prompt: null,
+      word_timestamps: true,
+    })
+    await waitFor(() => expect(navStore.get()).toMatchObject({ view: 'transcribe', transcribe: { jobId: 13 } }))
   })
 })

@@ -4,7 +4,7 @@ import { shortcutLabel } from '../../src/lib/platform'
 import { SHORTCUTS } from '../../src/lib/shortcuts'
 
 describe('navigation shortcuts', () => {
-  it('are Ctrl/⌘ 1 to 8 in sidebar order', () => {
+  it('are Ctrl/⌘ 1 to 9 in sidebar order', () => {
     expect(VIEWS.map((v) => v.key)).toEqual(VIEWS.map((_, i) => String(i + 1)))
   })
 

@@ -39,8 +39,10 @@ function JobRow({ job, selected, onDeleted }: { job: Job; selected: boolean; onD
   const name = rowName(job)
   const done = job.status === 'done'
   const kind = JOB_KINDS[job.kind]
-  // A transcript opens once it exists; speech and batches show what they have at any time.
-  const openable = job.kind === 'transcribe' ? done : true
+  // A transcript opens once it exists, or stopped, to say why and transcribe it again (a
+  // dictation a crash interrupted: its recording); speech and batches show what they have
+  // at any time.
+  const openable = job.kind === 'transcribe' ? done || job.status === 'failed' || job.status === 'interrupted' : true
   const reason = jobFailureText(job.status, job.error)
   const del = async () => {
     const ok = await confirm({
@@ -186,7 +188,7 @@ export function HistoryPage() {
           <div className="split-main">
             <JobDetailPane
               key={focus.jobId}
-              kind={jobs.find((j) => j.id === focus.jobId)?.kind ?? null}
+              listed={jobs.find((j) => j.id === focus.jobId) ?? null}
               jobId={focus.jobId}
               focusSegment={focus.segmentIdx}
               focusNonce={focus.nonce}

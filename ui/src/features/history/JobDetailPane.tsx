@@ -1,6 +1,6 @@
 // What History shows for an open job: a transcript, a speech job or a batch, by its kind.
 
-import type { JobKind } from '../../bindings'
+import type { Job } from '../../bindings'
 import { ErrorNote } from '../../components/ErrorNote'
 import { Icon } from '../../components/Icon'
 import { TranscriptView } from '../transcribe/TranscriptView'
@@ -15,9 +15,9 @@ interface Props {
   onClose?: () => void
 }
 
-/** `kind` when the list already knows it, so a transcript opens without a detour. */
-export function JobDetailPane({ kind, ...props }: Props & { kind: JobKind | null }) {
-  if (kind === 'transcribe') return <TranscriptView {...props} />
+/** The job as the list knows it, so a transcript opens without a detour. */
+export function JobDetailPane({ listed, ...props }: Props & { listed: Job | null }) {
+  if (listed?.kind === 'transcribe') return <TranscriptView listed={listed} {...props} />
   return <SpeechOrBatch {...props} />
 }
 

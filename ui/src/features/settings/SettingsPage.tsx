@@ -1,4 +1,5 @@
-// Settings: where data lives, what runs the models, the default model, the theme, the API.
+// Settings: where data lives, what runs the models, the default model, the theme, the
+// dictation shortcut, the API.
 
 import { useState } from 'react'
 import type { Theme } from '../../bindings'
@@ -11,13 +12,59 @@ import { describeError } from '../../lib/errors'
 import { deviceLabel } from '../../lib/format'
 import { installedTranscribers, useModels } from '../models/modelsStore'
 import { ApiServerSection } from './ApiServerSection'
-import { changeDefaultModel, changeTheme, loadSettings, useSettings } from './settingsStore'
+import {
+  changeDefaultModel,
+  changeDictationShortcut,
+  changeTheme,
+  loadSettings,
+  useSettings,
+} from './settingsStore'
 
 const THEMES: { id: Theme; label: string; icon: IconName }[] = [
   { id: 'system', label: 'System', icon: 'monitor' },
   { id: 'light', label: 'Light', icon: 'sun' },
   { id: 'dark', label: 'Dark', icon: 'moon' },
 ]
+
+/** The global dictation shortcut, typed as modifiers and a key; saved when the field is left or Enter pressed. */
+function DictationShortcut({ current }: { current: string }) {
+  const [draft, setDraft] = useState(current)
+  const [error, setError] = useState<unknown>(null)
+  const save = async () => {
+    if (draft.trim() === current) return
+    try {
+      await changeDictationShortcut(draft)
+      setError(null)
+    } catch (e) {
+      setError(e)
+    }
+  }
+  return (
+    <div className="setting">
+      <div className="setting-text">
+        <label className="setting-label" htmlFor="dictation-shortcut">
+          Dictation shortcut
+        </label>
+        <div className="setting-hint">
+          Starts dictating from any app; pressed again, it stops and puts the text on the clipboard to paste. Modifiers
+          and a key, like CommandOrControl+Shift+Space.
+        </div>
+        {error != null && <ErrorNote error={error} compact />}
+      </div>
+      <input
+        id="dictation-shortcut"
+        className="input"
+        value={draft}
+        spellCheck={false}
+        onChange={(e) => setDraft(e.target.value)}
+        onBlur={() => void save()}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter') void save()
+        }}
+      />
+    </div>
+  )
+}
 
 function PathRow({ label, path, hint }: { label: string; path: string; hint: string }) {
   return (
@@ -172,6 +219,7 @@ export function SettingsPage({ onShowShortcuts }: { onShowShortcuts: () => void 
                   <Icon name="keyboard" size={13} /> Show shortcuts
                 </button>
               </div>
+              <DictationShortcut current={settings.dictation_shortcut} />
             </section>
           </>
         )}

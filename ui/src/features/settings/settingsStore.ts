@@ -67,6 +67,12 @@ export async function changeDefaultModel(id: string | null): Promise<void> {
   settingsStore.set((s) => (s.settings ? { ...s, settings: { ...s.settings, default_transcribe_model: id } } : s))
 }
 
+/** Makes `shortcut` the global dictation shortcut; the backend checks it and takes it. */
+export async function changeDictationShortcut(shortcut: string): Promise<void> {
+  const saved = await api.setDictationShortcut(shortcut)
+  settingsStore.set((s) => (s.settings ? { ...s, settings: { ...s.settings, dictation_shortcut: saved } } : s))
+}
+
 export function useSettings(): SettingsState {
   return useStore(settingsStore)
 }

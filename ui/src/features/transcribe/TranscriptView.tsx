@@ -2,6 +2,7 @@
 // (live while transcribing; editable once stored).
 
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
+import type { Job } from '../../bindings'
 import { ErrorNote } from '../../components/ErrorNote'
 import { Icon } from '../../components/Icon'
 import { ProgressBar } from '../../components/ProgressBar'
@@ -14,7 +15,7 @@ import { useStore } from '../../lib/store'
 import { toast } from '../../lib/toast'
 import { settingsStore } from '../settings/settingsStore'
 import { FindBar } from './FindBar'
-import { activeStage, isActive, useQueueItem } from './jobsStore'
+import { activeStage, isActive, transcribeAgain, useQueueItem } from './jobsStore'
 import { Player } from './Player'
 import { SegmentList } from './SegmentList'
 import type { Row } from './SegmentRow'
@@ -27,11 +28,14 @@ import { useTranscript } from './useTranscript'
 
 export function TranscriptView({
   jobId,
+  listed = null,
   focusSegment = null,
   focusNonce = 0,
   onClose,
 }: {
   jobId: number
+  /** The job as History lists it, for a job not in this session's queue (one a crash interrupted). */
+  listed?: Job | null
   /** A segment idx to scroll to and seek to (from a search hit). */
   focusSegment?: number | null
   focusNonce?: number
@@ -41,7 +45,7 @@ export function TranscriptView({
   const item = useQueueItem(jobId)
   const dataDir = useStore(settingsStore, (s) => s.settings?.data_dir ?? null)
   const record = view?.record ?? null
-  const job = item?.job ?? null
+  const job = item?.job ?? listed
   const running = !!job && isActive(job.status)
 
   const liveCount = item?.segments.length ?? 0
@@ -208,6 +212,12 @@ export function TranscriptView({
         <ErrorNote
           error={jobError(job.error, job.status)}
           title={job.status === 'interrupted' ? 'Interrupted' : 'Transcription failed'}
+          onRetry={() =>
+            transcribeAgain(job).catch((e) => {
+              const { title, detail } = describeError(e)
+              toast({ kind: 'error', title: `Could not transcribe it again: ${title}`, detail })
+            })
+          }
         />
       )}
 

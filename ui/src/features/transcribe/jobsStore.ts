@@ -263,6 +263,17 @@ export async function retryJob(id: number): Promise<void> {
   })
 }
 
+/** Transcribes a failed or interrupted job's file again with its options (from History, say:
+ *  a dictation's recording after a crash), and shows the new job on Transcribe. */
+export async function transcribeAgain(job: Job): Promise<void> {
+  const {
+    jobs: [again],
+  } = await api.transcribeFiles([job.input], optionsOf(job))
+  if (!again) return
+  addJobs([again])
+  openTranscript(again.id)
+}
+
 /** Takes finished jobs off the list (they stay in History). */
 export function clearFinished(): void {
   jobsStore.set((s) => {
