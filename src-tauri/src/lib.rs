@@ -30,8 +30,7 @@ pub const BINDINGS_HEADER: &str =
 /// Every command and event the UI sees, with their types.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     use commands::{
-        api_server, chat, choose, dictate, history, models, settings, speak, transcribe,
-        voices,
+        api_server, chat, choose, dictate, history, models, settings, speak, transcribe, voices,
     };
     tauri_specta::Builder::<tauri::Wry>::new()
         .commands(collect_commands![

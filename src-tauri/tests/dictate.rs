@@ -53,7 +53,7 @@ async fn dictation_from_the_microphone_is_shown_live_and_saved() {
     config.hf_cache_dir = Some(dir.path().join("hf"));
     config.hub_endpoint = Some("http://127.0.0.1:9".into());
     let runtime = Runtime::open(config, Arc::new(NoEvents)).await.unwrap();
-    let state = AppState::new(runtime, vec![], Box::new(|_| {}));
+    let state = AppState::new(runtime, Arc::default(), vec![], Box::new(|_| {}));
     let tiny = state
         .runtime
         .import_model(&asset("models/whisper-tiny.en"), None)
