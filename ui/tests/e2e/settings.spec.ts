@@ -4,7 +4,7 @@ import { calls, expect, shot, start, test } from './util'
 
 test('the API is switched on where asked, shows where it listens, and says why it cannot', async ({ page }) => {
   await start(page)
-  await page.keyboard.press('Control+8')
+  await page.keyboard.press('Control+9')
   const toggle = page.getByRole('switch', { name: 'OpenAI-compatible API' })
   await expect(toggle).toHaveAttribute('aria-checked', 'false')
   await page.getByLabel('API key').fill('s3cret')

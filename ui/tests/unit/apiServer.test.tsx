@@ -9,7 +9,7 @@ vi.mock('../../src/bindings', () => import('./bindingsMock'))
 
 async function openSettings() {
   render(<App />)
-  await userEvent.keyboard('{Control>}8{/Control}')
+  await userEvent.keyboard('{Control>}9{/Control}')
   return screen.findByRole('switch', { name: 'OpenAI-compatible API' })
 }
 

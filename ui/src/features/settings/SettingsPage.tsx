@@ -12,13 +12,7 @@ import { describeError } from '../../lib/errors'
 import { deviceLabel } from '../../lib/format'
 import { installedTranscribers, useModels } from '../models/modelsStore'
 import { ApiServerSection } from './ApiServerSection'
-import {
-  changeDefaultModel,
-  changeDictationShortcut,
-  changeTheme,
-  loadSettings,
-  useSettings,
-} from './settingsStore'
+import { changeDefaultModel, changeDictationShortcut, changeTheme, loadSettings, useSettings } from './settingsStore'
 
 const THEMES: { id: Theme; label: string; icon: IconName }[] = [
   { id: 'system', label: 'System', icon: 'monitor' },
