@@ -385,8 +385,8 @@ pub fn voice_files(path: &Path) -> Result<(PathBuf, PathBuf), String> {
     Ok((onnx, json))
 }
 
-/// Transcription reads a few prompt tokens per window and decodes many: files and
-/// API clients want throughput.
+/// A window's prompt is a few tokens, so the strategies measured alike for files and
+/// API clients (docs/api.md); this one keeps live dictation's passes steady.
 const WHISPER_BATCH_STRATEGY: BatchStrategy = BatchStrategy::DecodeMaximal;
 
 fn load_whisper(
