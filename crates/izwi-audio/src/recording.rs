@@ -86,7 +86,10 @@ impl WavRecording {
             source,
         };
         self.writer.finalize().map_err(hound_error).map_err(fail)?;
-        File::open(&self.path)
+        // Windows syncs only through a handle that may write.
+        File::options()
+            .write(true)
+            .open(&self.path)
             .and_then(|f| f.sync_all())
             .map_err(fail)
     }

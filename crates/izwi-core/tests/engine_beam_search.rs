@@ -271,3 +271,52 @@ fn beam_requests_the_engine_cannot_serve_are_refused_with_the_reason() {
     assert!(refused(&mut core, beams(3), true).contains("streaming"));
     assert!(refused(&mut core, beams(0), false).contains("at least 1"));
 }
+
+#[test]
+fn a_search_whose_beams_cannot_all_hold_blocks_fails_instead_of_waiting_forever() {
+    // No prefix cache: a fork that finds no block for its copy recomputes its whole
+    // prompt, which the smallest cache the request is accepted into cannot hold beside
+    // its siblings. Whatever happens, each request ends, and every block comes back.
+    let model = tiny_model();
+    for (width, num_blocks) in [(5, 18), (4, 15), (3, 12)] {
+        let config = EngineCoreConfig {
+            num_blocks: Some(num_blocks),
+            enable_prefix_caching: false,
+            ..tight_config()
+        };
+        let mut core = EngineCore::new(config, Box::new(tiny_model())).expect("engine core");
+        let case = Case {
+            prompt: (1..31).collect(),
+            params: GenerationParams {
+                max_tokens: 12,
+                beam_width: width,
+                ..GenerationParams::default()
+            },
+        };
+        let request = EngineCoreRequest::new(case.prompt.clone()).with_params(case.params.clone());
+        core.add_request(request).expect("fits the whole cache");
+        let mut out = None;
+        for _ in 0..1000 {
+            if let Some(done) = core.step().into_iter().find_map(|o| o.finished) {
+                out = Some(done);
+                break;
+            }
+        }
+        let out = out.unwrap_or_else(|| panic!("width {width}: the search never ended"));
+        match &out.finish_reason {
+            FinishReason::Failed(message) => {
+                assert!(
+                    message.contains("cannot hold this request's beams"),
+                    "{message}"
+                )
+            }
+            _ => check(&model, &case, &out, &format!("width {width}")),
+        }
+        assert!(!core.has_unfinished());
+        assert_eq!(
+            core.kv_cache_stats().free_blocks,
+            num_blocks,
+            "width {width}: every block is back"
+        );
+    }
+}

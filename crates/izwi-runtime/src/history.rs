@@ -235,10 +235,17 @@ impl Runtime {
         self.inner.store.uploads_dir()
     }
 
-    /// Deletes a job with its transcript, cancelling it first if it runs.
+    /// Deletes a job with its transcript, cancelling it first if it runs. A dictation
+    /// under way is refused: its recording is still being written.
     pub async fn delete_job(&self, job_id: i64) -> Result<(), RuntimeError> {
         if self.inner.jobs.cancel(job_id, None) {
             self.inner.jobs.wait(job_id).await;
+        } else if let Some(job) = self.inner.store.job(job_id).await? {
+            if matches!(job.status, JobStatus::Queued | JobStatus::Running) {
+                return Err(RuntimeError::InvalidRequest(format!(
+                    "job {job_id} is a dictation still under way: stop it before deleting it"
+                )));
+            }
         }
         Ok(self.inner.store.delete_job(job_id).await?)
     }

@@ -52,6 +52,8 @@ impl Runtime {
                 task: "dictate",
             });
         }
+        // A catalog model not downloaded yet has no folder.
+        inner.hub.model_dir(&info.id)?;
         if inner.vad.get(self.data_dir()).await.is_none() {
             return Err(no_vad());
         }

@@ -4,7 +4,7 @@
 //! dictation at a time, started and stopped by the Dictate screen or the global
 //! shortcut (crate::shortcut).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use izwi_runtime::{
     microphone_chunks, CancellationToken, DictationEvent, DictationOptions, Microphone,
@@ -28,12 +28,21 @@ pub enum DictateEvent {
     Final { text: String },
     /// The dictation ended: saved as `job_id` with all its final `text` (pieces joined
     /// by spaces), or ended by `error` (the recording stays; `job_id` is None when it
-    /// failed before it began).
+    /// failed before it began, or was stopped while the microphone opened).
     Stopped {
         job_id: Option<i64>,
         text: String,
         error: Option<String>,
     },
+}
+
+/// The app's one dictation place, emptied when dropped.
+struct Slot(Arc<Mutex<Option<CancellationToken>>>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        *lock(&self.0) = None;
+    }
 }
 
 /// Where dictation events go: the webview, the clipboard, or a test's list.
@@ -50,13 +59,8 @@ impl AppState {
         language: Option<String>,
         events: DictateEvents,
     ) -> AppResult<()> {
-        let model_id = match model_id {
-            Some(id) => id,
-            None => self.runtime.default_transcribe_model().await?,
-        };
-        let settings = self.runtime.chat_settings().await;
-        let microphone = Microphone::open(settings.input_device.as_deref())
-            .map_err(|e| AppError::new(ErrorKind::Audio, e.to_string()))?;
+        // The place is taken before anything is awaited, so a stop (the shortcut pressed
+        // again) while the microphone opens cancels this start instead of racing it.
         let stop = {
             let mut dictation = lock(&self.dictation);
             if dictation.is_some() {
@@ -66,6 +70,22 @@ impl AppState {
             *dictation = Some(stop.clone());
             stop
         };
+        let slot = Slot(self.dictation.clone());
+        let model_id = match model_id {
+            Some(id) => id,
+            None => self.runtime.default_transcribe_model().await?,
+        };
+        let settings = self.runtime.chat_settings().await;
+        let microphone = Microphone::open(settings.input_device.as_deref())
+            .map_err(|e| AppError::new(ErrorKind::Audio, e.to_string()))?;
+        if stop.is_cancelled() {
+            events(DictateEvent::Stopped {
+                job_id: None,
+                text: String::new(),
+                error: None,
+            });
+            return Ok(());
+        }
         let input = microphone.name().to_string();
         let audio = microphone_chunks(microphone, stop.clone());
         let options = DictationOptions {
@@ -73,11 +93,15 @@ impl AppState {
             ..DictationOptions::new(model_id)
         };
         let runtime = self.runtime.clone();
-        let dictation = self.dictation.clone();
         tokio::spawn(async move {
-            let started = events.clone();
-            let heard = events.clone();
-            let on_job = move |job_id| started(DictateEvent::Listening { input, job_id });
+            // Freed however this ends, a panic included.
+            let _slot = slot;
+            let job = Arc::new(Mutex::new(None));
+            let (started, heard, known) = (events.clone(), events.clone(), job.clone());
+            let on_job = move |job_id| {
+                *lock(&known) = Some(job_id);
+                started(DictateEvent::Listening { input, job_id })
+            };
             let on_event = move |event: DictationEvent| {
                 heard(match event {
                     DictationEvent::Partial(t) => DictateEvent::Partial { text: t.text },
@@ -89,7 +113,7 @@ impl AppState {
                 .await;
             // Stopped by the user or not, the microphone is closed now.
             stop.cancel();
-            *lock(&dictation) = None;
+            drop(_slot);
             events(match saved {
                 Ok(saved) => DictateEvent::Stopped {
                     job_id: Some(saved.job_id),
@@ -102,7 +126,7 @@ impl AppState {
                     error: None,
                 },
                 Err(e) => DictateEvent::Stopped {
-                    job_id: None,
+                    job_id: *lock(&job),
                     text: String::new(),
                     error: Some(e.to_string()),
                 },

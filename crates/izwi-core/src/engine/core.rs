@@ -154,6 +154,9 @@ impl EngineCore {
                 search.forget(id);
             }
         }
+        if let Some(id) = &schedule.stuck {
+            return self.fail_stuck(id).into_iter().collect();
+        }
         if schedule.is_empty() {
             return Vec::new();
         }
@@ -373,8 +376,15 @@ impl EngineCore {
             return self.end_beams(request, best, FinishReason::Stop);
         }
 
-        // Forks first: a fork copies its source before the source takes its own token.
+        // Beams not continued go first, so their blocks can serve the forks.
         let sources = search.beams.clone();
+        for (i, source) in sources.iter().enumerate() {
+            if !selection.kept.iter().any(|e| e.source == i) {
+                self.scheduler.finish_request(source, &mut self.kv_cache);
+                self.executor.release(source);
+            }
+        }
+        // Then forks: a fork copies its source before the source takes its own token.
         let mut continued = vec![false; sources.len()];
         let mut next = Vec::with_capacity(selection.kept.len());
         let mut own_tokens = Vec::new();
@@ -406,12 +416,6 @@ impl EngineCore {
             if let Some(seq) = self.scheduler.running_mut(&sources[e.source]) {
                 seq.tokens.push(e.token);
                 seq.logprobs.push(e.logprob);
-            }
-        }
-        for (source, continued) in sources.iter().zip(continued) {
-            if !continued {
-                self.scheduler.finish_request(source, &mut self.kv_cache);
-                self.executor.release(source);
             }
         }
         None
@@ -450,6 +454,22 @@ impl EngineCore {
             None => reason,
         };
         Some(self.finish(seq, Vec::new(), reason))
+    }
+
+    /// Fails the request of a sequence that can never be scheduled (see
+    /// `ScheduleResult::stuck`): a beam search whose beams cannot all hold blocks at once.
+    fn fail_stuck(&mut self, id: &RequestId) -> Option<StreamingOutput> {
+        let request = self.scheduler.get(id)?.beam_of.clone();
+        let message = "the KV cache cannot hold this request's beams at once: ask for fewer \
+                       beams or give the engine more cache memory"
+            .to_owned();
+        match request {
+            Some(request) => self.end_beams(&request, None, FinishReason::Failed(message)),
+            None => {
+                let seq = self.scheduler.abort_request(id, &mut self.kv_cache)?;
+                Some(self.finish(seq, Vec::new(), FinishReason::Failed(message)))
+            }
+        }
     }
 
     fn fail_batch(&mut self, batch: &ForwardBatch, message: &str) -> Vec<StreamingOutput> {

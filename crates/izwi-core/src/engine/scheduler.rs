@@ -40,6 +40,10 @@ pub struct ScheduleResult {
     pub blocks_allocated: usize,
     /// Prefill chunks that did not reach the end of their sequence.
     pub chunked_prefills: usize,
+    /// A waiting sequence that can never run: nothing ran or was preempted this step,
+    /// so nothing will change. Only a beam search whose idle beams hold the blocks its
+    /// waiting beam needs comes to this; the core fails its request.
+    pub stuck: Option<RequestId>,
 }
 
 impl ScheduleResult {
@@ -104,6 +108,14 @@ impl Scheduler {
 
     pub fn has_unfinished(&self) -> bool {
         !self.waiting.is_empty() || !self.running.is_empty()
+    }
+
+    /// A sequence, running or waiting.
+    pub fn get(&self, id: &RequestId) -> Option<&Sequence> {
+        self.running
+            .iter()
+            .chain(&self.waiting)
+            .find(|s| &s.id == id)
     }
 
     pub fn running(&self, id: &RequestId) -> Option<&Sequence> {
@@ -214,6 +226,9 @@ impl Scheduler {
                 .push(self.running[victim].id.clone());
             self.preempt(victim, kv_cache);
             self.admit_waiting(kv_cache, &mut budget, &mut scheduled, &mut result);
+        }
+        if result.is_empty() && result.preempted_requests.is_empty() {
+            result.stuck = self.waiting.front().map(|s| s.id.clone());
         }
         result
     }

@@ -30,7 +30,8 @@ function rowName(job: Job): string {
 }
 
 const DELETE_BODY: Record<Job['kind'], string> = {
-  transcribe: 'The job and its transcript are deleted from Izwi. Your audio file is not touched.',
+  transcribe:
+    'The job and its transcript are deleted from Izwi. Your audio file is not touched; a dictation’s recording, which Izwi keeps, is deleted with it.',
   speak: 'The job is deleted from Izwi’s history. WAV copies you saved are not touched.',
   speak_batch: 'The job is deleted from Izwi’s history. The WAV files in its folder are not touched.',
 }
