@@ -75,6 +75,23 @@ async fn dictation_from_the_microphone_is_shown_live_and_saved() {
     assert!(state.dictating());
     let busy = state.start_dictation(Some(tiny), None, events).await;
     assert!(busy.is_err(), "one dictation at a time");
+    let DictateEvent::Listening {
+        job_id: running, ..
+    } = &listening
+    else {
+        unreachable!()
+    };
+    let refused = state
+        .runtime
+        .delete_job(*running)
+        .await
+        .map_err(|e| e.to_string());
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|e| e.contains("still under way")),
+        "a dictation under way keeps its job and recording: {refused:?}"
+    );
 
     let mic = tokio::task::spawn_blocking(move || {
         pulse.play(MIC_SINK, &asset("speech/jfk.wav"));

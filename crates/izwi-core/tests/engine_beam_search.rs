@@ -273,10 +273,11 @@ fn beam_requests_the_engine_cannot_serve_are_refused_with_the_reason() {
 }
 
 #[test]
-fn a_search_whose_beams_cannot_all_hold_blocks_fails_instead_of_waiting_forever() {
-    // No prefix cache: a fork that finds no block for its copy recomputes its whole
-    // prompt, which the smallest cache the request is accepted into cannot hold beside
-    // its siblings. Whatever happens, each request ends, and every block comes back.
+fn searches_on_the_smallest_cache_they_are_accepted_into_end_and_give_every_block_back() {
+    // No prefix cache, and just the blocks the request's bound asks for: the search
+    // either equals the reference or, should its beams not fit at once, fails with the
+    // reason (`ScheduleResult::stuck`; the scheduler's unit test forces that case).
+    // It never waits forever, and every block comes back.
     let model = tiny_model();
     for (width, num_blocks) in [(5, 18), (4, 15), (3, 12)] {
         let config = EngineCoreConfig {

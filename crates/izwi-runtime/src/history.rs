@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use izwi_core::transcript::{Segment, Transcript, Word};
 use izwi_store::{
-    Job, JobFilter, JobKind, SearchHit, SegmentRecord, TranscriptRecord, VoiceSettings,
+    Job, JobFilter, JobKind, JobStatus, SearchHit, SegmentRecord, TranscriptRecord, VoiceSettings,
 };
 use serde::{Deserialize, Serialize};
 

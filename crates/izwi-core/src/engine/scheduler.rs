@@ -610,6 +610,29 @@ mod tests {
     }
 
     #[test]
+    fn a_sequence_nothing_can_make_room_for_is_reported_stuck() {
+        // "idle" has computed all its tokens (a beam waiting for its siblings) and holds
+        // 3 of the 4 blocks; "late" needs 2 and nothing ordered after it could give way.
+        let mut scheduler = Scheduler::new(&config(SchedulingPolicy::Fcfs));
+        let mut kv = kv_cache(4, false);
+        scheduler.add_request(request("idle", 12, Priority::Normal));
+        step(&mut scheduler, &mut kv);
+        let idle = scheduler.running_mut(&id("idle")).expect("running");
+        idle.num_computed = idle.len();
+        scheduler.add_request(request("late", 8, Priority::Normal));
+        let result = scheduler.schedule(&mut kv);
+        assert!(result.is_empty());
+        assert_eq!(result.stuck, Some(id("late")));
+        // Once the idle one goes, the same step admits it.
+        scheduler
+            .finish_request(&id("idle"), &mut kv)
+            .expect("running");
+        let result = scheduler.schedule(&mut kv);
+        assert_eq!(result.stuck, None);
+        assert_eq!(result.prefill_requests, [chunk("late", 0, 8)]);
+    }
+
+    #[test]
     fn fcfs_admits_in_arrival_order_ignoring_priority() {
         let mut scheduler = Scheduler::new(&EngineCoreConfig {
             max_batch_size: 2,
