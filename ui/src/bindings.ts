@@ -256,7 +256,7 @@ export type DictateEvent =
 /**
  *  The dictation ended: saved as `job_id` with all its final `text` (pieces joined
  *  by spaces), or ended by `error` (the recording stays; `job_id` is None when it
- *  failed before it began).
+ *  failed before it began, or was stopped while the microphone opened).
  */
 { type: "stopped"; job_id: number | null; text: string; error: string | null };
 
