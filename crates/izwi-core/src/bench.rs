@@ -232,8 +232,8 @@ pub fn batch_strategies(config: &StrategyBenchConfig) -> Result<Vec<StrategyRow>
     Ok(rows)
 }
 
-/// The value at fraction `p` of sorted `values` (nearest rank).
-fn percentile(sorted: &[f64], p: f64) -> f64 {
+/// The value at fraction `p` of sorted `values` (nearest rank); NaN when empty.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }

@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use izwi_core::bench::percentile;
 use izwi_runtime::{
     CancellationToken, ChatParams, Conversation, NoEvents, NoPlayback, Runtime, RuntimeConfig,
     VoiceChatSetup, DEFAULT_SYSTEM_PROMPT,
@@ -203,13 +204,4 @@ pub fn run(args: ChatBenchArgs) -> Result<()> {
         println!("{name:<44} {p50:>8.0} {p90:>8.0}");
     }
     Ok(())
-}
-
-/// The `q` quantile of sorted values (nearest rank).
-fn percentile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = (q * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
 }

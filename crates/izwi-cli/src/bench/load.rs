@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use anyhow::{bail, ensure, Context, Result};
 use clap::Args;
+use izwi_core::bench::percentile;
 use izwi_core::engine::BatchStrategy;
 use reqwest::blocking::{multipart, Client};
 use serde::Serialize;
@@ -163,21 +164,14 @@ fn load(
     }
     let wall_s = began.elapsed().as_secs_f64();
     latencies.sort_by(f64::total_cmp);
-    let percentile = |p: f64| -> f64 {
-        if latencies.is_empty() {
-            return f64::NAN;
-        }
-        let rank = (p * latencies.len() as f64).ceil() as usize;
-        latencies[rank.clamp(1, latencies.len()) - 1]
-    };
     Ok(Row {
         strategy: strategy.name(),
         clients: args.clients,
         answered: latencies.len(),
         correct,
         failures,
-        p50_s: percentile(0.50),
-        p99_s: percentile(0.99),
+        p50_s: percentile(&latencies, 0.50),
+        p99_s: percentile(&latencies, 0.99),
         max_s: latencies.last().copied().unwrap_or(f64::NAN),
         wall_s,
         requests_per_s: latencies.len() as f64 / wall_s,
