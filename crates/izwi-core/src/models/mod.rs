@@ -6,4 +6,5 @@ pub mod llama;
 pub mod shared;
 pub mod vad;
 pub mod vits;
+pub mod voxtral_realtime;
 pub mod whisper;

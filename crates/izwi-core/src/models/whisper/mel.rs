@@ -60,6 +60,18 @@ impl LogMel {
         self.n_mels
     }
 
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The mel-filtered power spectrum of STFT frames (`[frames, N_FFT]` samples, the
+    /// window not yet applied): `[frames, n_mels]`, before the log.
+    pub fn mel_power(&self, frames: &Tensor) -> Result<Tensor> {
+        let re = frames.matmul(&self.cos)?;
+        let im = frames.matmul(&self.sin)?;
+        (re.sqr()? + im.sqr()?)?.matmul(&self.filters_t)
+    }
+
     /// Features of up to 30 s of 16 kHz mono audio (longer input is cut):
     /// `[n_mels, 3000]`, f32.
     pub fn compute(&self, samples: &[f32]) -> Result<Tensor> {
@@ -78,10 +90,7 @@ impl LogMel {
             frames.extend_from_slice(&padded[f * HOP_LENGTH..f * HOP_LENGTH + N_FFT]);
         }
         let frames = Tensor::from_vec(frames, (N_FRAMES, N_FFT), &self.device)?;
-        let re = frames.matmul(&self.cos)?;
-        let im = frames.matmul(&self.sin)?;
-        let power = (re.sqr()? + im.sqr()?)?;
-        let mel = power.matmul(&self.filters_t)?.t()?; // [n_mels, frames]
+        let mel = self.mel_power(&frames)?.t()?; // [n_mels, frames]
         let log = (mel.clamp(1e-10f32, f32::MAX)?.log()? / std::f64::consts::LN_10)?;
         let max = log.max_all()?.to_scalar::<f32>()?;
         let log = log.clamp(max - 8.0, f32::MAX)?;

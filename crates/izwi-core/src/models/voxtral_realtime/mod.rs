@@ -1,0 +1,15 @@
+//! Voxtral Realtime (Mistral's streaming speech recognition model) on the engine: a
+//! causal audio encoder streamed chunk by chunk and a decoder that writes text a fixed
+//! delay behind the audio.
+
+mod config;
+mod decoder;
+mod encoder;
+pub mod mel;
+mod model;
+mod tokenizer;
+mod transcribe;
+
+pub use config::VoxtralRealtimeConfig;
+pub use model::VoxtralRealtime;
+pub use tokenizer::{StreamingAudio, Tekken, TekkenError};
