@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use candle_core::{DType, Device, Tensor};
 use common::max_abs_diff;
-use izwi_core::engine::{EngineCore, EngineCoreConfig, EngineCoreRequest};
+use izwi_core::engine::{EngineCore, EngineCoreConfig, EngineCoreRequest, FinishReason, RequestId};
 use izwi_core::models::voxtral_realtime::mel::StreamingMel;
 use izwi_core::models::voxtral_realtime::VoxtralRealtime;
 
@@ -43,11 +43,8 @@ fn model() -> VoxtralRealtime {
 fn prompt_and_padding_equal_the_processor_s() {
     let reference = reference();
     let model = model();
-    assert_eq!(
-        model.prompt().expect("prompt"),
-        ids(&reference["input_ids"])
-    );
-    let padded = model.pad_recording(&floats(&reference["audio"]));
+    assert_eq!(model.format().prompt(), ids(&reference["input_ids"]));
+    let padded = model.format().pad_recording(&floats(&reference["audio"]));
     let frames = reference["input_features"].dim(1).expect("frames");
     assert_eq!(StreamingMel::available(padded.len(), true), frames);
 }
@@ -56,7 +53,7 @@ fn prompt_and_padding_equal_the_processor_s() {
 fn streaming_log_mel_equals_the_feature_extractor_s() {
     let reference = reference();
     let model = model();
-    let padded = model.pad_recording(&floats(&reference["audio"]));
+    let padded = model.format().pad_recording(&floats(&reference["audio"]));
     let want = floats(&reference["input_features"].t().expect("t"));
     let mel = StreamingMel::new(128, 1.5, &Device::Cpu).expect("mel");
     let frames = StreamingMel::available(padded.len(), true);
@@ -66,13 +63,13 @@ fn streaming_log_mel_equals_the_feature_extractor_s() {
     for arrived in (1000..padded.len()).step_by(1700) {
         let ready = StreamingMel::available(arrived, false);
         rows.push(
-            mel.frames(&padded[..arrived], false, done, ready - done)
+            mel.frames(&padded[..arrived], 0, false, done, ready - done)
                 .expect("frames"),
         );
         done = ready;
     }
     rows.push(
-        mel.frames(&padded, true, done, frames - done)
+        mel.frames(&padded, 0, true, done, frames - done)
             .expect("frames"),
     );
     let ours = floats(&Tensor::cat(&rows, 0).expect("cat"));
@@ -84,7 +81,7 @@ fn streaming_log_mel_equals_the_feature_extractor_s() {
 fn streamed_encoder_equals_transformers_in_any_chunking() {
     let reference = reference();
     let model = model();
-    let padded = model.pad_recording(&floats(&reference["audio"]));
+    let padded = model.format().pad_recording(&floats(&reference["audio"]));
     let want = floats(&reference["audio_embeds"]);
     let streamed = floats(&reference["streamed_embeds"]);
     assert!(max_abs_diff(&want, &streamed) < 1e-4);
@@ -116,8 +113,8 @@ fn greedy_transcription_on_the_engine_equals_transformers() {
     let generated = ids(&reference["generated"]);
     let prompt_len = ids(&reference["input_ids"]).len();
     let mut request = model
-        .recording_request(&floats(&reference["audio"]))
-        .expect("request");
+        .format()
+        .recording_request(&floats(&reference["audio"]));
     request.params.return_logits = true;
     let mut core = engine(64);
     core.add_request(request).expect("accepted");
@@ -137,7 +134,7 @@ fn greedy_transcription_on_the_engine_equals_transformers() {
             prompt_len - 1 + i
         );
     }
-    let text = model.tokenizer().decode(&out.tokens);
+    let text = model.format().tokenizer().decode(&out.tokens);
     let want_text: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir().join("reference.json")).expect("reference.json"),
     )
@@ -181,7 +178,7 @@ fn streams_batched_at_different_offsets_and_preempted_equal_each_alone() {
         audio[8_000..].to_vec(),
         audio.clone(),
     ];
-    let request = |samples: &[f32]| model.recording_request(samples).expect("request");
+    let request = |samples: &[f32]| model.format().recording_request(samples);
     let alone: Vec<Vec<u32>> = recordings
         .iter()
         .map(|r| run(&mut engine(64), vec![(0, request(r))]).remove(0))
@@ -209,4 +206,200 @@ fn streams_batched_at_different_offsets_and_preempted_equal_each_alone() {
         core.metrics().snapshot().preemptions > 0,
         "the small cache preempted"
     );
+}
+
+/// A live stream: its chunks (sizes cycling through `chunks`), one batch of them before
+/// each engine step from `start_step` on.
+struct Live {
+    id: RequestId,
+    audio: Vec<f32>,
+    sent: usize,
+    chunks: Vec<usize>,
+    start_step: usize,
+    ended: bool,
+}
+
+#[test]
+fn live_streams_fed_in_ragged_chunks_equal_the_whole_recording() {
+    let reference = reference();
+    let model = model();
+    let format = model.format();
+    let audio = floats(&reference["audio"]);
+    let generated = ids(&reference["generated"])[9..].to_vec();
+    let short = audio[..12_000].to_vec();
+    let short_alone = run(&mut engine(64), vec![(0, format.recording_request(&short))]).remove(0);
+    // 24 blocks of 4 cannot hold the two long streams (44 positions each, 11 blocks) and
+    // the short one at once: some are preempted and recomputed.
+    let mut core = engine(24);
+    let mut streams: Vec<Live> = [
+        (audio.clone(), vec![317, 4000, 2560, 40], 0),
+        (short.clone(), vec![1280], 3),
+        (audio.clone(), vec![5000, 7], 1),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, (audio, chunks, start_step))| Live {
+        id: RequestId::from(format!("live-{i}")),
+        audio,
+        sent: 0,
+        chunks,
+        start_step,
+        ended: false,
+    })
+    .collect();
+    let mut results: HashMap<RequestId, (Vec<u32>, FinishReason)> = HashMap::new();
+    let mut step = 0;
+    while results.len() < streams.len() {
+        for live in streams
+            .iter_mut()
+            .filter(|l| l.start_step <= step && !l.ended)
+        {
+            if live.sent == 0 {
+                let request = format.live_request(3.0).with_id(live.id.clone());
+                core.add_request(request).expect("accepted");
+                let silence = vec![0.0; format.leading_silence()];
+                assert!(core
+                    .append_audio(&live.id, &silence, false)
+                    .expect("appended")
+                    .is_none());
+            }
+            let size = live.chunks[step % live.chunks.len()];
+            let end = (live.sent + size).min(live.audio.len());
+            let mut chunk = live.audio[live.sent..end].to_vec();
+            live.sent = end;
+            live.ended = end == live.audio.len();
+            if live.ended {
+                chunk.extend(vec![0.0; format.trailing_silence(live.audio.len())]);
+            }
+            if let Some(out) = core
+                .append_audio(&live.id, &chunk, live.ended)
+                .expect("appended")
+                .and_then(|o| o.finished)
+            {
+                results.insert(out.request_id.clone(), (out.tokens, out.finish_reason));
+            }
+        }
+        for out in core.step().into_iter().filter_map(|o| o.finished) {
+            results.insert(out.request_id.clone(), (out.tokens, out.finish_reason));
+        }
+        step += 1;
+        assert!(step < 10_000, "the streams never finished");
+    }
+    for (i, want) in [&generated, &short_alone, &generated]
+        .into_iter()
+        .enumerate()
+    {
+        let (tokens, reason) = &results[&RequestId::from(format!("live-{i}"))];
+        assert_eq!(tokens, want, "live stream {i}");
+        assert_eq!(
+            *reason,
+            FinishReason::Stop,
+            "live stream {i} ends with its audio"
+        );
+    }
+    assert_eq!(core.kv_cache_stats().used_blocks(), 0);
+    assert!(
+        core.metrics().snapshot().preemptions > 0,
+        "the small cache preempted"
+    );
+}
+
+#[test]
+fn a_live_stream_waits_for_its_audio_and_refuses_misuse() {
+    let model = model();
+    let format = model.format();
+    let mut core = engine(64);
+    let id = core
+        .add_request(format.live_request(10.0))
+        .expect("accepted");
+    // No audio yet: nothing runs, and nothing is failed as stuck.
+    assert!(core.awaits_input());
+    assert!(core.step().is_empty());
+    assert!(core.has_unfinished());
+    let silence = vec![0.0; format.leading_silence() + 4000];
+    core.append_audio(&id, &silence, false).expect("appended");
+    assert!(!core.awaits_input());
+    while !core.awaits_input() {
+        assert!(core.step().iter().all(|o| o.finished.is_none()));
+    }
+    // Audio that is not a number, and a request that is not live, are refused.
+    assert!(core.append_audio(&id, &[f32::NAN], false).is_err());
+    let whole = core
+        .add_request(format.recording_request(&[0.0; 1600]))
+        .expect("accepted");
+    assert!(core.append_audio(&whole, &[0.0], false).is_err());
+    assert!(core
+        .append_audio(&RequestId::from("nobody"), &[0.0], false)
+        .is_err());
+    // Audio that comes whole with a live request is refused.
+    let both = format.live_request(1.0).with_audio(vec![0.0; 1600]);
+    assert!(core.add_request(both).is_err());
+    // Ending the audio lets the request finish; more after the end is refused.
+    let tail = vec![0.0; format.trailing_silence(4000)];
+    core.append_audio(&id, &tail, true).expect("appended");
+    assert!(core.append_audio(&id, &[0.0], true).is_err());
+    let mut finished = Vec::new();
+    while core.has_unfinished() {
+        finished.extend(core.step().into_iter().filter_map(|o| o.finished));
+    }
+    assert_eq!(finished.len(), 2);
+    assert_eq!(core.kv_cache_stats().used_blocks(), 0);
+}
+
+#[tokio::test]
+async fn the_threaded_engine_streams_text_as_live_audio_arrives() {
+    let reference = reference();
+    let model = model();
+    let format_dir = dir();
+    let format = izwi_core::models::voxtral_realtime::StreamingFormat::from_dir(&format_dir, None)
+        .expect("format");
+    let config = EngineCoreConfig {
+        block_size: 4,
+        num_blocks: Some(64),
+        ..EngineCoreConfig::default()
+    };
+    let engine = izwi_core::engine::Engine::new(config, Box::new(model)).expect("engine");
+    let (id, mut outputs) = engine
+        .generate_streaming(format.live_request(5.0))
+        .await
+        .expect("accepted");
+    let audio = floats(&reference["audio"]);
+    let mut chunks = vec![vec![0.0; format.leading_silence()]];
+    chunks.extend(audio.chunks(1600).map(<[f32]>::to_vec));
+    let mut sent = 0;
+    for chunk in chunks {
+        sent += chunk.len();
+        engine
+            .append_audio(&id, chunk, false)
+            .await
+            .expect("appended");
+    }
+    // Before the audio ends, the text of every position whose audio has arrived comes:
+    // the prompt's positions, then one token per position after them.
+    let positions = StreamingMel::available(sent, false) / 8;
+    let expected = positions + 1 - format.prompt().len();
+    let mut streamed = Vec::new();
+    while streamed.len() < expected {
+        let out = tokio::time::timeout(std::time::Duration::from_secs(120), outputs.recv())
+            .await
+            .expect("text arrives before the audio ends")
+            .expect("still running");
+        assert!(out.finished.is_none(), "finished before the audio ended");
+        streamed.extend(out.tokens);
+    }
+    engine
+        .append_audio(&id, vec![0.0; format.trailing_silence(audio.len())], true)
+        .await
+        .expect("appended");
+    let mut last = None;
+    while let Some(out) = outputs.recv().await {
+        streamed.extend(out.tokens.iter().copied());
+        if out.finished.is_some() {
+            last = out.finished;
+        }
+    }
+    let last = last.expect("finished");
+    assert_eq!(last.tokens, ids(&reference["generated"])[9..]);
+    assert_eq!(streamed, last.tokens);
+    assert!(expected < streamed.len(), "the rest came after the end");
 }

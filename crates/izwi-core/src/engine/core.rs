@@ -14,7 +14,7 @@ use super::metrics::{MetricsCollector, Outcome};
 use super::output::{OutputProcessor, StreamingOutput};
 use super::request::{EngineCoreRequest, RequestProcessor};
 use super::scheduler::{ScheduleResult, Scheduler};
-use super::sequence::Sequence;
+use super::sequence::{LiveInput, Sequence};
 use super::types::{FinishReason, RequestId};
 use crate::models::shared::sampling::{log_softmax_at, top_logprobs};
 
@@ -87,6 +87,12 @@ impl EngineCore {
     /// Validates a request and queues it.
     pub fn add_request(&mut self, request: EngineCoreRequest) -> Result<RequestId> {
         let request = self.requests.process(request)?;
+        if request.live_audio && !self.executor.takes_live_audio() {
+            return Err(EngineError::InvalidRequest(format!(
+                "{}: this model needs a request's audio whole, not live",
+                request.id
+            )));
+        }
         if self.scheduler.contains(&request.id) {
             return Err(EngineError::DuplicateRequest(request.id));
         }
@@ -99,6 +105,61 @@ impl EngineCore {
         }
         self.scheduler.add_request(request);
         Ok(id)
+    }
+
+    /// More audio of a live request; `ended` closes its audio. Returns the request's
+    /// final output when this ends it: the audio ended where the text already is, or
+    /// the model failed on the audio (that request alone fails).
+    pub fn append_audio(
+        &mut self,
+        id: &RequestId,
+        samples: &[f32],
+        ended: bool,
+    ) -> Result<Option<StreamingOutput>> {
+        let invalid = |message: &str| Err(EngineError::InvalidRequest(format!("{id}: {message}")));
+        let seq = self
+            .scheduler
+            .get_mut(id)
+            .ok_or_else(|| EngineError::UnknownRequest(id.clone()))?;
+        match seq.live_input {
+            None => return invalid("the request's audio is not live"),
+            Some(input) if input.ended => return invalid("the request's audio has already ended"),
+            Some(_) => {}
+        }
+        if samples.iter().any(|s| !s.is_finite()) {
+            return invalid("the audio has samples that are not finite numbers");
+        }
+        let appended = catch_unwind(AssertUnwindSafe(|| {
+            self.executor.append_audio(id, samples, ended)
+        }));
+        let reason = match appended {
+            Ok(Ok(positions)) => {
+                let seq = self
+                    .scheduler
+                    .get_mut(id)
+                    .ok_or_else(|| EngineError::UnknownRequest(id.clone()))?;
+                seq.live_input = Some(LiveInput { positions, ended });
+                if !seq.input_exhausted() {
+                    return Ok(None);
+                }
+                FinishReason::Stop
+            }
+            Ok(Err(e)) => FinishReason::Failed(format!("model error: {e}")),
+            Err(panic) => {
+                FinishReason::Failed(format!("model panicked: {}", panic_message(&panic)))
+            }
+        };
+        let seq = self
+            .scheduler
+            .abort_request(id, &mut self.kv_cache)
+            .ok_or_else(|| EngineError::UnknownRequest(id.clone()))?;
+        Ok(Some(self.finish(seq, Vec::new(), reason)))
+    }
+
+    /// Whether every request in the engine waits for more of its live audio: stepping
+    /// would do nothing until some arrives.
+    pub fn awaits_input(&self) -> bool {
+        self.scheduler.awaits_input()
     }
 
     /// Stops a request wherever it is and frees its cache blocks at once. Returns its
@@ -531,6 +592,8 @@ fn stop_reason(
         Some(FinishReason::Stop)
     } else if seq.output_tokens().len() >= seq.params.max_tokens || seq.len() >= max_seq_len {
         Some(FinishReason::Length)
+    } else if seq.input_exhausted() {
+        Some(FinishReason::Stop)
     } else {
         None
     }

@@ -17,6 +17,8 @@ pub enum EngineError {
     },
     #[error("a request with id {0} is already in the engine")]
     DuplicateRequest(RequestId),
+    #[error("no request with id {0} is in the engine")]
+    UnknownRequest(RequestId),
     #[error("invalid engine configuration: {0}")]
     Config(String),
     #[error("request {id} failed: {message}")]

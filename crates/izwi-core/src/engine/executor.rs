@@ -92,6 +92,22 @@ pub trait ModelExecutor: Send {
         None
     }
 
+    /// Whether requests may bring their audio as it is recorded (`live_audio`).
+    fn takes_live_audio(&self) -> bool {
+        false
+    }
+
+    /// More audio (16 kHz mono) of a live request; `ended` says no more will come.
+    /// Returns how many positions of the sequence now have all the audio they need.
+    fn append_audio(
+        &mut self,
+        _request_id: &RequestId,
+        _samples: &[f32],
+        _ended: bool,
+    ) -> candle_core::Result<usize> {
+        candle_core::bail!("this model does not take live audio")
+    }
+
     /// The request has ended: drop whatever the model keeps for it (cross-attention
     /// keys and values, say).
     fn release(&mut self, _request_id: &RequestId) {}

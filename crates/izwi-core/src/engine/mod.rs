@@ -57,6 +57,12 @@ enum Command {
         id: RequestId,
         done: oneshot::Sender<bool>,
     },
+    AppendAudio {
+        id: RequestId,
+        samples: Vec<f32>,
+        ended: bool,
+        done: oneshot::Sender<Result<()>>,
+    },
     Status(oneshot::Sender<EngineStatus>),
     Stop,
 }
@@ -160,6 +166,19 @@ impl Engine {
         answer.await.map_err(|_| EngineError::Stopped)
     }
 
+    /// More audio of a live request (see [`EngineCoreRequest::with_live_audio`]);
+    /// `ended` closes it, after which the request ends once its text has caught up.
+    pub async fn append_audio(&self, id: &RequestId, samples: Vec<f32>, ended: bool) -> Result<()> {
+        let (done, answer) = oneshot::channel();
+        self.send(Command::AppendAudio {
+            id: id.clone(),
+            samples,
+            ended,
+            done,
+        })?;
+        answer.await.map_err(|_| EngineError::Stopped)?
+    }
+
     pub async fn status(&self) -> Result<EngineStatus> {
         let (tx, rx) = oneshot::channel();
         self.send(Command::Status(tx))?;
@@ -239,8 +258,9 @@ impl StepLoop {
 
     fn run(mut self) {
         while !self.stopping {
-            if !self.core.has_unfinished() {
-                // Idle: sleep until a command arrives; every handle gone means stop.
+            if !self.core.has_unfinished() || self.core.awaits_input() {
+                // Idle, or every request waits for its audio: sleep until a command
+                // arrives; every handle gone means stop.
                 match self.commands.recv() {
                     Ok(command) => self.handle(command),
                     Err(_) => break,
@@ -281,6 +301,20 @@ impl StepLoop {
                 let _ = done.send(found.is_some());
                 self.route(found.into_iter().collect());
             }
+            Command::AppendAudio {
+                id,
+                samples,
+                ended,
+                done,
+            } => match self.core.append_audio(&id, &samples, ended) {
+                Ok(finished) => {
+                    let _ = done.send(Ok(()));
+                    self.route(finished.into_iter().collect());
+                }
+                Err(e) => {
+                    let _ = done.send(Err(e));
+                }
+            },
             Command::Status(reply) => {
                 let _ = reply.send(EngineStatus {
                     waiting: self.core.num_waiting(),

@@ -19,6 +19,10 @@ pub struct EngineCoreRequest {
     /// 16 kHz mono samples, for models that listen.
     #[serde(skip)]
     pub audio: Option<Arc<[f32]>>,
+    /// The audio arrives while the request runs, through `append_audio`: each position
+    /// runs once its audio is there (streaming recognition of a microphone).
+    #[serde(default)]
+    pub live_audio: bool,
 }
 
 impl EngineCoreRequest {
@@ -30,6 +34,7 @@ impl EngineCoreRequest {
             priority: Priority::Normal,
             streaming: false,
             audio: None,
+            live_audio: false,
         }
     }
 
@@ -50,6 +55,12 @@ impl EngineCoreRequest {
 
     pub fn with_audio(mut self, samples: impl Into<Arc<[f32]>>) -> Self {
         self.audio = Some(samples.into());
+        self
+    }
+
+    /// Audio will come through `append_audio` as it is recorded.
+    pub fn with_live_audio(mut self) -> Self {
+        self.live_audio = true;
         self
     }
 
@@ -101,6 +112,15 @@ impl RequestProcessor {
             )))
         };
         match (&request.audio, self.requires_audio) {
+            (Some(_), _) if request.live_audio => {
+                return invalid(
+                    "live audio comes through append_audio, not with the request".into(),
+                )
+            }
+            (None, false) if request.live_audio => {
+                return invalid("this model does not take audio input".into())
+            }
+            (None, true) if request.live_audio => {}
             (None, true) => {
                 return invalid("this model transcribes audio; the request has none".into())
             }
@@ -182,6 +202,7 @@ impl RequestProcessor {
                 (p.return_logits, "return_logits"),
                 (p.top_logprobs > 0, "top_logprobs"),
                 (p.return_alignment, "return_alignment"),
+                (request.live_audio, "live audio"),
             ];
             if let Some((_, what)) = unsupported.iter().find(|(bad, _)| *bad) {
                 return invalid(format!(

@@ -106,6 +106,17 @@ impl Scheduler {
         self.running.len()
     }
 
+    /// Whether there are sequences and every one waits for live audio: no step can run
+    /// until more arrives.
+    pub fn awaits_input(&self) -> bool {
+        self.has_unfinished()
+            && self
+                .running
+                .iter()
+                .chain(self.waiting.iter())
+                .all(Sequence::awaits_input)
+    }
+
     pub fn has_unfinished(&self) -> bool {
         !self.waiting.is_empty() || !self.running.is_empty()
     }
@@ -124,6 +135,14 @@ impl Scheduler {
 
     pub fn running_mut(&mut self, id: &RequestId) -> Option<&mut Sequence> {
         self.running.iter_mut().find(|s| &s.id == id)
+    }
+
+    /// A running or waiting sequence.
+    pub fn get_mut(&mut self, id: &RequestId) -> Option<&mut Sequence> {
+        self.running
+            .iter_mut()
+            .chain(self.waiting.iter_mut())
+            .find(|s| &s.id == id)
     }
 
     /// Removes a running sequence that has finished and frees its blocks.
@@ -170,7 +189,7 @@ impl Scheduler {
         let (decodes, prefills): (Vec<&Sequence>, Vec<&Sequence>) = self
             .running
             .iter()
-            .filter(|s| s.num_uncomputed() > 0) // a beam waiting for its siblings runs nothing
+            .filter(|s| s.num_runnable() > 0) // a beam waiting for its siblings, or for its audio
             .partition(|s| s.is_decoding());
         let decodes: Vec<RequestId> = decodes.iter().map(|s| s.id.clone()).collect();
         let prefills: Vec<RequestId> = prefills.iter().map(|s| s.id.clone()).collect();
@@ -180,7 +199,7 @@ impl Scheduler {
             .iter()
             .filter(|s| prefills.contains(&s.id))
             .chain(self.waiting.iter().take(free_places))
-            .map(|s| s.num_uncomputed().min(self.max_chunk_tokens))
+            .map(|s| s.num_runnable().min(self.max_chunk_tokens))
             .sum();
         let mut budget = self.max_tokens_per_step;
         let mut decode_budget = self
@@ -217,6 +236,9 @@ impl Scheduler {
             let Some(head) = self.waiting.front() else {
                 break;
             };
+            if head.awaits_input() {
+                break;
+            }
             let key = self.order_key(head);
             let Some(victim) = self.running.iter().rposition(|s| self.order_key(s) > key) else {
                 break;
@@ -228,7 +250,11 @@ impl Scheduler {
             self.admit_waiting(kv_cache, &mut budget, &mut scheduled, &mut result);
         }
         if result.is_empty() && result.preempted_requests.is_empty() {
-            result.stuck = self.waiting.front().map(|s| s.id.clone());
+            result.stuck = self
+                .waiting
+                .front()
+                .filter(|s| !s.awaits_input())
+                .map(|s| s.id.clone());
         }
         result
     }
@@ -256,7 +282,7 @@ impl Scheduler {
                 continue; // preempted earlier in this step
             };
             let start_pos = seq.num_computed;
-            let num_tokens = seq.num_uncomputed().min(*budget).min(self.max_chunk_tokens);
+            let num_tokens = seq.num_runnable().min(*budget).min(self.max_chunk_tokens);
             loop {
                 if let Ok(added) = kv_cache.ensure_capacity(id, start_pos + num_tokens) {
                     result.blocks_allocated += added;
@@ -304,7 +330,15 @@ impl Scheduler {
                 kv_cache.lookup_prefix(seq.cache_salt, &seq.tokens)
             };
             let num_cached = cached.len() * kv_cache.block_size();
-            let remaining = seq.len() - num_cached;
+            // Live audio: only the positions whose audio has arrived. The head of the
+            // line waits for its audio rather than being passed.
+            let reach = seq
+                .live_input
+                .map_or(seq.len(), |i| i.positions.min(seq.len()));
+            let remaining = reach.saturating_sub(num_cached);
+            if remaining == 0 {
+                break;
+            }
             let num_tokens = remaining.min(*budget).min(self.max_chunk_tokens);
             // Without chunked prefill a prompt runs whole, unless it could never fit
             // one step (a long recompute), which must be split to make progress.

@@ -28,6 +28,8 @@ pub struct Sequence {
     /// The `params.top_logprobs` likeliest tokens at each generated position.
     pub top_logprobs: Vec<Vec<(u32, f32)>>,
     pub audio: Option<Arc<[f32]>>,
+    /// For a request whose audio arrives as it runs: how far that audio reaches.
+    pub live_input: Option<LiveInput>,
     /// Separates this sequence's cached prefixes from those of requests with other
     /// audio: a decoder attending to audio has K/V that depend on it, not only on the
     /// tokens (see `KvCacheManager::lookup_prefix`).
@@ -43,8 +45,16 @@ pub struct Sequence {
 
 impl Sequence {
     pub fn new(request: EngineCoreRequest, arrival_order: u64) -> Self {
-        let cache_salt = request.audio.as_deref().map_or(0, audio_hash);
+        // Live audio is known only as it comes: no other request's cached blocks are
+        // this one's, so its salt is its own id's.
+        let cache_salt = if request.live_audio {
+            id_hash(&request.id)
+        } else {
+            request.audio.as_deref().map_or(0, audio_hash)
+        };
+        let live_input = request.live_audio.then_some(LiveInput::default());
         Self {
+            live_input,
             cache_salt,
             beam_of: (request.params.beam_width > 1).then(|| request.id.clone()),
             id: request.id,
@@ -84,6 +94,7 @@ impl Sequence {
             logprobs: self.logprobs.clone(),
             top_logprobs: self.top_logprobs.clone(),
             audio: self.audio.clone(),
+            live_input: self.live_input,
             cache_salt: self.cache_salt,
             beam_of: self.beam_of.clone(),
             arrived_at: self.arrived_at,
@@ -110,10 +121,49 @@ impl Sequence {
         self.tokens.len() - self.num_computed
     }
 
+    /// Uncomputed tokens that can run now: all of them, but for live audio only those
+    /// whose audio has arrived.
+    pub fn num_runnable(&self) -> usize {
+        match self.live_input {
+            Some(input) => self
+                .num_uncomputed()
+                .min(input.positions.saturating_sub(self.num_computed)),
+            None => self.num_uncomputed(),
+        }
+    }
+
+    /// Whether the sequence has nothing to run until more of its live audio arrives.
+    pub fn awaits_input(&self) -> bool {
+        self.live_input.is_some() && self.num_runnable() == 0 && !self.input_exhausted()
+    }
+
+    /// Whether live audio has ended and every position it has was run: nothing more
+    /// can be generated.
+    pub fn input_exhausted(&self) -> bool {
+        self.live_input
+            .is_some_and(|input| input.ended && self.len() >= input.positions)
+    }
+
     /// Whether only the last sampled token is left to run (the decode phase).
     pub fn is_decoding(&self) -> bool {
         self.num_computed >= self.prompt_len && self.num_uncomputed() == 1
     }
+}
+
+/// How far a live request's audio reaches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LiveInput {
+    /// Positions whose audio has arrived.
+    pub positions: usize,
+    /// No more audio will come.
+    pub ended: bool,
+}
+
+fn id_hash(id: &RequestId) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut hasher = DefaultHasher::new();
+    id.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// A content hash of audio: equal audio gives equal K/V for equal tokens. It runs for

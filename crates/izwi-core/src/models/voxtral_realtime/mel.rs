@@ -38,27 +38,47 @@ impl StreamingMel {
         }
     }
 
-    /// Frames `first..first + count` of `samples`: `[count, n_mels]`, f32. Every frame
-    /// asked for must be [`available`](Self::available).
+    /// The first sample frame `m` reads (before any reflection).
+    pub fn first_sample(m: usize) -> usize {
+        (m * HOP_LENGTH).saturating_sub(N_FFT / 2)
+    }
+
+    /// Frames `first..first + count` of an audio whose samples from `offset` on are
+    /// `samples` (the earlier ones no longer needed): `[count, n_mels]`, f32. Every
+    /// frame asked for must be [`available`](Self::available) and read no sample before
+    /// `offset`.
     pub fn frames(
         &self,
         samples: &[f32],
+        offset: usize,
         ended: bool,
         first: usize,
         count: usize,
     ) -> Result<Tensor> {
-        if first + count > Self::available(samples.len(), ended) {
+        let len = offset + samples.len();
+        if first + count > Self::available(len, ended) {
             candle_core::bail!(
-                "mel frames {first}..{} need audio beyond its {} samples",
-                first + count,
-                samples.len()
+                "mel frames {first}..{} need audio beyond its {len} samples",
+                first + count
             );
         }
-        let len = samples.len() as isize;
+        // Frame 0 reflects samples 1..=200 before the start.
+        let lowest = if first == 0 {
+            1
+        } else {
+            Self::first_sample(first)
+        };
+        if count > 0 && lowest < offset {
+            candle_core::bail!("mel frame {first} needs samples before {offset}");
+        }
+        let len = len as isize;
         let sample = |i: isize| -> f32 {
             let i = if i < 0 { -i } else { i };
             let i = if i >= len { 2 * (len - 1) - i } else { i };
-            samples.get(i.max(0) as usize).copied().unwrap_or(0.0)
+            samples
+                .get((i - offset as isize).max(0) as usize)
+                .copied()
+                .unwrap_or(0.0)
         };
         let mut windows = Vec::with_capacity(count * N_FFT);
         for m in first..first + count {
@@ -95,9 +115,14 @@ mod tests {
     fn frames_computed_in_pieces_equal_frames_computed_at_once() {
         let samples: Vec<f32> = (0..4000).map(|i| (i as f32 * 0.031).sin() * 0.3).collect();
         let mel = StreamingMel::new(128, DEFAULT_GLOBAL_LOG_MEL_MAX, &Device::Cpu).unwrap();
-        let all = mel.frames(&samples, true, 0, 25).unwrap();
-        let head = mel.frames(&samples[..2000], false, 0, 11).unwrap();
-        let tail = mel.frames(&samples, true, 11, 14).unwrap();
+        let all = mel.frames(&samples, 0, true, 0, 25).unwrap();
+        let head = mel.frames(&samples[..2000], 0, false, 0, 11).unwrap();
+        // The rest from only the samples it reads.
+        let from = StreamingMel::first_sample(11);
+        let tail = mel.frames(&samples[from..], from, true, 11, 14).unwrap();
+        assert!(mel
+            .frames(&samples[from + 1..], from + 1, true, 11, 14)
+            .is_err());
         let pieces = Tensor::cat(&[head, tail], 0).unwrap();
         let diff = (all - pieces)
             .unwrap()

@@ -5,11 +5,12 @@
 mod config;
 mod decoder;
 mod encoder;
+mod format;
 pub mod mel;
 mod model;
 mod tokenizer;
-mod transcribe;
 
 pub use config::VoxtralRealtimeConfig;
+pub use format::StreamingFormat;
 pub use model::VoxtralRealtime;
 pub use tokenizer::{StreamingAudio, Tekken, TekkenError};

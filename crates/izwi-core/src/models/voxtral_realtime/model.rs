@@ -13,8 +13,8 @@ use candle_core::{DType, Device, Result, Tensor};
 use super::config::VoxtralRealtimeConfig;
 use super::decoder::TextDecoder;
 use super::encoder::{AudioEncoder, EncoderStream};
+use super::format::StreamingFormat;
 use super::mel::{StreamingMel, DEFAULT_GLOBAL_LOG_MEL_MAX};
-use super::tokenizer::Tekken;
 use crate::engine::{
     ForwardBatch, KvCacheShape, LayerKvCache, ModelExecutor, ModelSpec, RequestId,
 };
@@ -22,6 +22,9 @@ use crate::models::shared::weights::load_model_dir;
 
 /// One request's audio as encoded so far.
 struct Stream {
+    /// Audio that arrives while the request runs; None when it came whole with the
+    /// request.
+    live: Option<LiveAudio>,
     encoder: EncoderStream,
     /// Decoder embeddings of the audio encoded so far, `[positions, hidden]`. Kept
     /// whole so that a preempted request recomputes its cache without re-encoding.
@@ -29,13 +32,33 @@ struct Stream {
     positions: usize,
 }
 
+/// The part of a live recording the next mel frames read.
+#[derive(Default)]
+struct LiveAudio {
+    samples: Vec<f32>,
+    /// Index in the recording of `samples[0]`.
+    offset: usize,
+    ended: bool,
+}
+
+impl LiveAudio {
+    fn len(&self) -> usize {
+        self.offset + self.samples.len()
+    }
+
+    /// Drops the samples no frame from `next_frame` on reads.
+    fn forget_before(&mut self, next_frame: usize) {
+        let keep_from = StreamingMel::first_sample(next_frame).max(self.offset);
+        self.samples.drain(..keep_from - self.offset);
+        self.offset = keep_from;
+    }
+}
+
 pub struct VoxtralRealtime {
     encoder: AudioEncoder,
     decoder: TextDecoder,
     mel: StreamingMel,
-    tokenizer: Tekken,
-    config: VoxtralRealtimeConfig,
-    delay_tokens: usize,
+    format: StreamingFormat,
     spec: ModelSpec,
     streams: HashMap<RequestId, Stream>,
 }
@@ -51,45 +74,15 @@ impl VoxtralRealtime {
         dtype: DType,
         device: &Device,
     ) -> Result<Self> {
-        let tokenizer =
-            Tekken::from_file(&dir.join("tekken.json")).map_err(candle_core::Error::wrap)?;
+        let format = StreamingFormat::from_dir(dir, delay_ms)?;
+        let delay_tokens = format.delay_tokens();
         let (config, vb): (VoxtralRealtimeConfig, _) = load_model_dir(dir, dtype, device)?;
-        let audio = tokenizer
-            .audio()
-            .ok_or_else(|| candle_core::Error::msg("tekken.json has no audio section"))?;
-        if audio.transcription_format != "streaming" {
-            candle_core::bail!(
-                "tekken.json's transcription format is {:?}, not streaming",
-                audio.transcription_format
-            );
-        }
-        let per_token = audio.samples_per_token();
-        let hop = audio.audio_encoding_config.hop_length;
-        if hop != crate::models::whisper::mel::HOP_LENGTH
-            || audio.audio_encoding_config.window_size != crate::models::whisper::mel::N_FFT
-            || audio.sampling_rate != 16_000
-            || per_token != hop * config.audio_length_per_tok
-        {
-            candle_core::bail!("unsupported audio settings in tekken.json: {audio:?}");
-        }
-        let delay_tokens = match delay_ms.or(audio.transcription_delay_ms) {
-            Some(ms) => {
-                let tokens = audio.delay_tokens(ms);
-                if tokens == 0 || (tokens * per_token) as f64 != ms / 1000.0 * 16_000.0 {
-                    candle_core::bail!(
-                        "a delay of {ms} ms is not a whole number of {} ms positions",
-                        per_token / 16
-                    );
-                }
-                tokens
-            }
-            None => config.default_num_delay_tokens,
-        };
         let global_max = read_global_log_mel_max(dir)?;
         let encoder = AudioEncoder::load(&config, &vb)?;
         let decoder = TextDecoder::load(&config.text_config, delay_tokens, &vb)?;
         let t = &config.text_config;
-        let eos = tokenizer
+        let eos = format
+            .tokenizer()
             .special("</s>")
             .ok_or_else(|| candle_core::Error::msg("tekken.json has no </s> token"))?;
         let spec = ModelSpec {
@@ -110,24 +103,15 @@ impl VoxtralRealtime {
             encoder,
             decoder,
             mel: StreamingMel::new(config.audio_config.num_mel_bins, global_max, device)?,
-            tokenizer,
-            config,
-            delay_tokens,
+            format,
             spec,
             streams: HashMap::new(),
         })
     }
 
-    pub fn tokenizer(&self) -> &Tekken {
-        &self.tokenizer
-    }
-
-    pub fn delay_tokens(&self) -> usize {
-        self.delay_tokens
-    }
-
-    pub fn config(&self) -> &VoxtralRealtimeConfig {
-        &self.config
+    /// The prompt, padding and tokenizer requests to this model are made with.
+    pub fn format(&self) -> &StreamingFormat {
+        &self.format
     }
 
     /// The decoder embeddings of a whole (padded) recording, encoded as one stream fed
@@ -140,7 +124,7 @@ impl VoxtralRealtime {
         let mut done = 0;
         while done < positions {
             let n = positions_per_chunk.max(1).min(positions - done);
-            let mel = self.mel.frames(padded, true, done * per, n * per)?;
+            let mel = self.mel.frames(padded, 0, true, done * per, n * per)?;
             rows.extend(self.encoder.encode(&mut [&mut stream], &[mel])?);
             done += n;
         }
@@ -158,12 +142,19 @@ impl VoxtralRealtime {
             if needed <= done {
                 continue;
             }
-            let audio = seq.audio.as_deref().ok_or_else(|| {
-                candle_core::Error::msg(format!("request {} has no audio", seq.request_id))
-            })?;
+            let (audio, offset, ended) = match (
+                self.streams
+                    .get(&seq.request_id)
+                    .and_then(|s| s.live.as_ref()),
+                seq.audio.as_deref(),
+            ) {
+                (Some(live), _) => (&live.samples[..], live.offset, live.ended),
+                (None, Some(audio)) => (audio, 0, true),
+                (None, None) => candle_core::bail!("request {} has no audio", seq.request_id),
+            };
             let mel = self
                 .mel
-                .frames(audio, true, done * per, (needed - done) * per)?;
+                .frames(audio, offset, ended, done * per, (needed - done) * per)?;
             work.push((seq.request_id.clone(), mel));
         }
         // Out of the map while encoding, so that each stream can be borrowed mutably.
@@ -172,6 +163,7 @@ impl VoxtralRealtime {
             let stream = match self.streams.remove(id) {
                 Some(stream) => stream,
                 None => Stream {
+                    live: None,
                     encoder: self.encoder.new_stream()?,
                     embeds: None,
                     positions: 0,
@@ -188,6 +180,9 @@ impl VoxtralRealtime {
             Ok(embeds) => {
                 for (stream, new) in taken.iter_mut().zip(embeds) {
                     stream.positions += new.dim(0)?;
+                    if let Some(live) = &mut stream.live {
+                        live.forget_before(stream.positions * per);
+                    }
                     stream.embeds = Some(match stream.embeds.take() {
                         Some(old) => Tensor::cat(&[&old, &new], 0)?,
                         None => new,
@@ -238,6 +233,36 @@ impl ModelExecutor for VoxtralRealtime {
             .collect::<Result<Vec<_>>>()?;
         let audio = Tensor::cat(&rows, 0)?;
         self.decoder.forward(batch, &audio, kv_cache)
+    }
+
+    fn takes_live_audio(&self) -> bool {
+        true
+    }
+
+    fn append_audio(
+        &mut self,
+        request_id: &RequestId,
+        samples: &[f32],
+        ended: bool,
+    ) -> Result<usize> {
+        if !self.streams.contains_key(request_id) {
+            let stream = Stream {
+                live: Some(LiveAudio::default()),
+                encoder: self.encoder.new_stream()?,
+                embeds: None,
+                positions: 0,
+            };
+            self.streams.insert(request_id.clone(), stream);
+        }
+        let stream = self.streams.get_mut(request_id).expect("inserted above");
+        let live = stream
+            .live
+            .as_mut()
+            .ok_or_else(|| candle_core::Error::msg("the request's audio came whole"))?;
+        live.samples.extend_from_slice(samples);
+        live.ended = ended;
+        let frames = StreamingMel::available(live.len(), ended);
+        Ok(frames / self.encoder.mel_frames_per_embedding())
     }
 
     fn release(&mut self, request_id: &RequestId) {
