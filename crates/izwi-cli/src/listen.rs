@@ -15,8 +15,9 @@ use izwi_runtime::{
 
 #[derive(Args)]
 pub struct ListenArgs {
-    /// A Whisper model id (`izwi models list`) or `local/NAME` of an import. Default:
-    /// the `default_transcribe_model` setting, else the first installed Whisper model.
+    /// A Whisper or Voxtral Realtime model: an id (`izwi models list`), `local/NAME` of
+    /// an import, or a model folder. Default: the `default_transcribe_model` setting,
+    /// else the first installed Whisper model.
     #[arg(long)]
     model: Option<String>,
     /// Spoken language as an ISO code (en, de, ...); detected when omitted.
@@ -106,16 +107,17 @@ pub fn run(data_dir: Option<PathBuf>, args: ListenArgs) -> Result<()> {
 /// JSON lines, or final text on standard output and the partial text after it on
 /// standard error, rewritten in place.
 fn show(event: &DictationEvent, json: bool) {
+    // A closed standard output (`| head`) ends nothing: dictation goes on being saved.
     if json {
         if let Ok(line) = serde_json::to_string(event) {
-            println!("{line}");
+            let _ = writeln!(std::io::stdout(), "{line}");
         }
         return;
     }
     match event {
         DictationEvent::Final(text) => {
             eprint!("\r\x1b[K");
-            println!("{}", text.text);
+            let _ = writeln!(std::io::stdout(), "{}", text.text);
         }
         DictationEvent::Partial(text) => eprint!("\r\x1b[K… {}", text.text),
     }

@@ -403,3 +403,54 @@ async fn the_threaded_engine_streams_text_as_live_audio_arrives() {
     assert_eq!(streamed, last.tokens);
     assert!(expected < streamed.len(), "the rest came after the end");
 }
+
+#[tokio::test]
+async fn the_transcriber_gives_the_reference_text_with_word_times() {
+    use izwi_core::models::voxtral_realtime::{StreamingFormat, VoxtralTranscriber};
+    let reference = reference();
+    let format = std::sync::Arc::new(StreamingFormat::from_dir(&dir(), None).expect("format"));
+    let config = EngineCoreConfig {
+        block_size: 4,
+        num_blocks: Some(64),
+        ..EngineCoreConfig::default()
+    };
+    let engine = izwi_core::engine::Engine::new(config, Box::new(model())).expect("engine");
+    let transcriber = VoxtralTranscriber::new(std::sync::Arc::new(engine), format.clone());
+    let audio = floats(&reference["audio"]);
+    let windows_seen = std::sync::Mutex::new(Vec::new());
+    let transcript = transcriber
+        .transcribe(&audio, std::slice::from_ref(&(0..audio.len())), |w| {
+            windows_seen.lock().unwrap().push(w.index)
+        })
+        .await
+        .expect("transcribed");
+    let want: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir().join("reference.json")).expect("reference.json"),
+    )
+    .expect("json");
+    let text: String = transcript
+        .segments
+        .iter()
+        .map(|s| s.text.as_str())
+        .collect();
+    assert_eq!(text, want["text"].as_str().expect("text"));
+    assert_eq!(*windows_seen.lock().unwrap(), vec![0]);
+    // Word times follow the token positions: in order, within the padded audio.
+    let words: Vec<_> = transcript.segments.iter().flat_map(|s| &s.words).collect();
+    assert!(!words.is_empty());
+    for pair in words.windows(2) {
+        assert!(pair[0].end <= pair[1].start + 1e-9, "{pair:?}");
+    }
+    // Two windows: the second's words are placed after its offset.
+    let half = audio.len() / 2;
+    let two = transcriber
+        .transcribe(&audio, &[0..half, half..audio.len()], |_| {})
+        .await
+        .expect("transcribed");
+    let second = two
+        .segments
+        .iter()
+        .flat_map(|s| &s.words)
+        .find(|w| w.start >= half as f64 / 16_000.0);
+    assert!(second.is_some(), "no word placed in the second window");
+}

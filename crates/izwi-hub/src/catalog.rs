@@ -16,6 +16,9 @@ pub enum Family {
     Piper,
     /// Chat models of the Llama architecture (SmolLM2, Llama 3.x) in one GGUF file.
     Llama,
+    /// Mistral's streaming speech recognition (Voxtral Realtime), a Hugging Face
+    /// folder with its `tekken.json`.
+    VoxtralRealtime,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

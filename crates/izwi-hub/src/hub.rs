@@ -403,6 +403,11 @@ fn local_info(path: PathBuf, manifest: Manifest) -> ModelInfo {
         ),
         // A GGUF file does not say which languages its model writes well.
         Family::Llama => ("Chat model imported from a local GGUF file", Vec::new()),
+        // Nor does a Voxtral checkpoint say which languages it was trained on.
+        Family::VoxtralRealtime => (
+            "Streaming speech recognition (Voxtral Realtime) imported from a local folder",
+            Vec::new(),
+        ),
     };
     ModelInfo {
         id: format!("{LOCAL_PREFIX}{}", manifest.name),

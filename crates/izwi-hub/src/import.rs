@@ -47,6 +47,7 @@ pub struct ImportedFile {
 
 enum Layout {
     WhisperHf,
+    VoxtralRealtime,
     WhisperCtranslate2,
     /// The voice's .onnx file.
     Piper(PathBuf),
@@ -115,19 +116,16 @@ fn stage(
             }
             (Family::Whisper, ModelTask::Transcribe, files)
         }
-        Layout::WhisperHf => {
-            std::fs::create_dir_all(staging).map_err(|e| HubError::io(staging, e))?;
-            let mut files = Vec::new();
-            for entry in read_dir(src)? {
-                let file_name = entry.file_name().unwrap_or_default().to_string_lossy();
-                let wanted = file_name.ends_with(".json") || file_name.ends_with(".safetensors");
-                if wanted && entry.is_file() {
-                    let to = staging.join(entry.file_name().unwrap_or_default());
-                    files.push(copy(&entry, &to)?);
-                }
-            }
-            (Family::Whisper, ModelTask::Transcribe, files)
-        }
+        Layout::WhisperHf => (
+            Family::Whisper,
+            ModelTask::Transcribe,
+            copy_hf_folder(src, staging)?,
+        ),
+        Layout::VoxtralRealtime => (
+            Family::VoxtralRealtime,
+            ModelTask::Transcribe,
+            copy_hf_folder(src, staging)?,
+        ),
         Layout::Piper(onnx) => {
             std::fs::create_dir_all(staging).map_err(|e| HubError::io(staging, e))?;
             let json = piper_config(onnx);
@@ -168,11 +166,31 @@ fn stage(
     Ok(manifest)
 }
 
+/// Copies a Hugging Face folder's configuration (`.json`) and weights (`.safetensors`).
+fn copy_hf_folder(src: &Path, staging: &Path) -> Result<Vec<ImportedFile>, HubError> {
+    std::fs::create_dir_all(staging).map_err(|e| HubError::io(staging, e))?;
+    let mut files = Vec::new();
+    for entry in read_dir(src)? {
+        let file_name = entry.file_name().unwrap_or_default().to_string_lossy();
+        let wanted = file_name.ends_with(".json") || file_name.ends_with(".safetensors");
+        if wanted && entry.is_file() {
+            let to = staging.join(entry.file_name().unwrap_or_default());
+            files.push(copy(&entry, &to)?);
+        }
+    }
+    Ok(files)
+}
+
 /// Whether `path` can be loaded where it is (not a CTranslate2 folder, which needs
 /// converting): its family, task and the folder to load from (a chat model's file).
 pub fn usable_in_place(path: &Path) -> Result<(Family, ModelTask, PathBuf), HubError> {
     match detect(path)? {
         Layout::WhisperHf => Ok((Family::Whisper, ModelTask::Transcribe, path.to_path_buf())),
+        Layout::VoxtralRealtime => Ok((
+            Family::VoxtralRealtime,
+            ModelTask::Transcribe,
+            path.to_path_buf(),
+        )),
         Layout::Piper(onnx) => {
             let dir = onnx.parent().unwrap_or(Path::new(".")).to_path_buf();
             Ok((Family::Piper, ModelTask::Speak, dir))
@@ -233,9 +251,21 @@ fn detect(src: &Path) -> Result<Layout, HubError> {
         let model_type = serde_json::from_str::<serde_json::Value>(&config)
             .ok()
             .and_then(|v| v.get("model_type")?.as_str().map(str::to_string));
+        let has_weights = files
+            .iter()
+            .any(|f| f.extension().is_some_and(|e| e == "safetensors") && f.is_file());
+        if model_type.as_deref() == Some("voxtral_realtime") {
+            if !has_weights {
+                return Err(not("it has no .safetensors weights"));
+            }
+            if !has("tekken.json") {
+                return Err(not("it has no tekken.json (the Voxtral tokenizer)"));
+            }
+            return Ok(Layout::VoxtralRealtime);
+        }
         if model_type.as_deref() != Some("whisper") {
             return Err(not(&format!(
-                "its config.json describes {}, not Whisper",
+                "its config.json describes {}, not Whisper or Voxtral Realtime",
                 model_type.as_deref().unwrap_or("an unknown model")
             )));
         }
@@ -260,6 +290,7 @@ fn detect(src: &Path) -> Result<Layout, HubError> {
         [one] => Ok(Layout::Piper((*one).clone())),
         [] => Err(not(
             "expected a Whisper folder (config.json, *.safetensors, tokenizer.json), a \
+             Voxtral Realtime folder (config.json, *.safetensors, tekken.json), a \
              CTranslate2 Whisper folder (model.bin, config.json) or a Piper voice \
              (.onnx + .onnx.json)",
         )),

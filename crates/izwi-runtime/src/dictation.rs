@@ -22,6 +22,7 @@ use izwi_audio::{Microphone, ASR_SAMPLE_RATE};
 use izwi_core::models::vad::{VadEvent, VadOptions, VadStream};
 use izwi_core::models::whisper::TranscribeOptions;
 use izwi_core::transcript::Word;
+use izwi_hub::Family;
 use serde::Serialize;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -135,6 +136,15 @@ impl Runtime {
         on_event: impl Fn(DictationEvent),
     ) -> Result<Vec<DictatedText>, RuntimeError> {
         let inner = &self.inner;
+        if inner.hub.info(&options.model_id)?.family == Family::VoxtralRealtime {
+            if options.language.is_some() {
+                return Err(RuntimeError::InvalidRequest(
+                    "Voxtral Realtime does not take a language: it writes what it hears".into(),
+                ));
+            }
+            let model = inner.models.voxtral(&options.model_id).await?;
+            return crate::streaming_dictation::dictate(&model, audio, on_event).await;
+        }
         let vad = inner.vad.get(self.data_dir()).await.ok_or_else(no_vad)?;
         let whisper = inner.models.whisper(&options.model_id).await?;
         let mut detector = VadStream::new(

@@ -15,6 +15,7 @@ mod models;
 mod runtime;
 mod saved_dictation;
 mod speak;
+mod streaming_dictation;
 mod transcribe;
 mod vad;
 mod voice_chat;
@@ -58,6 +59,7 @@ pub use speak::{
     read_lines, SpeakBatchRequest, SpeakFileRequest, SpeakRequest, SpeechClip, MANIFEST_NAME,
     MAX_SPEAK_CHARS, SENTENCE_GAP_SECONDS,
 };
+pub use streaming_dictation::MAX_STREAMING_DICTATION_SECONDS;
 pub use transcribe::TranscribeRequest;
 pub use vad::vad_path;
 pub use voice_chat::{NoPlayback, ReplyOutput, TurnEvent, VoiceChatSetup, VoiceTurn};

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use izwi_core::engine::{BatchStrategy, Engine, EngineCoreConfig};
 use izwi_core::models::vits::Vits;
+use izwi_core::models::voxtral_realtime::{StreamingFormat, VoxtralRealtime, VoxtralTranscriber};
 use izwi_core::models::whisper::{Transcriber, Whisper, WhisperExecutor, WhisperTokenizer};
 use izwi_core::{DType, Device};
 use izwi_hub::{CancellationToken, Family, Hub, ModelInfo, ModelStatus};
@@ -42,6 +43,7 @@ pub struct LoadedModel {
 enum Loaded {
     Whisper(Arc<LoadedWhisper>),
     Voice(Arc<Vits>),
+    Voxtral(Arc<VoxtralTranscriber>),
 }
 
 impl Loaded {
@@ -49,8 +51,24 @@ impl Loaded {
         match self {
             Loaded::Whisper(m) => Arc::strong_count(m) > 1,
             Loaded::Voice(v) => Arc::strong_count(v) > 1,
+            Loaded::Voxtral(m) => Arc::strong_count(m) > 1,
         }
     }
+
+    fn family(&self) -> Family {
+        match self {
+            Loaded::Whisper(_) => Family::Whisper,
+            Loaded::Voice(_) => Family::Piper,
+            Loaded::Voxtral(_) => Family::VoxtralRealtime,
+        }
+    }
+}
+
+/// A model that transcribes, of either family.
+#[derive(Clone)]
+pub enum TranscriptionModel {
+    Whisper(Arc<LoadedWhisper>),
+    Voxtral(Arc<VoxtralTranscriber>),
 }
 
 struct Slot {
@@ -117,7 +135,37 @@ impl ModelManager {
             .await?;
         match loaded {
             Loaded::Whisper(m) => Ok(m),
-            Loaded::Voice(_) => Err(wrong_family(id, Family::Piper, "transcribe")),
+            other => Err(wrong_family(id, other.family(), "transcribe")),
+        }
+    }
+
+    /// The Voxtral Realtime model `id`, loading it if needed.
+    pub async fn voxtral(&self, id: &str) -> Result<Arc<VoxtralTranscriber>, RuntimeError> {
+        let dir = || -> Result<PathBuf, RuntimeError> {
+            let info = self.hub.info(id)?;
+            if info.family != Family::VoxtralRealtime {
+                return Err(wrong_family(id, info.family, "transcribe"));
+            }
+            Ok(self.hub.model_dir(id)?)
+        };
+        let device = self.device.clone();
+        let strategy = self.batch_strategy.unwrap_or(BatchStrategy::DecodeMaximal);
+        let loaded = self
+            .get_or_load(id, dir, weights_bytes, move |dir| {
+                load_voxtral(dir, &device, strategy).map(|m| Loaded::Voxtral(Arc::new(m)))
+            })
+            .await?;
+        match loaded {
+            Loaded::Voxtral(m) => Ok(m),
+            other => Err(wrong_family(id, other.family(), "transcribe")),
+        }
+    }
+
+    /// The transcription model `id` (Whisper or Voxtral Realtime), loading it if needed.
+    pub async fn transcription(&self, id: &str) -> Result<TranscriptionModel, RuntimeError> {
+        match self.hub.info(id)?.family {
+            Family::VoxtralRealtime => self.voxtral(id).await.map(TranscriptionModel::Voxtral),
+            _ => self.whisper(id).await.map(TranscriptionModel::Whisper),
         }
     }
 
@@ -158,7 +206,7 @@ impl ModelManager {
             .await?;
         match loaded {
             Loaded::Voice(v) => Ok(v),
-            Loaded::Whisper(_) => Err(wrong_family(key, Family::Whisper, "speak")),
+            other => Err(wrong_family(key, other.family(), "speak")),
         }
     }
 
@@ -413,6 +461,25 @@ fn load_whisper(
     Ok(LoadedWhisper {
         transcriber: Transcriber::new(engine, tokenizer),
     })
+}
+
+fn load_voxtral(
+    dir: &Path,
+    device: &Device,
+    batch_strategy: BatchStrategy,
+) -> Result<VoxtralTranscriber, String> {
+    let format = StreamingFormat::from_dir(dir, None).map_err(|e| format!("{e:#}"))?;
+    let model =
+        VoxtralRealtime::from_dir(dir, None, DType::F32, device).map_err(|e| format!("{e:#}"))?;
+    let config = EngineCoreConfig {
+        // The model's own limit: its decoder's attention window.
+        max_seq_len: usize::MAX,
+        max_batch_size: 16,
+        batch_strategy,
+        ..EngineCoreConfig::default()
+    };
+    let engine = Engine::new(config, Box::new(model)).map_err(|e| format!("{e:#}"))?;
+    Ok(VoxtralTranscriber::new(Arc::new(engine), Arc::new(format)))
 }
 
 impl Runtime {

@@ -45,17 +45,27 @@ impl Runtime {
         let inner = &self.inner;
         // What would fail at once is refused before a job or a file is made.
         let info = inner.hub.info(&options.model_id)?;
-        if info.family != Family::Whisper {
-            return Err(RuntimeError::WrongModel {
-                id: info.id,
-                family: format!("{:?}", info.family).to_lowercase(),
-                task: "dictate",
-            });
-        }
+        let streaming = match info.family {
+            Family::Whisper => false,
+            Family::VoxtralRealtime => true,
+            family => {
+                return Err(RuntimeError::WrongModel {
+                    id: info.id,
+                    family: format!("{family:?}").to_lowercase(),
+                    task: "dictate",
+                })
+            }
+        };
         // A catalog model not downloaded yet has no folder.
         inner.hub.model_dir(&info.id)?;
-        if inner.vad.get(self.data_dir()).await.is_none() {
+        // Whisper finds the pauses with the voice activity detector.
+        if !streaming && inner.vad.get(self.data_dir()).await.is_none() {
             return Err(no_vad());
+        }
+        if streaming && options.language.is_some() {
+            return Err(RuntimeError::InvalidRequest(
+                "Voxtral Realtime does not take a language: it writes what it hears".into(),
+            ));
         }
         let dir = inner.store.recordings_dir();
         std::fs::create_dir_all(&dir).map_err(|source| RuntimeError::Io {
@@ -74,7 +84,8 @@ impl Runtime {
         // What transcribing the recording again would ask (History's Retry reads it).
         let request = TranscribeRequest {
             language: options.language.clone(),
-            word_timestamps: true,
+            // A streaming model's words have their times anyway.
+            word_timestamps: !streaming,
             ..TranscribeRequest::new(&path, &options.model_id)
         };
         let job = inner

@@ -1,5 +1,5 @@
-//! A transcription job: decode the file, cut it at silences, run Whisper on the
-//! engine, report segments as windows finish, and save the transcript.
+//! A transcription job: decode the file, cut it at silences, run Whisper (or Voxtral
+//! Realtime) on the engine, report segments as windows finish, and save the transcript.
 
 use std::ops::Range;
 use std::path::PathBuf;
@@ -13,6 +13,7 @@ use izwi_hub::Family;
 use izwi_store::{Job, JobKind, JobMetrics, NewJob, NewTranscript, SegmentRecord, WordRecord};
 use serde::{Deserialize, Serialize};
 
+use crate::models::TranscriptionModel;
 use crate::runtime::Inner;
 use crate::{Event, JobStage, Runtime, RuntimeError};
 
@@ -147,11 +148,14 @@ pub(crate) async fn run(
     let audio = speech(inner, request);
     let (model, audio) = if loaded {
         stage(JobStage::Decoding);
-        (inner.models.whisper(&request.model_id).await, audio.await)
+        (
+            inner.models.transcription(&request.model_id).await,
+            audio.await,
+        )
     } else {
         stage(JobStage::LoadingModel);
         let model = async {
-            let model = inner.models.whisper(&request.model_id).await;
+            let model = inner.models.transcription(&request.model_id).await;
             stage(JobStage::Decoding);
             model
         };
@@ -192,9 +196,19 @@ pub(crate) async fn run(
         let _ = progress_tx.send(progress);
     };
     let options = request.options();
-    let transcribe = model
-        .transcriber
-        .transcribe(&samples, &windows, &options, on_window);
+    let transcribe = async {
+        match &model {
+            TranscriptionModel::Whisper(whisper) => whisper
+                .transcriber
+                .transcribe(&samples, &windows, &options, on_window)
+                .await
+                .map_err(RuntimeError::from),
+            TranscriptionModel::Voxtral(voxtral) => voxtral
+                .transcribe(&samples, &windows, on_window)
+                .await
+                .map_err(|e| TranscribeError::from(e).into()),
+        }
+    };
     let record_progress = async {
         while let Some(progress) = progress_rx.recv().await {
             if let Err(e) = inner.store.set_job_progress(job_id, progress).await {
@@ -266,13 +280,65 @@ impl Runtime {
     /// its reason.
     pub async fn transcribe(&self, request: TranscribeRequest) -> Result<Job, RuntimeError> {
         let info = self.inner.hub.info(&request.model_id)?;
-        if info.family != Family::Whisper {
-            return Err(RuntimeError::WrongModel {
-                id: info.id,
-                family: format!("{:?}", info.family).to_lowercase(),
-                task: "transcribe",
-            });
+        match info.family {
+            Family::Whisper => self.check_whisper_request(&info, &request).await?,
+            Family::VoxtralRealtime => {
+                // It writes what it hears in the language it hears, from audio alone.
+                let unsupported = [
+                    (request.task == Task::Translate, "translate"),
+                    (request.language.is_some(), "take a language"),
+                    (request.initial_prompt.is_some(), "take a prompt"),
+                ];
+                if let Some((_, what)) = unsupported.iter().find(|(asked, _)| *asked) {
+                    return Err(RuntimeError::InvalidRequest(format!(
+                        "{} (Voxtral Realtime) cannot {what}; it transcribes what it hears",
+                        info.name
+                    )));
+                }
+                self.inner.hub.model_dir(&request.model_id)?;
+            }
+            family => {
+                return Err(RuntimeError::WrongModel {
+                    id: info.id,
+                    family: format!("{family:?}").to_lowercase(),
+                    task: "transcribe",
+                })
+            }
         }
+        let job = self
+            .inner
+            .store
+            .create_job(NewJob {
+                kind: JobKind::Transcribe,
+                model_id: Some(request.model_id.clone()),
+                input: request.path.display().to_string(),
+                params: serde_json::to_value(&request)
+                    .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))?,
+            })
+            .await?;
+        self.inner
+            .events
+            .emit(Event::JobQueued { job: job.clone() });
+        let inner = self.inner.clone();
+        let job_id = job.id;
+        self.inner.jobs.spawn(
+            self.inner.store.clone(),
+            self.inner.events.clone(),
+            &job,
+            move || async move {
+                let (transcript_id, metrics) = run(&inner, job_id, &request).await?;
+                Ok((Some(format!("transcript:{transcript_id}")), metrics))
+            },
+        );
+        Ok(job)
+    }
+
+    /// What a Whisper model cannot do, refused before a job is made.
+    async fn check_whisper_request(
+        &self,
+        info: &izwi_hub::ModelInfo,
+        request: &TranscribeRequest,
+    ) -> Result<(), RuntimeError> {
         let dir = self.inner.hub.model_dir(&request.model_id)?;
         let english_only = !is_multilingual_dir(&dir).map_err(TranscribeError::from)?;
         if request.task == Task::Translate && english_only {
@@ -311,31 +377,6 @@ impl Runtime {
                 )));
             }
         }
-        let job = self
-            .inner
-            .store
-            .create_job(NewJob {
-                kind: JobKind::Transcribe,
-                model_id: Some(request.model_id.clone()),
-                input: request.path.display().to_string(),
-                params: serde_json::to_value(&request)
-                    .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))?,
-            })
-            .await?;
-        self.inner
-            .events
-            .emit(Event::JobQueued { job: job.clone() });
-        let inner = self.inner.clone();
-        let job_id = job.id;
-        self.inner.jobs.spawn(
-            self.inner.store.clone(),
-            self.inner.events.clone(),
-            &job,
-            move || async move {
-                let (transcript_id, metrics) = run(&inner, job_id, &request).await?;
-                Ok((Some(format!("transcript:{transcript_id}")), metrics))
-            },
-        );
-        Ok(job)
+        Ok(())
     }
 }

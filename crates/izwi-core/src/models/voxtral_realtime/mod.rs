@@ -9,8 +9,10 @@ mod format;
 pub mod mel;
 mod model;
 mod tokenizer;
+mod transcriber;
 
 pub use config::VoxtralRealtimeConfig;
 pub use format::StreamingFormat;
 pub use model::VoxtralRealtime;
 pub use tokenizer::{StreamingAudio, Tekken, TekkenError};
+pub use transcriber::{segments_of, words_of, LiveTranscription, VoxtralTranscriber};
