@@ -327,7 +327,12 @@ export type ExportFormat = "txt" | "srt" | "vtt" | "json";
 
 export type Family = "whisper" | "piper" | 
 /**  Chat models of the Llama architecture (SmolLM2, Llama 3.x) in one GGUF file. */
-"llama";
+"llama" | 
+/**
+ *  Mistral's streaming speech recognition (Voxtral Realtime), a Hugging Face
+ *  folder with its `tekken.json`.
+ */
+"voxtral_realtime";
 
 /**
  *  Files a second launch of Izwi was opened with (it hands them over and exits), to be
