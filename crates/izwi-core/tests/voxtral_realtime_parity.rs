@@ -454,3 +454,68 @@ async fn the_transcriber_gives_the_reference_text_with_word_times() {
         .find(|w| w.start >= half as f64 / 16_000.0);
     assert!(second.is_some(), "no word placed in the second window");
 }
+
+#[tokio::test]
+async fn a_live_transcription_past_its_length_ends_and_a_dropped_one_is_aborted() {
+    use izwi_core::models::voxtral_realtime::{StreamingFormat, VoxtralTranscriber};
+    let reference = reference();
+    let format = std::sync::Arc::new(StreamingFormat::from_dir(&dir(), None).expect("format"));
+    let config = EngineCoreConfig {
+        block_size: 4,
+        num_blocks: Some(64),
+        ..EngineCoreConfig::default()
+    };
+    let engine = std::sync::Arc::new(
+        izwi_core::engine::Engine::new(config, Box::new(model())).expect("engine"),
+    );
+    let transcriber = VoxtralTranscriber::new(engine.clone(), format);
+    let audio = floats(&reference["audio"]);
+
+    // Half a second allowed (and the margin for the last word, 1.4 s), four seconds
+    // spoken: it ends at its length and the audio after that is dropped without an
+    // error.
+    let mut live = transcriber.start_live(0.5).await.expect("started");
+    live.push(audio.clone()).await.expect("pushed");
+    live.push(audio.clone()).await.expect("pushed");
+    let mut last = None;
+    while let Some(out) = live.next().await {
+        if out.finished.is_some() {
+            last = out.finished;
+            break;
+        }
+    }
+    let last = last.expect("finished");
+    assert_eq!(last.finish_reason, FinishReason::Length);
+    live.push(audio.clone())
+        .await
+        .expect("audio after the end is dropped");
+    live.finish().await.expect("ending after the end is fine");
+
+    // Dropped while waiting for audio: it is aborted at once, though the engine, with
+    // every request waiting, hears no other command (the metrics are read without one).
+    let aborted = engine.metrics().aborted_requests;
+    let mut waiting = transcriber.start_live(5.0).await.expect("started");
+    waiting
+        .push(audio[..16_000].to_vec())
+        .await
+        .expect("pushed");
+    // All the text that audio allows (then the engine sleeps, waiting for more).
+    let sent = transcriber.format().leading_silence() + 16_000;
+    let expected =
+        StreamingMel::available(sent, false) / 8 + 1 - transcriber.format().prompt().len();
+    let mut received = 0;
+    while received < expected {
+        received += waiting.next().await.expect("running").tokens.len();
+    }
+    drop(waiting);
+    for _ in 0..600 {
+        if engine.metrics().aborted_requests > aborted {
+            let status = engine.status().await.expect("status");
+            assert_eq!(status.running + status.waiting, 0);
+            assert_eq!(status.kv_cache.used_blocks(), 0);
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the dropped transcription is still in the engine");
+}

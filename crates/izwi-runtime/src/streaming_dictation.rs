@@ -59,6 +59,12 @@ pub(crate) async fn dictate(
                             "the model failed: {message}"
                         )));
                     }
+                    if audio_open {
+                        tracing::warn!(
+                            "dictation stopped at the {MAX_STREAMING_DICTATION_SECONDS} s a \
+                             streaming model takes in one go"
+                        );
+                    }
                     state.logprobs = done.logprobs;
                     state.show(model, true, &on_event);
                     break;

@@ -112,7 +112,7 @@ impl VoxtralTranscriber {
     }
 }
 
-/// A transcription of audio still being recorded. Dropping it ends the request.
+/// A transcription of audio still being recorded. Dropping it aborts the request.
 pub struct LiveTranscription {
     engine: Arc<Engine>,
     format: Arc<StreamingFormat>,
@@ -122,22 +122,43 @@ pub struct LiveTranscription {
 }
 
 impl LiveTranscription {
-    /// More of the recording (16 kHz mono).
+    /// More of the recording (16 kHz mono). Audio after the request has ended (it
+    /// reached its length) is dropped: [`next`](Self::next) gives its end.
     pub async fn push(&mut self, samples: Vec<f32>) -> Result<(), EngineError> {
         self.recorded += samples.len();
-        self.engine.append_audio(&self.id, samples, false).await
+        ended_is_fine(self.engine.append_audio(&self.id, samples, false).await)
     }
 
     /// The recording has ended: the text of its last words follows.
     pub async fn finish(&mut self) -> Result<(), EngineError> {
         let silence = vec![0.0; self.format.trailing_silence(self.recorded)];
-        self.engine.append_audio(&self.id, silence, true).await
+        ended_is_fine(self.engine.append_audio(&self.id, silence, true).await)
     }
 
     /// The next tokens the model wrote; the last output carries the request's end.
     /// None once the request has ended.
     pub async fn next(&mut self) -> Option<StreamingOutput> {
         self.outputs.recv().await
+    }
+}
+
+impl Drop for LiveTranscription {
+    fn drop(&mut self) {
+        // The engine would notice the closed output only at its next step, and a
+        // request waiting for audio gives it none.
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            let (engine, id) = (self.engine.clone(), self.id.clone());
+            handle.spawn(async move {
+                let _ = engine.abort_request(&id).await;
+            });
+        }
+    }
+}
+
+fn ended_is_fine(result: Result<(), EngineError>) -> Result<(), EngineError> {
+    match result {
+        Err(EngineError::UnknownRequest(_)) => Ok(()),
+        other => other,
     }
 }
 
