@@ -38,6 +38,7 @@ pub use history::{
 pub use izwi_audio::{input_devices, output_devices, AudioError, DeviceInfo, Microphone, Playback};
 pub use izwi_audio::{
     load_for_asr, pcm16_bytes, pcm16_wav_data, peaks, probe_file, resample, streamed_wav_header,
+    StreamResampler,
     write_wav,
 };
 pub use izwi_core::allocator::tune_for_inference;
