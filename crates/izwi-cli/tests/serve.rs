@@ -474,6 +474,20 @@ fn the_api_answers_as_openai_does() {
         2,
         "{kinds:?}"
     );
+    // Chat completions too: the question the job's input, the reply its output.
+    let chats: Vec<&Value> = jobs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|j| j["kind"] == "chat")
+        .collect();
+    assert_eq!(chats.len(), 2, "{kinds:?}");
+    for job in chats {
+        assert_eq!(job["status"], "done", "{job}");
+        assert_eq!(job["input"], "What is the capital of France?");
+        assert_eq!(job["output"].as_str(), Some(reply), "{job}");
+        assert_eq!(job["model_id"], "local/smollm2");
+    }
 }
 
 #[test]

@@ -467,6 +467,10 @@ impl Runtime {
     /// The model to transcribe with when none is named: the
     /// `default_transcribe_model` setting, else the first installed Whisper model.
     pub async fn default_transcribe_model(&self) -> Result<String, RuntimeError> {
+        // The setting names a model of this machine; a server has its own names.
+        if self.inner.remote().is_some() {
+            return Ok(crate::REMOTE_TRANSCRIBE_MODEL.to_string());
+        }
         if let Some(id) = self
             .inner
             .store

@@ -178,9 +178,9 @@ impl AudioStream {
             Streamed::Pcm => {
                 let resampler = match &mut self.resampler {
                     Some(resampler) => resampler,
-                    None => self.resampler.insert(
-                        StreamResampler::new(rate, PCM_RATE).map_err(|e| e.to_string())?,
-                    ),
+                    None => self
+                        .resampler
+                        .insert(StreamResampler::new(rate, PCM_RATE).map_err(|e| e.to_string())?),
                 };
                 let mut out = Vec::new();
                 resampler
