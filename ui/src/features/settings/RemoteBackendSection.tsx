@@ -86,9 +86,6 @@ export function RemoteBackendSection() {
               onChange={(e) => setUrl(e.target.value)}
               aria-describedby="remote-url-hint"
             />
-            <span id="remote-url-hint" className="muted small">
-              An OpenAI-compatible server’s base URL: another Izwi, vLLM, vLLM-Omni.
-            </span>
           </label>
           <label className="field">
             <span className="field-label">Key</span>
@@ -106,6 +103,9 @@ export function RemoteBackendSection() {
           <button type="submit" className="btn btn-sm btn-primary" disabled={busy || !url.trim()}>
             {busy ? 'Saving…' : 'Use this server'}
           </button>
+          <span id="remote-url-hint" className="muted small remote-backend-hint">
+            An OpenAI-compatible server’s base URL: another Izwi, vLLM, vLLM-Omni.
+          </span>
         </form>
       )}
     </section>
