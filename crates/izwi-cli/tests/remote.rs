@@ -327,7 +327,10 @@ fn a_server_killed_mid_job_fails_the_job_and_nothing_hangs() {
     assert_eq!(job["status"], "failed", "{job}");
     let error = job["error"].as_str().unwrap();
     assert!(
-        error.starts_with(&format!("the remote server {}", server.url)),
+        error.starts_with(&format!(
+            "the remote server {} did not answer: ",
+            server.url
+        )),
         "{error}"
     );
     let mut stderr = String::new();
