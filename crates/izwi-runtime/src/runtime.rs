@@ -118,7 +118,14 @@ impl Runtime {
         let stored: Option<RemoteSettings> = store.get_setting(REMOTE_BACKEND).await?;
         let remote = match (&config.backend, stored) {
             (BackendChoice::Local, _) | (BackendChoice::Stored, None) => None,
-            (BackendChoice::Stored, Some(settings)) => Some(Arc::new(Remote::new(&settings)?)),
+            // A setting that no longer makes a backend must not keep Izwi from opening.
+            (BackendChoice::Stored, Some(settings)) => match Remote::new(&settings) {
+                Ok(remote) => Some(Arc::new(remote)),
+                Err(error) => {
+                    tracing::warn!(%error, "the stored remote backend is unusable: running here");
+                    None
+                }
+            },
             (BackendChoice::Url(url), stored) => {
                 let url = url.trim().trim_end_matches('/');
                 // The stored key goes only to the server it was given for.
@@ -239,25 +246,22 @@ impl Runtime {
         &self,
         settings: Option<RemoteSettings>,
     ) -> Result<(), RuntimeError> {
-        let remote = settings.as_ref().map(Remote::new).transpose()?;
-        match &settings {
+        let remote = match settings {
             Some(settings) => {
-                let settings = RemoteSettings {
-                    url: remote
-                        .as_ref()
-                        .map_or_else(String::new, |r| r.url().to_string()),
-                    ..settings.clone()
-                };
-                self.set_setting(REMOTE_BACKEND, &settings).await?;
+                let remote = Remote::new(&settings)?;
+                // Kept as it is used: trimmed of a trailing slash.
+                let url = remote.url().to_string();
+                self.set_setting(REMOTE_BACKEND, &RemoteSettings { url, ..settings })
+                    .await?;
+                Some(Arc::new(remote))
             }
             None => {
                 self.delete_setting(REMOTE_BACKEND).await?;
+                None
             }
-        }
+        };
         if self.inner.backend_from_settings {
-            *self.inner.remote.write().unwrap_or_else(|e| e.into_inner()) = remote.map(Arc::new);
-            // A remote chat model opened before is not this backend's.
-            *self.inner.chat_model.lock().await = None;
+            *self.inner.remote.write().unwrap_or_else(|e| e.into_inner()) = remote;
         }
         Ok(())
     }
