@@ -638,6 +638,17 @@ fn a_client_that_goes_away_cancels_its_job() {
             &asset("models/whisper-tiny.en").display().to_string(),
         ],
     );
+    let gguf = asset("models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf");
+    izwi(
+        data.path(),
+        &[
+            "models",
+            "import",
+            &gguf.display().to_string(),
+            "--name",
+            "smollm2",
+        ],
+    );
     let long = eleven_minutes(data.path());
 
     let server = Server::start(data.path(), &[]);
@@ -667,6 +678,33 @@ fn a_client_that_goes_away_cancels_its_job() {
         assert!(started.elapsed().as_secs() < 120, "{:?}", status());
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
+
+    // So is a chat job whose client stops reading its stream: the reply is aborted.
+    let mut stream = client()
+        .post(server.url("/v1/chat/completions"))
+        .json(&json!({
+            "model": "local/smollm2",
+            "messages": [{ "role": "user", "content": "Count from one to one thousand in words." }],
+            "max_tokens": 1000,
+            "stream": true,
+        }))
+        .send()
+        .unwrap();
+    let mut first = [0u8; 6];
+    std::io::Read::read_exact(&mut stream, &mut first).unwrap();
+    assert_eq!(&first, b"data: ");
+    drop(stream);
+    let chat_job = || -> Value {
+        let jobs: Value = serde_json::from_str(&izwi(data.path(), &["history", "--json"])).unwrap();
+        jobs[0].clone()
+    };
+    let started = std::time::Instant::now();
+    while chat_job()["status"] != "cancelled" {
+        // A guard against hanging, not a speed check.
+        assert!(started.elapsed().as_secs() < 120, "{}", chat_job());
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(chat_job()["kind"], "chat");
 }
 
 #[test]
