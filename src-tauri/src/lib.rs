@@ -30,7 +30,8 @@ pub const BINDINGS_HEADER: &str =
 /// Every command and event the UI sees, with their types.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     use commands::{
-        api_server, chat, choose, dictate, history, models, settings, speak, transcribe, voices,
+        api_server, backend, chat, choose, dictate, history, models, settings, speak, transcribe,
+        voices,
     };
     tauri_specta::Builder::<tauri::Wry>::new()
         .commands(collect_commands![
@@ -59,6 +60,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             api_server::get_api_server,
             api_server::start_api_server,
             api_server::stop_api_server,
+            backend::get_remote_backend,
+            backend::set_remote_backend,
             settings::set_dictation_shortcut,
             speak::speak,
             speak::stream_speech_audio,

@@ -41,6 +41,8 @@ export const commands = {
 	getApiServer: () => typedError<ApiServerStatus, AppError>(__TAURI_INVOKE("get_api_server")),
 	startApiServer: (settings: ApiServerSettings) => typedError<ApiServerStatus, AppError>(__TAURI_INVOKE("start_api_server", { settings })),
 	stopApiServer: () => typedError<ApiServerStatus, AppError>(__TAURI_INVOKE("stop_api_server")),
+	getRemoteBackend: () => typedError<RemoteInfo | null, AppError>(__TAURI_INVOKE("get_remote_backend")),
+	setRemoteBackend: (url: string | null, apiKey: string | null) => typedError<RemoteInfo | null, AppError>(__TAURI_INVOKE("set_remote_backend", { url, apiKey })),
 	/**
 	 *  Makes `shortcut` (`CommandOrControl+Shift+Space`) the global dictation shortcut;
 	 *  returns it as saved. Refused when it is not a shortcut or another app holds it.
@@ -194,6 +196,16 @@ export type ChatEvent =
 { type: "turn_done"; chat_id: number; user_text: string; reply_text: string; metrics: MessageMetrics } | 
 /**  Voice chat ended: stopped by the user, or by `error`. */
 { type: "stopped"; error: string | null };
+
+/**
+ *  A chat completion of the API: the last thing the user said (the job's input) and
+ *  the reply, once made (the job's output).
+ */
+export type ChatJobDetail = {
+	job: Job,
+	/**  How many messages the conversation sent had. */
+	messages: number,
+};
 
 /**  A chat as stored. Times are unix milliseconds; `updated_at` moves with each message. */
 export type ChatRecord = {
@@ -367,7 +379,9 @@ export type JobDetail = {
 	kind: "speech",
 } & SpeechDetail | {
 	kind: "batch",
-} & BatchDetail;
+} & BatchDetail | {
+	kind: "chat",
+} & ChatJobDetail;
 
 /**  Which jobs [`Store::list_jobs`] returns; `None` fields match everything. */
 export type JobFilter = {
@@ -379,7 +393,9 @@ export type JobFilter = {
 };
 
 /**  What a job does. */
-export type JobKind = "transcribe" | "speak" | "speak_batch";
+export type JobKind = "transcribe" | "speak" | "speak_batch" | 
+/**  A chat completion of the API: its reply is the job's output. */
+"chat";
 
 /**
  *  Measurements of a finished job, stored as JSON. Missing fields read as `None`, so
@@ -491,6 +507,12 @@ export type QueuedFiles = {
 	skipped: SkippedPath[],
 	/**  Media files beyond the most one request queues, not queued. */
 	left_out: number,
+};
+
+/**  The remote backend as the shells show it: never its key. */
+export type RemoteInfo = {
+	url: string,
+	has_key: boolean,
 };
 
 /**

@@ -51,6 +51,10 @@ pub fn run(data_dir: Option<PathBuf>, args: HistoryArgs) -> Result<()> {
                 },
                 JobDetail::Speech(speech) => print!("{}", speech_text(speech)),
                 JobDetail::Batch(batch) => print!("{}", batch_text(batch)),
+                JobDetail::Chat(chat) => match &chat.job.output {
+                    Some(reply) => println!("{reply}"),
+                    None => bail!("job {job_id} has no reply (it is {})", chat.job.status),
+                },
             }
             return Ok(());
         }

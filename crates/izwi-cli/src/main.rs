@@ -1,5 +1,6 @@
 //! `izwi`: Izwi's capabilities on the command line. Parses, calls the runtime, formats.
 
+mod backend;
 mod bench;
 mod chat;
 mod chats;
@@ -17,11 +18,11 @@ mod voices;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use izwi_runtime::{EventSink, Runtime, RuntimeConfig};
+use izwi_runtime::{BackendChoice, EventSink, Runtime, RuntimeConfig};
 
 #[derive(Parser)]
 #[command(
@@ -35,12 +36,23 @@ struct Cli {
     /// (HF_HOME).
     #[arg(long, global = true, env = "IZWI_DATA_DIR")]
     data_dir: Option<PathBuf>,
+    /// Where transcription, speech and chat run for this command: an OpenAI-compatible
+    /// server's base URL (http://host:8000/v1; its key is the one `izwi backend set`
+    /// stored for it), or `local` for this machine. Default: `izwi backend`'s setting.
+    #[arg(long, global = true, env = "IZWI_BACKEND", value_name = "URL|local")]
+    backend: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// Where transcription, speech and chat run: this machine, or a remote
+    /// OpenAI-compatible server (another `izwi serve`, vLLM, vLLM-Omni).
+    Backend {
+        #[command(subcommand)]
+        command: Option<backend::BackendCommand>,
+    },
     /// Measure performance.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -87,7 +99,13 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let data_dir = cli.data_dir;
+    let _ = BACKEND.set(match cli.backend.as_deref().map(str::trim) {
+        None | Some("") => BackendChoice::Stored,
+        Some("local") => BackendChoice::Local,
+        Some(url) => BackendChoice::Url(url.to_owned()),
+    });
     let result = match cli.command {
+        Command::Backend { command } => backend::run(data_dir, command),
         Command::Bench(command) => bench::run(data_dir, command),
         Command::Chat(args) => chat::run(data_dir, args),
         Command::Devices(args) => devices::run(args),
@@ -119,11 +137,17 @@ pub fn open(
     open_with(RuntimeConfig::new(data_dir), events)
 }
 
-/// [`open`] with settings of its own.
+/// The backend `--backend` chose for this command.
+static BACKEND: OnceLock<BackendChoice> = OnceLock::new();
+
+/// [`open`] with settings of its own (a backend it names is kept; else `--backend`'s).
 pub fn open_with(
-    config: RuntimeConfig,
+    mut config: RuntimeConfig,
     events: Arc<dyn EventSink>,
 ) -> Result<(tokio::runtime::Runtime, Runtime)> {
+    if config.backend == BackendChoice::Stored {
+        config.backend = BACKEND.get().cloned().unwrap_or_default();
+    }
     let tokio = tokio::runtime::Runtime::new()?;
     let runtime = tokio.block_on(Runtime::open(config, events))?;
     Ok((tokio, runtime))

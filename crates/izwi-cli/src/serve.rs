@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use clap::Args;
 use izwi_core::engine::BatchStrategy;
-use izwi_runtime::RuntimeConfig;
+use izwi_runtime::{BackendChoice, RuntimeConfig};
 use izwi_server::{ServerConfig, ServerEvents};
 
 #[derive(Args)]
@@ -48,6 +48,8 @@ pub fn run(data_dir: Option<PathBuf>, args: ServeArgs) -> Result<()> {
     let config = RuntimeConfig {
         max_concurrent_jobs: args.max_jobs as usize,
         batch_strategy: args.batch_strategy,
+        // The API serves this machine's models.
+        backend: BackendChoice::Local,
         ..RuntimeConfig::new(data_dir.unwrap_or_else(RuntimeConfig::default_data_dir))
     };
     let (tokio, runtime) = crate::open_with(config, events.clone())?;

@@ -15,8 +15,9 @@ pub struct TranscribeArgs {
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// A model id (`izwi models list`), `local/NAME` of an import, or a Whisper folder
-    /// in Hugging Face layout. Default: the `default_transcribe_model` setting, else
-    /// the first installed Whisper model.
+    /// in Hugging Face layout; on a remote backend, the server's model name. Default:
+    /// the `default_transcribe_model` setting, else the first installed Whisper model;
+    /// on a remote backend, `whisper-1`.
     #[arg(long)]
     model: Option<String>,
     /// Spoken language as an ISO code (en, de, ...); detected when omitted.
@@ -79,7 +80,7 @@ pub fn run(data_dir: Option<PathBuf>, args: TranscribeArgs) -> Result<()> {
 async fn transcribe_all(runtime: &Runtime, args: &TranscribeArgs) -> Result<()> {
     let model_id = match &args.model {
         Some(id) => id.clone(),
-        None => runtime.default_transcribe_model().await?,
+        None => runtime.default_job_transcribe_model().await?,
     };
     let mut jobs = Vec::new();
     for file in &args.files {

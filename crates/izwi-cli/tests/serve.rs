@@ -382,11 +382,11 @@ fn the_api_answers_as_openai_does() {
         "{heard}"
     );
     let pcm = speak("pcm").bytes().unwrap();
-    let wav_seconds = streamed.len() as f64 / f64::from(rate);
-    let pcm_seconds = pcm.len() as f64 / 2.0 / 24_000.0;
+    let jobs: Value = serde_json::from_str(&izwi(data.path(), &["history", "--json"])).unwrap();
+    let saved = hound::WavReader::open(jobs[0]["output"].as_str().unwrap()).unwrap();
     assert!(
-        pcm.len() % 2 == 0 && (pcm_seconds - wav_seconds).abs() < 0.05,
-        "{pcm_seconds} s vs {wav_seconds} s"
+        pcm_samples(&pcm) == at_24khz(saved),
+        "the PCM is the job's WAV at 24 kHz"
     );
     let body = assert_error(
         client()
@@ -474,6 +474,20 @@ fn the_api_answers_as_openai_does() {
         2,
         "{kinds:?}"
     );
+    // Chat completions too: the question the job's input, the reply its output.
+    let chats: Vec<&Value> = jobs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|j| j["kind"] == "chat")
+        .collect();
+    assert_eq!(chats.len(), 2, "{kinds:?}");
+    for job in chats {
+        assert_eq!(job["status"], "done", "{job}");
+        assert_eq!(job["input"], "What is the capital of France?");
+        assert_eq!(job["output"].as_str(), Some(reply), "{job}");
+        assert_eq!(job["model_id"], "local/smollm2");
+    }
 }
 
 #[test]
@@ -624,6 +638,17 @@ fn a_client_that_goes_away_cancels_its_job() {
             &asset("models/whisper-tiny.en").display().to_string(),
         ],
     );
+    let gguf = asset("models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf");
+    izwi(
+        data.path(),
+        &[
+            "models",
+            "import",
+            &gguf.display().to_string(),
+            "--name",
+            "smollm2",
+        ],
+    );
     let long = eleven_minutes(data.path());
 
     let server = Server::start(data.path(), &[]);
@@ -653,6 +678,33 @@ fn a_client_that_goes_away_cancels_its_job() {
         assert!(started.elapsed().as_secs() < 120, "{:?}", status());
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
+
+    // So is a chat job whose client stops reading its stream: the reply is aborted.
+    let mut stream = client()
+        .post(server.url("/v1/chat/completions"))
+        .json(&json!({
+            "model": "local/smollm2",
+            "messages": [{ "role": "user", "content": "Count from one to one thousand in words." }],
+            "max_tokens": 1000,
+            "stream": true,
+        }))
+        .send()
+        .unwrap();
+    let mut first = [0u8; 6];
+    std::io::Read::read_exact(&mut stream, &mut first).unwrap();
+    assert_eq!(&first, b"data: ");
+    drop(stream);
+    let chat_job = || -> Value {
+        let jobs: Value = serde_json::from_str(&izwi(data.path(), &["history", "--json"])).unwrap();
+        jobs[0].clone()
+    };
+    let started = std::time::Instant::now();
+    while chat_job()["status"] != "cancelled" {
+        // A guard against hanging, not a speed check.
+        assert!(started.elapsed().as_secs() < 120, "{}", chat_job());
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(chat_job()["kind"], "chat");
 }
 
 #[test]
@@ -906,8 +958,27 @@ fn a_request_that_runs_out_of_time_gets_504_and_its_job_is_cancelled() {
         .is_success());
 }
 
+/// 16-bit little-endian PCM's samples.
+fn pcm_samples(bytes: &[u8]) -> Vec<i16> {
+    bytes
+        .chunks_exact(2)
+        .map(|b| i16::from_le_bytes([b[0], b[1]]))
+        .collect()
+}
+
+/// A speak job's WAV file as the `pcm` format sends it: resampled to 24 kHz.
+fn at_24khz(wav: hound::WavReader<std::io::BufReader<std::fs::File>>) -> Vec<i16> {
+    let rate = wav.spec().sample_rate;
+    let samples: Vec<f32> = wav
+        .into_samples::<i16>()
+        .map(|s| f32::from(s.unwrap()) / 32767.0)
+        .collect();
+    let resampled = izwi_audio::resample(&samples, rate, 24_000).unwrap();
+    pcm_samples(&izwi_audio::pcm16_bytes(&resampled))
+}
+
 #[test]
-fn a_wav_client_that_falls_behind_gets_the_rest_from_the_jobs_file() {
+fn a_client_that_falls_behind_gets_the_rest_from_the_jobs_file() {
     let data = tempfile::tempdir().unwrap();
     izwi(
         data.path(),
@@ -933,41 +1004,51 @@ fn a_wav_client_that_falls_behind_gets_the_rest_from_the_jobs_file() {
     let text: Vec<String> = (1..=400)
         .map(|i| format!("Here is sentence {i}."))
         .collect();
-    let mut wav = client()
-        .post(server.url("/v1/audio/speech"))
-        .json(&json!({ "model": "tts-1", "input": text.join(" "), "voice": voices[0]["id"].to_string() }))
-        .send()
-        .unwrap();
-    assert!(wav.status().is_success(), "{}", wav.status());
-    let job = || -> Value {
-        let jobs: Value = serde_json::from_str(&izwi(data.path(), &["history", "--json"])).unwrap();
-        jobs[0].clone()
-    };
-    let started = std::time::Instant::now();
-    while job()["status"] != "done" {
-        // A guard against hanging, not a speed check.
-        assert!(started.elapsed().as_secs() < 600, "{}", job());
-        std::thread::sleep(std::time::Duration::from_millis(500));
+    for format in ["wav", "pcm"] {
+        let mut speech = client()
+            .post(server.url("/v1/audio/speech"))
+            .json(&json!({
+                "model": "tts-1",
+                "input": text.join(" "),
+                "voice": voices[0]["id"].to_string(),
+                "response_format": format,
+            }))
+            .send()
+            .unwrap();
+        assert!(speech.status().is_success(), "{}", speech.status());
+        let job = || -> Value {
+            let jobs: Value =
+                serde_json::from_str(&izwi(data.path(), &["history", "--json"])).unwrap();
+            jobs[0].clone()
+        };
+        let started = std::time::Instant::now();
+        while job()["status"] != "done" {
+            // A guard against hanging, not a speed check.
+            assert!(started.elapsed().as_secs() < 600, "{}", job());
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut speech, &mut bytes).expect("the whole answer");
+        let saved = hound::WavReader::open(job()["output"].as_str().unwrap()).unwrap();
+        let (streamed, expected) = if format == "wav" {
+            assert_eq!(&bytes[..4], b"RIFF");
+            let saved: Vec<i16> = saved.into_samples().map(Result::unwrap).collect();
+            (pcm_samples(&bytes[44..]), saved)
+        } else {
+            (pcm_samples(&bytes), at_24khz(saved))
+        };
+        assert!(
+            streamed == expected,
+            "{format}: {} vs {} samples",
+            streamed.len(),
+            expected.len()
+        );
     }
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut wav, &mut bytes).expect("the whole WAV");
-    let saved = hound::WavReader::open(job()["output"].as_str().unwrap()).unwrap();
-    let saved: Vec<i16> = saved.into_samples().map(Result::unwrap).collect();
-    let streamed: Vec<i16> = bytes[44..]
-        .chunks_exact(2)
-        .map(|b| i16::from_le_bytes([b[0], b[1]]))
-        .collect();
-    assert_eq!(&bytes[..4], b"RIFF");
-    assert!(
-        streamed == saved,
-        "{} vs {} samples",
-        streamed.len(),
-        saved.len()
-    );
     drop(server);
     let log = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        log.contains("comes from its WAV file"),
-        "the client fell behind the events: {log}"
+    assert_eq!(
+        log.matches("comes from its WAV file").count(),
+        2,
+        "both clients fell behind the events: {log}"
     );
 }

@@ -15,22 +15,37 @@ use izwi_core::models::shared::gguf::GgufFile;
 use izwi_core::text::{ChatFormat, ChatMessage};
 use izwi_core::Device;
 use izwi_hub::{Family, ModelTask};
-use izwi_store::{ChatRecord, MessageMetrics, MessageRecord, MessageRole, NewMessage};
+use izwi_store::{
+    ChatRecord, Job, JobKind, JobMetrics, MessageMetrics, MessageRecord, MessageRole, NewJob,
+    NewMessage,
+};
+use serde::Serialize;
 
 use crate::error::RuntimeError;
-use crate::Runtime;
+use crate::remote::Remote;
+use crate::{Event, Runtime};
 
 /// What a conversation asks of its model when the user has not said otherwise: short
 /// answers suit both a chat window and a spoken reply.
 pub const DEFAULT_SYSTEM_PROMPT: &str =
     "You are a helpful voice assistant. Answer in one short sentence.";
 
-/// A chat model loaded on its own engine.
+/// A chat model: loaded on its own engine, or a model of the remote backend.
 #[derive(Clone)]
 pub struct ChatModel {
     name: String,
-    engine: Arc<Engine>,
-    format: Arc<ChatFormat>,
+    backend: ChatBackend,
+}
+
+#[derive(Clone)]
+enum ChatBackend {
+    Engine(Arc<EngineModel>),
+    Remote(Arc<Remote>),
+}
+
+struct EngineModel {
+    engine: Engine,
+    format: ChatFormat,
     /// Tokens a sequence may hold: prompt and reply together.
     context: usize,
 }
@@ -97,9 +112,11 @@ impl ChatModel {
         let engine = Engine::new(config, Box::new(model)).map_err(|e| load(e.to_string()))?;
         Ok(Self {
             name,
-            engine: Arc::new(engine),
-            format: Arc::new(format),
-            context,
+            backend: ChatBackend::Engine(Arc::new(EngineModel {
+                engine,
+                format,
+                context,
+            })),
         })
     }
 
@@ -107,19 +124,50 @@ impl ChatModel {
         &self.name
     }
 
-    /// Requests in the engine and the KV blocks they hold.
-    pub async fn engine_status(&self) -> Result<EngineStatus, RuntimeError> {
-        self.engine.status().await.map_err(invalid)
+    fn engine(&self) -> Result<&EngineModel, RuntimeError> {
+        match &self.backend {
+            ChatBackend::Engine(model) => Ok(model),
+            ChatBackend::Remote(remote) => Err(RuntimeError::InvalidRequest(format!(
+                "{} runs on the remote server {}, not on this machine's engine",
+                self.name,
+                remote.url()
+            ))),
+        }
     }
 
-    /// What the engine has done so far: requests, aborts, tokens, latencies.
+    /// Requests in the engine and the KV blocks they hold.
+    pub async fn engine_status(&self) -> Result<EngineStatus, RuntimeError> {
+        self.engine()?.engine.status().await.map_err(invalid)
+    }
+
+    /// What the engine has done so far: requests, aborts, tokens, latencies (nothing
+    /// for a remote model).
     pub fn engine_metrics(&self) -> MetricsSnapshot {
-        self.engine.metrics()
+        self.engine()
+            .map(|m| m.engine.metrics())
+            .unwrap_or_default()
     }
 
     /// The model's reply to `messages`, calling `on_text` with each piece of text as
-    /// it is generated. Dropping the future aborts the request on the engine.
+    /// it is generated. Dropping the future aborts the request on the engine (or
+    /// closes its connection to the remote server).
     pub async fn reply(
+        &self,
+        messages: &[ChatMessage],
+        params: &ChatParams,
+        on_text: impl FnMut(&str),
+    ) -> Result<ChatReply, RuntimeError> {
+        match &self.backend {
+            ChatBackend::Engine(model) => model.reply(messages, params, on_text).await,
+            ChatBackend::Remote(remote) => {
+                remote.reply(&self.name, messages, params, on_text).await
+            }
+        }
+    }
+}
+
+impl EngineModel {
+    async fn reply(
         &self,
         messages: &[ChatMessage],
         params: &ChatParams,
@@ -175,7 +223,7 @@ impl ChatModel {
     }
 }
 
-impl ChatModel {
+impl EngineModel {
     /// The prompt of `messages`, leaving out the oldest turns (never the system prompt
     /// nor the last message) until it leaves room for a reply of up to `max_tokens`, or
     /// at least a quarter of the context: a long conversation goes on, forgetting its
@@ -219,6 +267,26 @@ impl ChatModel {
         Ok(best)
     }
 }
+
+/// A chat reply running as a job: its row, and the reply once whole (or why there is
+/// none: the error it failed with; nothing when it was cancelled).
+pub struct ChatJob {
+    pub job: Job,
+    pub reply: tokio::sync::oneshot::Receiver<Result<ChatReply, RuntimeError>>,
+}
+
+/// What a chat job's row keeps of its request: not the conversation.
+#[derive(Serialize)]
+struct ChatJobParams<'a> {
+    messages: usize,
+    max_tokens: usize,
+    temperature: f32,
+    seed: Option<u64>,
+    remote: Option<&'a str>,
+}
+
+/// Characters of the user's last message a chat job's row keeps as its input.
+const CHAT_INPUT_CHARS: usize = 200;
 
 /// A conversation: what has been said, and the stored chat it is kept in (created
 /// with the first message from the user, titled by it).
@@ -275,6 +343,13 @@ impl Runtime {
     /// Loads the chat model `spec` on this runtime's device: an installed chat model's
     /// id or name (`izwi models list`), or the path of a .gguf file.
     pub async fn open_chat_model(&self, spec: &str) -> Result<ChatModel, RuntimeError> {
+        if let Some(remote) = self.inner.remote() {
+            // The server's model names are its own: it says when it has no such model.
+            return Ok(ChatModel {
+                name: spec.to_string(),
+                backend: ChatBackend::Remote(remote),
+            });
+        }
         let (path, name) = self.chat_model_file(spec)?;
         // The last one opened stays loaded: each message of a chat in the app asks again.
         let mut cached = self.inner.chat_model.lock().await;
@@ -415,6 +490,74 @@ impl Runtime {
             .await?;
         conversation.chat_id = Some(chat.id);
         Ok(chat.id)
+    }
+
+    /// Answers `messages` with `model` as a job in the history (the API's chat
+    /// completions): its input the user's last message, its output the reply, which
+    /// streams to `on_text` as it is made. Cancelling the job (or dropping it from a
+    /// shell that gave up) drops the reply, which aborts it on the engine.
+    pub async fn chat_job(
+        &self,
+        model: ChatModel,
+        messages: Vec<ChatMessage>,
+        params: ChatParams,
+        on_text: impl FnMut(&str) + Send + 'static,
+    ) -> Result<ChatJob, RuntimeError> {
+        let last = messages.last().map(|m| m.content.as_str()).unwrap_or("");
+        let mut input: String = last.chars().take(CHAT_INPUT_CHARS).collect();
+        if input.len() < last.len() {
+            input.push('…');
+        }
+        let row = ChatJobParams {
+            messages: messages.len(),
+            max_tokens: params.max_tokens,
+            temperature: params.temperature,
+            seed: params.seed,
+            remote: match &model.backend {
+                ChatBackend::Remote(remote) => Some(remote.url()),
+                ChatBackend::Engine(_) => None,
+            },
+        };
+        let job = self
+            .inner
+            .store
+            .create_job(NewJob {
+                kind: JobKind::Chat,
+                model_id: Some(model.name.clone()),
+                input,
+                params: serde_json::to_value(&row).map_err(invalid)?,
+            })
+            .await?;
+        self.inner
+            .events
+            .emit(Event::JobQueued { job: job.clone() });
+        let (tx, reply) = tokio::sync::oneshot::channel();
+        self.inner.jobs.spawn_unslotted(
+            self.inner.store.clone(),
+            self.inner.events.clone(),
+            &job,
+            move || async move {
+                match model.reply(&messages, &params, on_text).await {
+                    Ok(reply) => {
+                        let metrics = JobMetrics {
+                            processing_seconds: Some(reply.total_ms / 1e3),
+                            tokens: Some(reply.tokens as u64),
+                            ..JobMetrics::default()
+                        };
+                        let text = reply.text.clone();
+                        let _ = tx.send(Ok(reply));
+                        Ok((Some(text), metrics))
+                    }
+                    Err(e) => {
+                        // The job's row keeps the message; the shell gets the error.
+                        let message = e.to_string();
+                        let _ = tx.send(Err(e));
+                        Err(RuntimeError::InvalidRequest(message))
+                    }
+                }
+            },
+        );
+        Ok(ChatJob { job, reply })
     }
 
     /// The stored chats, most recently updated first.

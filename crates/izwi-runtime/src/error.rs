@@ -43,6 +43,9 @@ pub enum RuntimeError {
         path: std::path::PathBuf,
         source: std::io::Error,
     },
+    /// The remote backend failed or refused (its message says which).
+    #[error("the remote server {url} {message}")]
+    Remote { url: String, message: String },
 }
 
 /// What sort of thing went wrong, for a shell to choose how to say it (the desktop app
@@ -120,6 +123,7 @@ impl RuntimeError {
             RuntimeError::Cancelled(_) | RuntimeError::Superseded(_) => ErrorKind::Cancelled,
             RuntimeError::NoSuchJob(_) | RuntimeError::NoSuchVoice(_) => ErrorKind::NotFound,
             RuntimeError::Io { source, .. } => ErrorKind::of_io(source),
+            RuntimeError::Remote { .. } => ErrorKind::Network,
         }
     }
 }

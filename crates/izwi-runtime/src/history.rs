@@ -21,6 +21,17 @@ pub enum JobDetail {
     Transcript(TranscriptDetail),
     Speech(SpeechDetail),
     Batch(BatchDetail),
+    Chat(ChatJobDetail),
+}
+
+/// A chat completion of the API: the last thing the user said (the job's input) and
+/// the reply, once made (the job's output).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ChatJobDetail {
+    pub job: Job,
+    /// How many messages the conversation sent had.
+    pub messages: usize,
 }
 
 /// A transcription job and its transcript (none while queued, or when it failed).
@@ -167,6 +178,10 @@ impl Runtime {
                     job,
                 }))
             }
+            JobKind::Chat => Ok(JobDetail::Chat(ChatJobDetail {
+                messages: job.params["messages"].as_u64().unwrap_or_default() as usize,
+                job,
+            })),
             JobKind::SpeakBatch => {
                 let params = speech_params(&job)?;
                 let voice = self.voice_used(&job, &params).await?;

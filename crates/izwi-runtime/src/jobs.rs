@@ -46,6 +46,35 @@ impl Jobs {
         W: FnOnce() -> F + Send + 'static,
         F: Future<Output = JobResult> + Send + 'static,
     {
+        self.start(store, events, job, true, work);
+    }
+
+    /// Runs `work` for `job` at once, beside the jobs in slots: a chat reply holds no
+    /// audio, and the engine batches as many as come.
+    pub fn spawn_unslotted<W, F>(
+        self: &Arc<Self>,
+        store: izwi_store::Store,
+        events: Arc<dyn EventSink>,
+        job: &Job,
+        work: W,
+    ) where
+        W: FnOnce() -> F + Send + 'static,
+        F: Future<Output = JobResult> + Send + 'static,
+    {
+        self.start(store, events, job, false, work);
+    }
+
+    fn start<W, F>(
+        self: &Arc<Self>,
+        store: izwi_store::Store,
+        events: Arc<dyn EventSink>,
+        job: &Job,
+        slotted: bool,
+        work: W,
+    ) where
+        W: FnOnce() -> F + Send + 'static,
+        F: Future<Output = JobResult> + Send + 'static,
+    {
         let job_id = job.id;
         let cancel = CancellationToken::new();
         let (finished_tx, finished) = watch::channel(false);
@@ -62,7 +91,10 @@ impl Jobs {
         tokio::spawn(async move {
             let outcome = tokio::select! {
                 outcome = async {
-                    let _slot = jobs.slots.clone().acquire_owned().await;
+                    let _slot = match slotted {
+                        true => Some(jobs.slots.clone().acquire_owned().await),
+                        false => None,
+                    };
                     store.start_job(job_id).await?;
                     events.emit(Event::JobStarted { job_id });
                     work().await

@@ -12,6 +12,7 @@ mod history;
 mod jobs;
 mod live_chat;
 mod models;
+mod remote;
 mod runtime;
 mod saved_dictation;
 mod speak;
@@ -21,7 +22,7 @@ mod vad;
 mod voice_chat;
 mod voices;
 
-pub use chat::{ChatModel, ChatParams, ChatReply, Conversation, DEFAULT_SYSTEM_PROMPT};
+pub use chat::{ChatJob, ChatModel, ChatParams, ChatReply, Conversation, DEFAULT_SYSTEM_PROMPT};
 pub use chat_settings::{ChatSettings, END_SILENCE_MS_RANGE};
 pub use dictation::{
     file_chunks_in_real_time, microphone_chunks, AudioChunks, DictatedText, DictationEvent,
@@ -34,12 +35,13 @@ pub use files::{
     MAX_MEDIA_FILES, MAX_PEAK_BUCKETS, MEDIA_EXTENSIONS,
 };
 pub use history::{
-    BatchDetail, BatchLine, BatchLineStatus, JobDetail, SpeechDetail, TranscriptDetail, VoiceUsed,
+    BatchDetail, BatchLine, BatchLineStatus, ChatJobDetail, JobDetail, SpeechDetail,
+    TranscriptDetail, VoiceUsed,
 };
 pub use izwi_audio::{input_devices, output_devices, AudioError, DeviceInfo, Microphone, Playback};
 pub use izwi_audio::{
     load_for_asr, pcm16_bytes, pcm16_wav_data, peaks, probe_file, resample, streamed_wav_header,
-    write_wav,
+    write_wav, StreamResampler,
 };
 pub use izwi_core::allocator::tune_for_inference;
 pub use izwi_core::engine::{EngineStatus, MetricsSnapshot};
@@ -53,6 +55,10 @@ pub use izwi_store::{
 };
 pub use live_chat::{LiveChatOptions, LiveEvent, LEVEL_SECONDS};
 pub use models::LoadedModel;
+pub use remote::{
+    BackendChoice, RemoteInfo, RemoteSettings, REMOTE_BACKEND, REMOTE_SPEECH_MODEL,
+    REMOTE_TRANSCRIBE_MODEL,
+};
 pub use runtime::{Runtime, RuntimeConfig, DEFAULT_TRANSCRIBE_MODEL};
 pub use saved_dictation::SavedDictation;
 pub use speak::{

@@ -555,6 +555,17 @@ impl Runtime {
             })
     }
 
+    /// The model a transcription job uses when its request names none: `whisper-1`
+    /// while a remote backend is in use (the setting names a model of this machine; a
+    /// server has names of its own), else [`Self::default_transcribe_model`]. Dictation
+    /// and voice chat hear on this machine and keep to the latter.
+    pub async fn default_job_transcribe_model(&self) -> Result<String, RuntimeError> {
+        if self.inner.remote().is_some() {
+            return Ok(crate::REMOTE_TRANSCRIBE_MODEL.to_string());
+        }
+        self.default_transcribe_model().await
+    }
+
     pub fn loaded_models(&self) -> Vec<LoadedModel> {
         self.inner.models.loaded()
     }

@@ -12,6 +12,7 @@ use izwi_store::{Job, Store};
 use crate::chat::ChatModel;
 use crate::jobs::Jobs;
 use crate::models::ModelManager;
+use crate::remote::{BackendChoice, Remote, RemoteInfo, RemoteSettings, REMOTE_BACKEND};
 use crate::vad::Vad;
 use crate::{EventSink, RuntimeError};
 
@@ -33,6 +34,8 @@ pub struct RuntimeConfig {
     /// How the engines share each step between decoding and reading prompts; None
     /// gives each model the one that suits how it is used.
     pub batch_strategy: Option<BatchStrategy>,
+    /// Whether transcription, speech and chat run here or on a remote server.
+    pub backend: BackendChoice,
 }
 
 impl RuntimeConfig {
@@ -44,6 +47,7 @@ impl RuntimeConfig {
             model_memory_budget: 8 << 30,
             max_concurrent_jobs: 4,
             batch_strategy: None,
+            backend: BackendChoice::Stored,
         }
     }
 
@@ -65,6 +69,20 @@ pub(crate) struct Inner {
     pub vad: Vad,
     /// The chat model opened last, with its file.
     pub chat_model: tokio::sync::Mutex<Option<(PathBuf, ChatModel)>>,
+    /// The remote backend that runs transcription, speech and chat; None runs them here.
+    pub remote: std::sync::RwLock<Option<Arc<Remote>>>,
+    /// Whether the settings choose the backend (not a shell's choice for this run).
+    pub backend_from_settings: bool,
+}
+
+impl Inner {
+    /// The remote backend, when one is in use.
+    pub fn remote(&self) -> Option<Arc<Remote>> {
+        self.remote
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
 }
 
 #[derive(Clone)]
@@ -97,6 +115,35 @@ impl Runtime {
             config.batch_strategy,
             events.clone(),
         );
+        let stored: Option<RemoteSettings> = store.get_setting(REMOTE_BACKEND).await?;
+        let remote = match (&config.backend, stored) {
+            (BackendChoice::Local, _) | (BackendChoice::Stored, None) => None,
+            // A setting that no longer makes a backend must not keep Izwi from opening.
+            (BackendChoice::Stored, Some(settings)) => match Remote::new(&settings) {
+                Ok(remote) => Some(Arc::new(remote)),
+                Err(error) => {
+                    tracing::warn!(%error, "the stored remote backend is unusable: running here");
+                    None
+                }
+            },
+            (BackendChoice::Url(url), stored) => {
+                let url = url.trim().trim_end_matches('/');
+                // The stored key goes only to the server it was given for.
+                let api_key = stored
+                    .filter(|s| s.url.trim().trim_end_matches('/') == url)
+                    .and_then(|s| s.api_key);
+                Some(Arc::new(Remote::new(&RemoteSettings {
+                    url: url.to_string(),
+                    api_key,
+                })?))
+            }
+        };
+        if let Some(remote) = &remote {
+            tracing::info!(
+                url = remote.url(),
+                "transcription, speech and chat run remotely"
+            );
+        }
         Ok(Self {
             inner: Arc::new(Inner {
                 store,
@@ -106,6 +153,8 @@ impl Runtime {
                 jobs: Arc::new(Jobs::new(config.max_concurrent_jobs)),
                 vad: Vad::default(),
                 chat_model: tokio::sync::Mutex::new(None),
+                remote: std::sync::RwLock::new(remote),
+                backend_from_settings: config.backend == BackendChoice::Stored,
             }),
         })
     }
@@ -173,6 +222,48 @@ impl Runtime {
                 .await
                 .map(|_| ()),
         }
+    }
+
+    /// The remote backend in use, if any (its address; never its key).
+    pub fn remote_backend(&self) -> Option<RemoteInfo> {
+        self.inner.remote().map(|r| r.info())
+    }
+
+    /// The remote backend the settings name (its address; never its key).
+    pub async fn remote_setting(&self) -> Result<Option<RemoteInfo>, RuntimeError> {
+        let stored: Option<RemoteSettings> = self.setting(REMOTE_BACKEND).await?;
+        Ok(stored.map(|s| RemoteInfo {
+            url: s.url,
+            has_key: s.api_key.is_some_and(|k| !k.is_empty()),
+        }))
+    }
+
+    /// Sends transcription, speech and chat to the server `settings` name from now on
+    /// (None: back to this machine), remembered in the settings with its key. A runtime
+    /// told its backend by its shell (`izwi --backend`, `izwi serve`) keeps using that
+    /// one until it is opened again.
+    pub async fn set_remote_backend(
+        &self,
+        settings: Option<RemoteSettings>,
+    ) -> Result<(), RuntimeError> {
+        let remote = match settings {
+            Some(settings) => {
+                let remote = Remote::new(&settings)?;
+                // Kept as it is used: trimmed of a trailing slash.
+                let url = remote.url().to_string();
+                self.set_setting(REMOTE_BACKEND, &RemoteSettings { url, ..settings })
+                    .await?;
+                Some(Arc::new(remote))
+            }
+            None => {
+                self.delete_setting(REMOTE_BACKEND).await?;
+                None
+            }
+        };
+        if self.inner.backend_from_settings {
+            *self.inner.remote.write().unwrap_or_else(|e| e.into_inner()) = remote;
+        }
+        Ok(())
     }
 
     // ---- jobs of every kind

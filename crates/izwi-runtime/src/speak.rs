@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use crate::files;
+use crate::remote::{Remote, REMOTE_SPEECH_MODEL};
 use crate::runtime::Inner;
 use crate::voices::{check_settings, VoiceChoice};
 use crate::{Event, Runtime, RuntimeError};
@@ -481,6 +482,122 @@ async fn run(
     Ok(metrics(started, seconds))
 }
 
+/// The sentences of `script` as text, read on a blocking task into a queue that
+/// bounds what is held (a book is read as it is spoken).
+fn script_sentences(script: Script) -> mpsc::Receiver<Result<String, RuntimeError>> {
+    let (tx, rx) = mpsc::channel(QUEUED_SENTENCES);
+    tokio::task::spawn_blocking(move || {
+        let paragraphs = match script.paragraphs() {
+            Ok(paragraphs) => paragraphs,
+            Err(e) => {
+                let _ = tx.blocking_send(Err(e));
+                return;
+            }
+        };
+        for paragraph in paragraphs {
+            let sentences = match paragraph {
+                Ok(paragraph) => paragraph_sentences(&paragraph),
+                Err(e) => {
+                    let _ = tx.blocking_send(Err(script.read_error(e)));
+                    return;
+                }
+            };
+            for sentence in sentences {
+                if tx.blocking_send(Ok(sentence.text())).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    rx
+}
+
+/// Runs a started speak job on the remote backend: a request per sentence (so the job
+/// reports each as it comes, and cancelling drops the one under way), written to the
+/// WAV at `output` as a local job's are, at the rate of the first sentence.
+async fn run_remote(
+    inner: &Arc<Inner>,
+    remote: &Remote,
+    job_id: i64,
+    voice: &str,
+    script: Script,
+    speed: Option<f32>,
+    output: &Path,
+) -> Result<JobMetrics, RuntimeError> {
+    let started = Instant::now();
+    let counted = script.clone();
+    let total = blocking(move || counted.count_sentences()).await??;
+    if total == 0 {
+        return Err(nothing_to_say());
+    }
+    let audio_error = |source| RuntimeError::Audio {
+        path: output.to_path_buf(),
+        source,
+    };
+    let mut sentences = script_sentences(script);
+    let mut wav: Option<(WavFile, u32)> = None;
+    let mut index = 0;
+    while let Some(sentence) = sentences.recv().await {
+        let (rate, audio) = remote
+            .speak(REMOTE_SPEECH_MODEL, voice, &sentence?, speed)
+            .await?;
+        let (file, wav_rate) = match wav.take() {
+            Some(open) => open,
+            None => {
+                let path = output.to_path_buf();
+                let file = blocking(move || WavFile::create(&path, rate))
+                    .await?
+                    .map_err(audio_error)?;
+                (file, rate)
+            }
+        };
+        let audio = if rate == wav_rate {
+            audio
+        } else {
+            izwi_audio::resample(&audio, rate, wav_rate).map_err(audio_error)?
+        };
+        let total = total.max(index + 1);
+        inner.events.emit(Event::SpeechAudio {
+            job_id,
+            index,
+            total,
+            sample_rate: wav_rate,
+            samples: audio.clone(),
+        });
+        let done = index + 1;
+        let elapsed = started.elapsed().as_secs_f64();
+        inner.events.emit(Event::JobProgress {
+            job_id,
+            progress: done as f64 / total as f64,
+            windows_done: done,
+            windows_total: total,
+            eta_seconds: Some(elapsed / done as f64 * total.saturating_sub(done) as f64),
+        });
+        let gap =
+            (index > 0).then(|| vec![0f32; (SENTENCE_GAP_SECONDS * wav_rate as f32) as usize]);
+        let file = blocking(move || {
+            let mut file = file;
+            if let Some(gap) = gap {
+                file.write(&gap)?;
+            }
+            file.write(&audio)?;
+            Ok::<_, izwi_audio::AudioError>(file)
+        })
+        .await?
+        .map_err(audio_error)?;
+        wav = Some((file, wav_rate));
+        index += 1;
+    }
+    let Some((file, rate)) = wav else {
+        return Err(nothing_to_say());
+    };
+    let seconds = file.samples() as f64 / f64::from(rate);
+    blocking(move || file.finish())
+        .await?
+        .map_err(audio_error)?;
+    Ok(metrics(started, seconds))
+}
+
 /// The WAV of line `line` (from 0) of a batch of `total`: `001.wav`, wider when needed.
 fn batch_file_name(line: usize, total: usize) -> String {
     let width = total.to_string().len().max(3);
@@ -784,6 +901,9 @@ impl Runtime {
         input: String,
         script: Script,
     ) -> Result<Job, RuntimeError> {
+        if let Some(remote) = self.inner.remote() {
+            return self.speak_remote(remote, params, input, script).await;
+        }
         let choice = self.inner.choose_voice(params.voice).await?;
         check_voice_ready(&choice, params.speed)?;
         if let Some(output) = params.output {
@@ -811,6 +931,55 @@ impl Runtime {
         Ok(job)
     }
 
+    /// A speak job on the remote backend: `voice` is the server's voice name, sent as
+    /// it is.
+    async fn speak_remote(
+        &self,
+        remote: Arc<Remote>,
+        params: &SpeakParams<'_>,
+        input: String,
+        script: Script,
+    ) -> Result<Job, RuntimeError> {
+        if let Some(output) = params.output {
+            check_output_file(output)?;
+        }
+        let mut row = serde_json::to_value(params)
+            .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))?;
+        row["remote"] = remote.url().into();
+        let job = self
+            .inner
+            .store
+            .create_job(NewJob {
+                kind: JobKind::Speak,
+                model_id: Some(REMOTE_SPEECH_MODEL.to_string()),
+                input,
+                params: row,
+            })
+            .await?;
+        self.inner
+            .events
+            .emit(Event::JobQueued { job: job.clone() });
+        let inner = self.inner.clone();
+        let job_id = job.id;
+        let (output, speed) = (params.output.map(Path::to_path_buf), params.speed);
+        let voice = params.voice.to_string();
+        self.inner.jobs.spawn(
+            self.inner.store.clone(),
+            self.inner.events.clone(),
+            &job,
+            move || async move {
+                let output = match output {
+                    Some(path) => path,
+                    None => inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
+                };
+                let metrics =
+                    run_remote(&inner, &remote, job_id, &voice, script, speed, &output).await?;
+                Ok((Some(output.display().to_string()), metrics))
+            },
+        );
+        Ok(job)
+    }
+
     /// Queues a batch: one WAV per line into `output_dir`, with `manifest.csv`. Every
     /// line is checked first; a folder that already holds a batch is refused.
     pub async fn speak_batch(&self, request: SpeakBatchRequest) -> Result<Job, RuntimeError> {
@@ -826,6 +995,14 @@ impl Runtime {
                     i + 1
                 )));
             }
+        }
+        if let Some(remote) = self.inner.remote() {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "batches are spoken on this machine only, and speech goes to the remote \
+                 server {}: speak the lines one by one, or use this machine's voices \
+                 (`izwi --backend local`)",
+                remote.url()
+            )));
         }
         let choice = self.inner.choose_voice(&request.voice).await?;
         check_voice_ready(&choice, request.speed)?;

@@ -6,14 +6,17 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use futures::StreamExt;
 use izwi_core::models::whisper::{
     is_multilingual_dir, Task, TranscribeError, TranscribeOptions, WhisperTokenizer, WindowDone,
 };
+use izwi_core::transcript::{Segment, Transcript};
 use izwi_hub::Family;
 use izwi_store::{Job, JobKind, JobMetrics, NewJob, NewTranscript, SegmentRecord, WordRecord};
 use serde::{Deserialize, Serialize};
 
 use crate::models::TranscriptionModel;
+use crate::remote::{wav_bytes, Remote, RemoteTranscribe};
 use crate::runtime::Inner;
 use crate::{Event, JobStage, Runtime, RuntimeError};
 
@@ -217,8 +220,17 @@ pub(crate) async fn run(
         }
     };
     let (transcript, ()) = tokio::join!(transcribe, record_progress);
-    let transcript = transcript?;
+    save(inner, job_id, request, &transcript?, started).await
+}
 
+/// Keeps a finished job's transcript in the store; its id and the job's metrics.
+async fn save(
+    inner: &Arc<Inner>,
+    job_id: i64,
+    request: &TranscribeRequest,
+    transcript: &Transcript,
+    started: Instant,
+) -> Result<(i64, JobMetrics), RuntimeError> {
     let title = request
         .path
         .file_name()
@@ -272,13 +284,157 @@ pub(crate) async fn run(
     Ok((transcript_id, metrics))
 }
 
+/// Windows a remote job has in flight at once: a serving cluster batches them.
+const REMOTE_WINDOWS: usize = 4;
+
+/// Runs a started job on the remote backend: the file decoded and cut into windows
+/// here, each window's text from the server (a few at once, reported in order), the
+/// transcript kept here as a local job's is.
+async fn run_remote(
+    inner: &Arc<Inner>,
+    remote: &Remote,
+    job_id: i64,
+    request: &TranscribeRequest,
+) -> Result<(i64, JobMetrics), RuntimeError> {
+    let started = Instant::now();
+    inner.events.emit(Event::JobStage {
+        job_id,
+        stage: JobStage::Decoding,
+    });
+    let (samples, windows) = speech(inner, request).await?;
+    inner.events.emit(Event::JobStage {
+        job_id,
+        stage: JobStage::Transcribing,
+    });
+    let total = windows.len();
+    inner.events.emit(Event::JobProgress {
+        job_id,
+        progress: 0.0,
+        windows_done: 0,
+        windows_total: total,
+        eta_seconds: None,
+    });
+    let ask = RemoteTranscribe {
+        model: &request.model_id,
+        translate: request.task == Task::Translate,
+        language: request.language.as_deref(),
+        prompt: request.initial_prompt.as_deref(),
+        words: request.word_timestamps,
+    };
+    let ask = &ask;
+    let mut texts = futures::stream::iter(windows.iter().cloned())
+        .map(|window| {
+            let wav = wav_bytes(&samples[window.clone()], izwi_audio::ASR_SAMPLE_RATE);
+            async move { remote.transcribe(wav, ask).await.map(|text| (window, text)) }
+        })
+        .buffered(REMOTE_WINDOWS);
+    let mut transcript = Transcript {
+        language: request.language.clone(),
+        duration: samples.len() as f64 / f64::from(izwi_audio::ASR_SAMPLE_RATE),
+        segments: Vec::new(),
+        rtf: 0.0,
+    };
+    let mut done = 0;
+    while let Some(result) = texts.next().await {
+        let (window, text) = result?;
+        let offset = window.start as f64 / f64::from(izwi_audio::ASR_SAMPLE_RATE);
+        let window_end = window.end as f64 / f64::from(izwi_audio::ASR_SAMPLE_RATE);
+        let segments: Vec<Segment> = text
+            .segments
+            .into_iter()
+            .map(|s| Segment {
+                start: (offset + s.start).min(window_end),
+                end: (offset + s.end).min(window_end),
+                words: s
+                    .words
+                    .into_iter()
+                    .map(|w| izwi_core::transcript::Word {
+                        start: offset + w.start,
+                        end: offset + w.end,
+                        ..w
+                    })
+                    .collect(),
+                ..s
+            })
+            .collect();
+        if transcript.language.is_none() {
+            transcript.language = text.language;
+        }
+        inner.events.emit(Event::JobSegments {
+            job_id,
+            window: done,
+            segments: segments.clone(),
+        });
+        transcript.segments.extend(segments);
+        done += 1;
+        let elapsed = started.elapsed().as_secs_f64();
+        inner.events.emit(Event::JobProgress {
+            job_id,
+            progress: done as f64 / total as f64,
+            windows_done: done,
+            windows_total: total,
+            eta_seconds: Some(elapsed / done as f64 * (total - done) as f64),
+        });
+        if let Err(e) = inner
+            .store
+            .set_job_progress(job_id, done as f64 / total as f64)
+            .await
+        {
+            tracing::warn!(job_id, error = %e, "could not record progress");
+        }
+    }
+    transcript.rtf = started.elapsed().as_secs_f64() / transcript.duration.max(1e-3);
+    save(inner, job_id, request, &transcript, started).await
+}
+
 impl Runtime {
+    /// A transcription on the remote backend: what the model can do is the server's
+    /// to say (its errors fail the job); the job is this machine's.
+    async fn transcribe_remote(
+        &self,
+        remote: Arc<Remote>,
+        request: TranscribeRequest,
+    ) -> Result<Job, RuntimeError> {
+        let mut params = serde_json::to_value(&request)
+            .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))?;
+        params["remote"] = remote.url().into();
+        let job = self
+            .inner
+            .store
+            .create_job(NewJob {
+                kind: JobKind::Transcribe,
+                model_id: Some(request.model_id.clone()),
+                input: request.path.display().to_string(),
+                params,
+            })
+            .await?;
+        self.inner
+            .events
+            .emit(Event::JobQueued { job: job.clone() });
+        let inner = self.inner.clone();
+        let job_id = job.id;
+        self.inner.jobs.spawn(
+            self.inner.store.clone(),
+            self.inner.events.clone(),
+            &job,
+            move || async move {
+                let (transcript_id, metrics) =
+                    run_remote(&inner, &remote, job_id, &request).await?;
+                Ok((Some(format!("transcript:{transcript_id}")), metrics))
+            },
+        );
+        Ok(job)
+    }
+
     /// Records a transcription job and starts it; the returned job is `queued`. A model
     /// that is unknown, not installed, not for transcription, English-only when asked
     /// to translate or for another language, or a language the model does not know, is
     /// refused here; what goes wrong later (an unreadable file, say) fails the job with
     /// its reason.
     pub async fn transcribe(&self, request: TranscribeRequest) -> Result<Job, RuntimeError> {
+        if let Some(remote) = self.inner.remote() {
+            return self.transcribe_remote(remote, request).await;
+        }
         let info = self.inner.hub.info(&request.model_id)?;
         match info.family {
             Family::Whisper => self.check_whisper_request(&info, &request).await?,

@@ -1,6 +1,7 @@
 //! `POST /v1/chat/completions`: the installed GGUF chat models of voice chat, answering
-//! a conversation whole or streamed as server-sent events (`stream: true`). A client that
-//! goes away mid-reply aborts the engine request (its KV blocks are freed at once).
+//! a conversation whole or streamed as server-sent events (`stream: true`), each a chat
+//! job in the history. A client that goes away mid-reply (or one whose time runs out)
+//! cancels the job, which aborts the engine request (its KV blocks are freed at once).
 
 use std::convert::Infallible;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -9,16 +10,18 @@ use axum::extract::rejection::JsonRejection;
 use axum::extract::State;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 use futures::Stream;
-use izwi_runtime::{ChatMessage, ChatParams, ChatReply, ModelTask};
+use izwi_runtime::{ChatMessage, ChatParams, ChatReply, ModelTask, RuntimeError};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::UnboundedReceiverStream;
 use tokio_stream::StreamExt;
 
+use crate::deadline::Deadline;
 use crate::error::{self, ApiError};
+use crate::job::RequestJob;
 use crate::models::installed;
 use crate::AppState;
 
@@ -83,6 +86,7 @@ impl Content {
 
 pub(crate) async fn complete(
     State(state): State<AppState>,
+    Extension(deadline): Extension<Deadline>,
     body: Result<Json<ChatBody>, JsonRejection>,
 ) -> Result<Response, ApiError> {
     let Json(body) = body.map_err(error::bad_json)?;
@@ -137,7 +141,12 @@ pub(crate) async fn complete(
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     if !body.stream {
-        let reply = model.reply(&messages, &params, |_| {}).await?;
+        let chat = state
+            .runtime
+            .chat_job(model, messages, params, |_| {})
+            .await?;
+        let mut job = RequestJob::new(state.runtime.clone(), &chat.job, deadline);
+        let reply = reply_of(&mut job, chat.reply).await?;
         return Ok(Json(json!({
             "id": id,
             "object": "chat.completion",
@@ -166,32 +175,61 @@ pub(crate) async fn complete(
         }
     };
     let _ = tx.send(chunk(json!({ "role": "assistant", "content": "" }), None));
+    let (sender, delta) = (tx.clone(), chunk.clone());
+    // The whole reply is trimmed: so is the start of the streamed one.
+    let mut started = false;
+    let on_text = move |text: &str| {
+        let text = if started { text } else { text.trim_start() };
+        if !text.is_empty() {
+            started = true;
+            let _ = sender.send(delta(json!({ "content": text }), None));
+        }
+    };
+    let chat = state
+        .runtime
+        .chat_job(model, messages, params, on_text)
+        .await?;
+    let mut job = RequestJob::new(state.runtime.clone(), &chat.job, deadline);
     tokio::spawn(async move {
-        let sender = tx.clone();
-        // The whole reply is trimmed: so is the start of the streamed one.
-        let mut started = false;
-        let write = model.reply(&messages, &params, |text| {
-            let text = if started { text } else { text.trim_start() };
-            if !text.is_empty() {
-                started = true;
-                let _ = sender.send(chunk(json!({ "content": text }), None));
-            }
-        });
         tokio::select! {
-            reply = write => match reply {
+            reply = reply_of(&mut job, chat.reply) => match reply {
                 Ok(reply) => {
                     let _ = tx.send(chunk(json!({}), Some(finish_reason(&reply))));
                 }
-                Err(e) => {
-                    let error = ApiError::from(e);
+                Err(error) => {
                     let _ = tx.send(json!({ "error": { "message": error.message, "type": error.kind } }));
                 }
             },
-            // The client went away: dropping the reply aborts it on the engine.
+            // The client went away (or its time ran out): dropping `job` cancels it,
+            // which aborts the reply on the engine.
             () = tx.closed() => {}
         }
     });
     Ok(Sse::new(events(rx)).into_response())
+}
+
+/// The job's reply once it is done and recorded (the history says so before the client
+/// hears it); its error when it failed or was cancelled.
+async fn reply_of(
+    job: &mut RequestJob,
+    reply: oneshot::Receiver<Result<ChatReply, RuntimeError>>,
+) -> Result<ChatReply, ApiError> {
+    match reply.await {
+        Ok(Ok(reply)) => {
+            job.finished().await?;
+            Ok(reply)
+        }
+        Ok(Err(e)) => {
+            job.ended();
+            Err(e.into())
+        }
+        // No reply: the job was cancelled, which its row says.
+        Err(_) => Err(job
+            .finished()
+            .await
+            .err()
+            .unwrap_or_else(|| ApiError::internal("the reply was lost"))),
+    }
 }
 
 fn events(rx: mpsc::UnboundedReceiver<Value>) -> impl Stream<Item = Result<Event, Infallible>> {

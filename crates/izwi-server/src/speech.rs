@@ -14,8 +14,8 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use izwi_runtime::{
-    pcm16_bytes, pcm16_wav_data, resample, streamed_wav_header, Event, JobStatus, Runtime,
-    SpeakRequest, VoiceInfo, MAX_SPEAK_CHARS, SENTENCE_GAP_SECONDS,
+    pcm16_bytes, pcm16_wav_data, streamed_wav_header, Event, JobStatus, Runtime, SpeakRequest,
+    StreamResampler, VoiceInfo, MAX_SPEAK_CHARS, SENTENCE_GAP_SECONDS,
 };
 use serde::Deserialize;
 use tokio::sync::broadcast;
@@ -110,6 +110,7 @@ pub(crate) async fn speak(
         format,
         sent: 0,
         data_sent: 0,
+        resampler: None,
         ended: false,
     };
     let stream = futures::stream::unfold(audio, |mut audio| async move {
@@ -149,29 +150,75 @@ struct AudioStream {
     format: Streamed,
     /// Sentences sent so far.
     sent: usize,
-    /// Bytes of audio sent so far (the WAV header aside).
+    /// Bytes of the job's WAV data (at the voice's rate) sent so far, as such or resampled.
     data_sent: usize,
+    /// PCM only: the whole speech resampled as one stream, so that what is sent is the
+    /// job's WAV file resampled, whether it came from the events or, after falling
+    /// behind, from the file.
+    resampler: Option<StreamResampler>,
     /// The end was sent.
     ended: bool,
 }
 
 impl AudioStream {
-    /// What the job's WAV file holds beyond what was sent, once it is done (with the
-    /// header, if none was sent yet): the same bytes the events would have brought.
-    async fn rest_of_file(&mut self) -> Result<Vec<u8>, ApiError> {
-        let job = self.job.finished().await?;
-        let path = self.runtime.speech_file(job.id).await?;
+    /// `data`, 16-bit PCM at the voice's `rate` as in the job's WAV file, as this
+    /// stream sends it: with the WAV header first, or resampled to 24 kHz.
+    fn encode(&mut self, rate: u32, data: &[u8]) -> Result<Vec<u8>, String> {
+        let first = self.data_sent == 0 && self.sent == 0;
+        self.data_sent += data.len();
+        match self.format {
+            Streamed::Wav => {
+                let mut bytes = Vec::with_capacity(data.len() + 44);
+                if first {
+                    bytes.extend(streamed_wav_header(rate));
+                }
+                bytes.extend_from_slice(data);
+                Ok(bytes)
+            }
+            Streamed::Pcm => {
+                let resampler = match &mut self.resampler {
+                    Some(resampler) => resampler,
+                    None => self
+                        .resampler
+                        .insert(StreamResampler::new(rate, PCM_RATE).map_err(|e| e.to_string())?),
+                };
+                let mut out = Vec::new();
+                resampler
+                    .push(&pcm16_samples(data), &mut out)
+                    .map_err(|e| format!("resampling the speech: {e}"))?;
+                Ok(pcm16_bytes(&out))
+            }
+        }
+    }
+
+    /// The resampler's tail once the speech is over (nothing for WAV).
+    fn finish(&mut self) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        if let Some(resampler) = self.resampler.take() {
+            resampler
+                .finish(&mut out)
+                .map_err(|e| format!("resampling the speech: {e}"))?;
+        }
+        Ok(pcm16_bytes(&out))
+    }
+
+    /// What the job's WAV file holds beyond what was sent, once it is done, as this
+    /// stream sends it: the same bytes the events would have brought.
+    async fn rest_of_file(&mut self) -> Result<Vec<u8>, String> {
+        let job = self.job.finished().await.map_err(|e| e.message)?;
+        let path = self
+            .runtime
+            .speech_file(job.id)
+            .await
+            .map_err(|e| e.to_string())?;
         let file = tokio::fs::read(&path)
             .await
-            .map_err(|e| ApiError::internal(format!("{}: {e}", path.display())))?;
-        let (rate, data) = pcm16_wav_data(&file).ok_or_else(|| {
-            ApiError::internal(format!("{} is not a 16-bit mono WAV", path.display()))
-        })?;
-        let mut bytes = Vec::new();
-        if self.sent == 0 {
-            bytes.extend(streamed_wav_header(rate));
-        }
-        bytes.extend(data.get(self.data_sent..).unwrap_or_default());
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let (rate, data) = pcm16_wav_data(&file)
+            .ok_or_else(|| format!("{} is not a 16-bit mono WAV", path.display()))?;
+        let rest = data.get(self.data_sent..).unwrap_or_default().to_vec();
+        let mut bytes = self.encode(rate, &rest)?;
+        bytes.extend(self.finish()?);
         Ok(bytes)
     }
 
@@ -186,22 +233,14 @@ impl AudioStream {
             let event = match self.events.recv().await {
                 Ok(event) => event,
                 // The job's WAV file will have every sentence: the rest comes from it.
-                Err(broadcast::error::RecvError::Lagged(n))
-                    if matches!(self.format, Streamed::Wav) =>
-                {
+                Err(broadcast::error::RecvError::Lagged(n)) => {
                     tracing::info!(
                         job = self.job.id(),
                         missed = n,
                         "a slow client's speech comes from its WAV file"
                     );
                     self.ended = true;
-                    return self
-                        .rest_of_file()
-                        .await
-                        .map_or_else(|e| failed(e.message), |bytes| Some(Ok(bytes)));
-                }
-                Err(broadcast::error::RecvError::Lagged(n)) => {
-                    return failed(format!("the speech stream fell {n} events behind"));
+                    return Some(self.rest_of_file().await.map_err(std::io::Error::other));
                 }
                 Err(broadcast::error::RecvError::Closed) => {
                     return failed("the server is stopping".into());
@@ -214,32 +253,19 @@ impl AudioStream {
                     samples,
                     ..
                 } if job_id == self.job.id() => {
-                    let (rate, samples) = match self.format {
-                        Streamed::Wav => (sample_rate, samples),
-                        Streamed::Pcm => match resample(&samples, sample_rate, PCM_RATE) {
-                            Ok(resampled) => (PCM_RATE, resampled),
-                            Err(e) => return failed(format!("resampling the speech: {e}")),
-                        },
-                    };
-                    let mut bytes = Vec::new();
-                    let mut header_len = 0;
-                    match (self.sent, self.format) {
-                        (0, Streamed::Wav) => {
-                            bytes.extend(streamed_wav_header(rate));
-                            header_len = bytes.len();
-                        }
-                        (0, Streamed::Pcm) => {}
+                    let mut data = Vec::new();
+                    if self.sent > 0 {
                         // The pause between sentences that the job's WAV file has.
-                        _ => bytes.extend(pcm16_bytes(&vec![
+                        data.extend(pcm16_bytes(&vec![
                             0f32;
-                            (SENTENCE_GAP_SECONDS * rate as f32)
+                            (SENTENCE_GAP_SECONDS * sample_rate as f32)
                                 as usize
-                        ])),
+                        ]));
                     }
+                    data.extend(pcm16_bytes(&samples));
+                    let bytes = self.encode(sample_rate, &data);
                     self.sent += 1;
-                    bytes.extend(pcm16_bytes(&samples));
-                    self.data_sent += bytes.len() - header_len;
-                    return Some(Ok(bytes));
+                    return Some(bytes.map_err(std::io::Error::other));
                 }
                 Event::JobFinished {
                     job_id,
@@ -247,8 +273,12 @@ impl AudioStream {
                     error,
                 } if job_id == self.job.id() => {
                     self.job.ended();
+                    self.ended = true;
                     return match status {
-                        JobStatus::Done => None,
+                        JobStatus::Done => match self.finish() {
+                            Ok(tail) if tail.is_empty() => None,
+                            tail => Some(tail.map_err(std::io::Error::other)),
+                        },
                         _ => failed(format!(
                             "the speech stopped: {}",
                             error.unwrap_or_else(|| format!("{status:?}").to_lowercase())
@@ -259,6 +289,13 @@ impl AudioStream {
             }
         }
     }
+}
+
+/// 16-bit little-endian PCM as samples, as the job's WAV file holds them.
+fn pcm16_samples(data: &[u8]) -> Vec<f32> {
+    data.chunks_exact(2)
+        .map(|b| f32::from(i16::from_le_bytes([b[0], b[1]])) / 32767.0)
+        .collect()
 }
 
 /// The library voice named or numbered `spec`: never a file path, which a client of the

@@ -17,6 +17,8 @@ pub enum JobKind {
     Transcribe,
     Speak,
     SpeakBatch,
+    /// A chat completion of the API: its reply is the job's output.
+    Chat,
 }
 
 impl JobKind {
@@ -26,6 +28,7 @@ impl JobKind {
             JobKind::Transcribe => "transcribe",
             JobKind::Speak => "speak",
             JobKind::SpeakBatch => "speak_batch",
+            JobKind::Chat => "chat",
         }
     }
 
@@ -34,6 +37,7 @@ impl JobKind {
             "transcribe" => Ok(JobKind::Transcribe),
             "speak" => Ok(JobKind::Speak),
             "speak_batch" => Ok(JobKind::SpeakBatch),
+            "chat" => Ok(JobKind::Chat),
             other => Err(StoreError::Corrupt(format!("unknown job kind {other:?}"))),
         }
     }

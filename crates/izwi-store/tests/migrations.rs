@@ -415,3 +415,76 @@ async fn an_open_lock_held_too_long_names_the_other_izwi() {
     drop(held);
     Store::open(temp.path()).await.unwrap().close().await;
 }
+
+#[tokio::test]
+async fn chat_jobs_come_in_and_a_deleted_newest_id_stays_unused() {
+    // The schema before chat jobs, its newest job (3) deleted.
+    let temp = tempfile::tempdir().unwrap();
+    let data_dir = temp.path().join("data");
+    std::fs::create_dir_all(&data_dir).unwrap();
+    let earlier = tempfile::tempdir().unwrap();
+    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    for entry in std::fs::read_dir(&migrations).unwrap() {
+        let name = entry.unwrap().file_name();
+        if name.to_string_lossy().as_ref() < "20261126000002" {
+            std::fs::copy(migrations.join(&name), earlier.path().join(&name)).unwrap();
+        }
+    }
+    let options = SqliteConnectOptions::new()
+        .filename(data_dir.join(DB_FILE_NAME))
+        .create_if_missing(true);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(1)
+        .connect_with(options)
+        .await
+        .unwrap();
+    sqlx::migrate::Migrator::new(earlier.path())
+        .await
+        .unwrap()
+        .run(&pool)
+        .await
+        .unwrap();
+    for id in 1..=3 {
+        sqlx::query(
+            "INSERT INTO jobs (kind, status, input, created_at) VALUES ('speak', 'done', ?, 1)",
+        )
+        .bind(format!("line {id}"))
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+    sqlx::query("DELETE FROM jobs WHERE id = 3")
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+
+    let store = Store::open(&data_dir).await.unwrap();
+    let chat = store
+        .create_job(izwi_store::NewJob {
+            kind: izwi_store::JobKind::Chat,
+            model_id: Some("local/smollm2".into()),
+            input: "What is the capital of France?".into(),
+            params: serde_json::json!({}),
+        })
+        .await
+        .unwrap();
+    assert_eq!(chat.id, 4, "3 was deleted, never to be given again");
+    let kinds: Vec<_> = store
+        .list_jobs(&izwi_store::JobFilter::default())
+        .await
+        .unwrap()
+        .iter()
+        .map(|j| (j.id, j.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (4, izwi_store::JobKind::Chat),
+            (2, izwi_store::JobKind::Speak),
+            (1, izwi_store::JobKind::Speak)
+        ]
+    );
+    assert_eq!(store.integrity_check().await.unwrap(), Vec::<String>::new());
+    store.close().await;
+}

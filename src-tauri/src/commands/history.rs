@@ -51,7 +51,7 @@ impl AppState {
     pub async fn get_job_detail(&self, job_id: i64) -> AppResult<JobDetail> {
         let detail = self.runtime.job_detail(job_id).await?;
         match &detail {
-            JobDetail::Transcript(_) => {}
+            JobDetail::Transcript(_) | JobDetail::Chat(_) => {}
             JobDetail::Speech(speech) => {
                 if let (Some(path), true) = (&speech.audio_path, speech.audio_exists) {
                     self.allow_asset(Path::new(path));

@@ -4,6 +4,7 @@
 //! code without a webview; the `#[tauri::command]` functions only unwrap `State`.
 
 pub mod api_server;
+pub mod backend;
 pub mod chat;
 pub mod choose;
 pub mod dictate;

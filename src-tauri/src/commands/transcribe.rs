@@ -79,7 +79,7 @@ impl AppState {
                 .await?;
         let model_id = match non_empty(options.model_id) {
             Some(id) => id,
-            None => self.runtime.default_transcribe_model().await?,
+            None => self.runtime.default_job_transcribe_model().await?,
         };
         let mut jobs = Vec::with_capacity(found.files.len());
         for path in found.files {

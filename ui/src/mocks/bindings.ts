@@ -38,6 +38,7 @@ import {
   type ModelInfo,
   type Choice,
   type QueuedFiles,
+  type RemoteInfo,
   type SearchHit,
   type SegmentRecord,
   type Settings,
@@ -104,6 +105,7 @@ const state = {
   /** Corrected segments, by transcript id and segment idx. */
   edits: new Map<string, SegmentRecord>(),
   apiServer: { settings: { host: '127.0.0.1', port: 8080, api_key: null }, url: null } as ApiServerStatus,
+  remote: null as RemoteInfo | null,
 }
 
 /** The job id the recordings were made with. */
@@ -952,6 +954,17 @@ export const commands = {
   stopApiServer: cmd('stopApiServer', () => {
     state.apiServer.url = null
     return ok(clone(state.apiServer))
+  }),
+  getRemoteBackend: cmd('getRemoteBackend', () => ok(clone(state.remote))),
+  setRemoteBackend: cmd('setRemoteBackend', (url: string | null, key: string | null) => {
+    if (url == null) {
+      state.remote = null
+      return ok(null)
+    }
+    if (!/^https?:\/\/[^/]+/.test(url)) return err<RemoteInfo | null>('invalid', `"${url}" is not a server's address`)
+    const same = state.remote?.url === url.replace(/\/+$/, '')
+    state.remote = { url: url.replace(/\/+$/, ''), has_key: key != null || (same && state.remote!.has_key) }
+    return ok(clone(state.remote))
   }),
   listVoices: cmd('listVoices', () => ok(clone(voices()))),
   addVoice: cmd('addVoice', (modelId: string, name: string, settings: VoiceSettings) => {

@@ -1,4 +1,5 @@
-// Settings → API: the switch that serves the OpenAI-compatible API from the app.
+// Settings → API: the switch that serves the OpenAI-compatible API from the app; and
+// Settings → Backend: a remote server for the work.
 
 import { calls, expect, shot, start, test } from './util'
 
@@ -25,4 +26,21 @@ test('the API is switched on where asked, shows where it listens, and says why i
   await expect(page.getByRole('alert')).toContainText('Permission denied')
   await expect(toggle).toHaveAttribute('aria-checked', 'false')
   await shot(page, 'settings-api-refused')
+})
+
+test('the work goes to a remote server with its key, which is never shown again', async ({ page }) => {
+  await start(page)
+  await page.keyboard.press('Control+9')
+  const status = page.getByTestId('remote-backend-status')
+  await expect(status).toHaveText('This computer.')
+  await page.getByLabel('Remote server URL').fill('http://gpu-box:8000/v1')
+  await page.getByLabel('Remote server key').fill('sk-secret')
+  await page.getByRole('button', { name: 'Use this server' }).click()
+  await expect(status).toContainText('run on http://gpu-box:8000/v1, with an API key')
+  expect((await calls(page, 'setRemoteBackend'))[0].args).toEqual(['http://gpu-box:8000/v1', 'sk-secret'])
+  await expect(page.getByLabel('Remote server key')).toHaveValue('')
+  await shot(page, 'settings-remote-backend')
+
+  await page.getByRole('button', { name: 'Use this computer' }).click()
+  await expect(status).toHaveText('This computer.')
 })

@@ -21,6 +21,7 @@ import type {
   MessageRecord,
   ModelInfo,
   QueuedFiles,
+  RemoteInfo,
   SegmentRecord,
   Settings,
   SpeechDetail,
@@ -85,6 +86,10 @@ function defaults() {
       ok(apiServer({ settings: s, url: `http://${s.host}:${s.port}/v1` })),
     ),
     stopApiServer: fn('stopApiServer', async () => ok(apiServer())),
+    getRemoteBackend: fn('getRemoteBackend', async () => ok<RemoteInfo | null>(null)),
+    setRemoteBackend: fn('setRemoteBackend', async (url, key) =>
+      ok<RemoteInfo | null>(url == null ? null : { url, has_key: key != null }),
+    ),
     takeOpenedFiles: fn('takeOpenedFiles', async () => ok<string[]>([])),
     listVoices: fn('listVoices', async () => ok<VoiceInfo[]>([])),
     addVoice: fn('addVoice', async () => ok(voice())),

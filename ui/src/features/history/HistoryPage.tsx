@@ -23,9 +23,9 @@ import { JOB_KINDS } from './jobKind'
 import { SearchResults } from './SearchResults'
 import { useJobHistory, useTranscriptSearch } from './useHistory'
 
-/** What a row is called: the file transcribed, the start of the text said, the batch's folder. */
+/** What a row is called: the file transcribed, the start of the text said or asked, the batch's folder. */
 function rowName(job: Job): string {
-  if (job.kind === 'speak') return job.input.slice(0, 80)
+  if (job.kind === 'speak' || job.kind === 'chat') return job.input.slice(0, 80)
   return basename(job.input)
 }
 
@@ -34,6 +34,7 @@ const DELETE_BODY: Record<Job['kind'], string> = {
     'The job and its transcript are deleted from Izwi. Your audio file is not touched; a dictation’s recording, which Izwi keeps, is deleted with it.',
   speak: 'The job is deleted from Izwi’s history. WAV copies you saved are not touched.',
   speak_batch: 'The job is deleted from Izwi’s history. The WAV files in its folder are not touched.',
+  chat: 'The job, with the question and its reply, is deleted from Izwi’s history.',
 }
 
 function JobRow({ job, selected, onDeleted }: { job: Job; selected: boolean; onDeleted: (id: number) => void }) {

@@ -1,10 +1,12 @@
-// What History shows for an open job: a transcript, a speech job or a batch, by its kind.
+// What History shows for an open job: a transcript, a speech job, a batch or a chat
+// completion, by its kind.
 
 import type { Job } from '../../bindings'
 import { ErrorNote } from '../../components/ErrorNote'
 import { Icon } from '../../components/Icon'
 import { TranscriptView } from '../transcribe/TranscriptView'
 import { BatchJobView } from './BatchJobView'
+import { ChatJobView } from './ChatJobView'
 import { SpeechJobView } from './SpeechJobView'
 import { useJobDetail } from './useJobDetail'
 
@@ -28,6 +30,7 @@ function SpeechOrBatch({ jobId, focusSegment, focusNonce, onClose }: Props) {
   }
   if (detail?.kind === 'speech') return <SpeechJobView detail={detail} onClose={onClose} />
   if (detail?.kind === 'batch') return <BatchJobView detail={detail} onClose={onClose} />
+  if (detail?.kind === 'chat') return <ChatJobView detail={detail} onClose={onClose} />
   return (
     <section className="transcript job-view" aria-label={`Job ${jobId}`}>
       {error != null ? (

@@ -7,4 +7,5 @@ export const JOB_KINDS: Record<JobKind, { label: string; icon: IconName }> = {
   transcribe: { label: 'Transcript', icon: 'transcribe' },
   speak: { label: 'Speech', icon: 'speak' },
   speak_batch: { label: 'Batch', icon: 'batch' },
+  chat: { label: 'Chat', icon: 'chat' },
 }

@@ -12,6 +12,7 @@ import { describeError } from '../../lib/errors'
 import { deviceLabel } from '../../lib/format'
 import { installedTranscribers, useModels } from '../models/modelsStore'
 import { ApiServerSection } from './ApiServerSection'
+import { RemoteBackendSection } from './RemoteBackendSection'
 import { changeDefaultModel, changeDictationShortcut, changeTheme, loadSettings, useSettings } from './settingsStore'
 
 const THEMES: { id: Theme; label: string; icon: IconName }[] = [
@@ -185,6 +186,7 @@ export function SettingsPage({ onShowShortcuts }: { onShowShortcuts: () => void 
             </section>
 
             <ApiServerSection />
+            <RemoteBackendSection />
 
             <section className="settings-group" aria-label="Storage">
               <h2 className="section-label">Storage</h2>

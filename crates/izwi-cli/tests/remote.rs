@@ -1,0 +1,470 @@
+//! The remote backend: `izwi --backend URL` sends transcription, speech and chat to an
+//! OpenAI-compatible server — here a second, real `izwi serve` on 127.0.0.1 with the
+//! models of scripts/fetch-assets.sh — and keeps the jobs in its own history. The same
+//! job through this machine and through the server gives the same text (the same
+//! samples, for one sentence of speech); a server killed mid-job fails the job with a
+//! clear error and nothing hangs.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use izwi_test_support::asset;
+use serde_json::Value;
+
+const KEY: &str = "sk-remote-test-key";
+
+fn izwi_in(data: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_izwi"));
+    command
+        .arg("--data-dir")
+        .arg(data)
+        .env("HF_HOME", data.join("hf"))
+        .env_remove("IZWI_BACKEND");
+    command
+}
+
+fn run(command: &mut Command) -> Output {
+    command.output().expect("izwi runs")
+}
+
+fn izwi(data: &Path, args: &[&str]) -> String {
+    let out = run(izwi_in(data).args(args));
+    assert!(
+        out.status.success(),
+        "izwi {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+fn jobs(data: &Path) -> Vec<Value> {
+    let jobs: Value = serde_json::from_str(&izwi(data, &["history", "--json"])).unwrap();
+    jobs.as_array().unwrap().clone()
+}
+
+/// A data folder with tiny.en, the joe voice and SmolLM2 imported.
+fn data_with_models(data: &Path) {
+    for model in [
+        asset("models/whisper-tiny.en"),
+        asset("voices/en_US-joe-medium/en_US-joe-medium.onnx"),
+    ] {
+        izwi(data, &["models", "import", &model.display().to_string()]);
+    }
+    let gguf = asset("models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf");
+    izwi(
+        data,
+        &[
+            "models",
+            "import",
+            &gguf.display().to_string(),
+            "--name",
+            "smollm2",
+        ],
+    );
+}
+
+/// A running `izwi serve` on 127.0.0.1, killed when dropped.
+struct Server {
+    child: Child,
+    /// Its OpenAI base URL.
+    url: String,
+}
+
+impl Server {
+    fn start(data: &Path, args: &[&str]) -> Self {
+        let mut child = izwi_in(data)
+            .args(["serve", "--port", "0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("izwi serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("izwi serve says where it listens");
+        let url = line
+            .trim()
+            .rsplit(' ')
+            .next()
+            .expect("an address")
+            .to_string();
+        assert!(url.starts_with("http://127.0.0.1:"), "{line:?}");
+        Self { child, url }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn chat(data: &Path, backend: &[&str], question: &str) -> String {
+    let mut child = izwi_in(data)
+        .args(backend)
+        .args(["chat", "--llm", "local/smollm2", "--max-tokens", "40"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    writeln!(child.stdin.take().unwrap(), "{question}").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn samples(path: &Path) -> Vec<i16> {
+    hound::WavReader::open(path)
+        .unwrap()
+        .into_samples()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[test]
+fn remote_jobs_give_what_local_ones_give() {
+    let server_data = tempfile::tempdir().unwrap();
+    let here = tempfile::tempdir().unwrap();
+    data_with_models(server_data.path());
+    let voices: Value =
+        serde_json::from_str(&izwi(server_data.path(), &["voices", "list", "--json"])).unwrap();
+    let voice = voices[0]["name"].as_str().unwrap().to_string();
+    let jfk = asset("speech/jfk.wav").display().to_string();
+
+    // On the server's own machine, before it serves.
+    let local_text = izwi(server_data.path(), &["transcribe", &jfk]);
+    let said = "The museum opens at nine in the morning.";
+    let local_wav = server_data.path().join("local.wav");
+    izwi(
+        server_data.path(),
+        &[
+            "speak",
+            "--voice",
+            &voice,
+            "--text",
+            said,
+            "-o",
+            &local_wav.display().to_string(),
+        ],
+    );
+    let question = "What is the capital of France?";
+    let local_reply = chat(server_data.path(), &[], question);
+    assert!(local_reply.contains("Paris"), "{local_reply}");
+
+    let server = Server::start(server_data.path(), &["--api-key", KEY]);
+
+    // Without the key the server refuses, and the job says so.
+    let out = run(izwi_in(here.path()).args(["--backend", &server.url, "transcribe", &jfk]));
+    assert!(!out.status.success());
+    let job = &jobs(here.path())[0];
+    assert_eq!(job["status"], "failed", "{job}");
+    let error = job["error"].as_str().unwrap();
+    assert!(
+        error.contains(&server.url) && error.contains("refused the API key"),
+        "{error}"
+    );
+
+    // The key goes into the store from standard input and is never shown.
+    let mut set = izwi_in(here.path())
+        .args(["backend", "set", &server.url, "--key-stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    writeln!(set.stdin.take().unwrap(), "{KEY}").unwrap();
+    let set = set.wait_with_output().unwrap();
+    assert!(
+        set.status.success(),
+        "{}",
+        String::from_utf8_lossy(&set.stderr)
+    );
+    let shown = izwi(here.path(), &["backend"]);
+    assert_eq!(
+        shown.trim(),
+        format!("remote: {} (with an API key)", server.url)
+    );
+
+    // Transcription: the same text, the job in this machine's history.
+    let out = run(izwi_in(here.path())
+        .env("RUST_LOG", "debug")
+        .args(["transcribe", &jfk]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), local_text);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        log.contains("run remotely") && !log.contains(KEY),
+        "the key is never logged: {log}"
+    );
+    let job = &jobs(here.path())[0];
+    assert_eq!(job["kind"], "transcribe");
+    assert_eq!(job["status"], "done", "{job}");
+    assert_eq!(job["model_id"], "whisper-1");
+    assert_eq!(job["progress"], 1.0);
+
+    // Speech: one sentence is the same samples as the server's machine makes.
+    let remote_wav = here.path().join("remote.wav");
+    izwi(
+        here.path(),
+        &[
+            "speak",
+            "--voice",
+            &voice,
+            "--text",
+            said,
+            "-o",
+            &remote_wav.display().to_string(),
+        ],
+    );
+    assert!(
+        samples(&remote_wav) == samples(&local_wav),
+        "the same speech"
+    );
+    let job = &jobs(here.path())[0];
+    assert_eq!(
+        (job["kind"].as_str(), job["status"].as_str()),
+        (Some("speak"), Some("done"))
+    );
+
+    // Chat: greedy, the same reply.
+    assert_eq!(chat(here.path(), &[], question), local_reply);
+
+    // A voice the server lacks is its error, in its words.
+    let out = run(izwi_in(here.path())
+        .args(["speak", "--voice", "nobody", "--text", said, "-o"])
+        .arg(here.path().join("x.wav")));
+    assert!(!out.status.success());
+    let job = &jobs(here.path())[0];
+    let error = job["error"].as_str().unwrap();
+    assert!(error.contains("no voice \"nobody\""), "{error}");
+
+    // `--backend local` runs here for one command: this folder has no models.
+    let out = run(izwi_in(here.path()).args(["--backend", "local", "transcribe", &jfk]));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no Whisper model is installed"));
+    izwi(here.path(), &["backend", "local"]);
+    assert!(izwi(here.path(), &["backend"]).starts_with("local"));
+}
+
+/// Eleven minutes of speech: jfk.wav sixty times.
+fn eleven_minutes(dir: &Path) -> PathBuf {
+    let long = dir.join("long.wav");
+    let mut reader = hound::WavReader::open(asset("speech/jfk.wav")).unwrap();
+    let spec = reader.spec();
+    let samples: Vec<i16> = reader.samples::<i16>().map(Result::unwrap).collect();
+    let mut writer = hound::WavWriter::create(&long, spec).unwrap();
+    for _ in 0..60 {
+        for &s in &samples {
+            writer.write_sample(s).unwrap();
+        }
+    }
+    writer.finalize().unwrap();
+    long
+}
+
+#[test]
+fn a_server_killed_mid_job_fails_the_job_and_nothing_hangs() {
+    let server_data = tempfile::tempdir().unwrap();
+    let here = tempfile::tempdir().unwrap();
+    izwi(
+        server_data.path(),
+        &[
+            "models",
+            "import",
+            &asset("models/whisper-tiny.en").display().to_string(),
+        ],
+    );
+    let long = eleven_minutes(here.path());
+    let mut server = Server::start(server_data.path(), &[]);
+    let mut client = izwi_in(here.path())
+        .args(["--backend", &server.url, "transcribe"])
+        .arg(&long)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Mid-job: the server has taken some of its windows.
+    let started = Instant::now();
+    while !jobs(server_data.path())
+        .iter()
+        .any(|j| j["status"] == "running")
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "the server got no window"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    // A guard against hanging, not a speed check.
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = client.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the job hangs on a dead server"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(!status.success());
+    let job = &jobs(here.path())[0];
+    assert_eq!(job["status"], "failed", "{job}");
+    let error = job["error"].as_str().unwrap();
+    assert!(
+        error.starts_with(&format!(
+            "the remote server {} did not answer: ",
+            server.url
+        )),
+        "{error}"
+    );
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut client.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(stderr.contains("the remote server"), "{stderr}");
+}
+
+/// faster-whisper-server, a third-party OpenAI-compatible server from PyPI, in a venv
+/// the test makes once beside the build.
+const FASTER_WHISPER_SERVER: &str = "faster-whisper-server==0.0.3";
+
+fn faster_whisper_server() -> PathBuf {
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("faster-whisper-server-venv");
+    let bin = venv.join(if cfg!(windows) { "Scripts" } else { "bin" });
+    let installed = venv.join(format!(".izwi-{FASTER_WHISPER_SERVER}"));
+    if !installed.exists() {
+        let run = |cmd: &mut Command| {
+            let status = cmd.status().expect("runs");
+            assert!(status.success(), "{cmd:?}");
+        };
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+        run(Command::new(bin.join("python")).args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            FASTER_WHISPER_SERVER,
+        ]));
+        std::fs::write(&installed, b"").unwrap();
+    }
+    bin.join("faster-whisper-server")
+}
+
+/// A third-party server, killed when dropped.
+struct ThirdParty(Child);
+
+impl Drop for ThirdParty {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Words only: servers punctuate differently.
+fn words(text: &str) -> Vec<String> {
+    text.split_whitespace()
+        .map(|w| {
+            w.chars()
+                .filter(|c| c.is_alphanumeric())
+                .collect::<String>()
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+#[test]
+fn a_third_party_server_transcribes_and_says_what_it_lacks() {
+    let server_bin = faster_whisper_server();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    // The same tiny.en as the HF folder the local run uses, in CTranslate2's format.
+    let _server = ThirdParty(
+        Command::new(server_bin)
+            .arg(asset("ct2/whisper-tiny.en"))
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .env("HF_HUB_OFFLINE", "1")
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("faster-whisper-server starts"),
+    );
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "it never listened"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+
+    let local = tempfile::tempdir().unwrap();
+    izwi(
+        local.path(),
+        &[
+            "models",
+            "import",
+            &asset("models/whisper-tiny.en").display().to_string(),
+        ],
+    );
+    let jfk = asset("speech/jfk.wav").display().to_string();
+    let local_text = izwi(local.path(), &["transcribe", &jfk]);
+
+    let here = tempfile::tempdir().unwrap();
+    let remote_text = izwi(here.path(), &["--backend", &url, "transcribe", &jfk]);
+    assert_eq!(
+        words(&remote_text),
+        words(&local_text),
+        "{remote_text} / {local_text}"
+    );
+    assert_eq!(jobs(here.path())[0]["status"], "done");
+
+    // What it lacks fails the job with the reason.
+    let fails = |args: &[&str], expected: &str| {
+        let out = run(izwi_in(here.path()).args(["--backend", &url]).args(args));
+        assert!(!out.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("the remote server {url}")) && stderr.contains(expected),
+            "{args:?}: {stderr}"
+        );
+    };
+    fails(
+        &["transcribe", &jfk, "--word-timestamps"],
+        "gives no word timestamps",
+    );
+    let wav = here.path().join("x.wav").display().to_string();
+    fails(
+        &["speak", "--voice", "alloy", "--text", "Hello.", "-o", &wav],
+        "offers no speech",
+    );
+    let mut chat = izwi_in(here.path())
+        .args(["--backend", &url, "chat", "--llm", "any"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    writeln!(chat.stdin.take().unwrap(), "Hello?").unwrap();
+    let out = chat.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("offers no chat"), "{stderr}");
+}
