@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use super::beam_search::{BeamSearch, Hypothesis};
 use super::config::EngineCoreConfig;
+use super::conv_state::ConvStateCache;
 use super::error::{EngineError, Result};
 use super::executor::{ForwardBatch, ModelExecutor, SequenceChunk};
 use super::kv_cache::{KvCacheManager, KvCacheStats};
@@ -51,13 +52,17 @@ impl EngineCore {
                 config.kv_cache_bytes
             )));
         }
-        let kv_cache = KvCacheManager::new(
+        let mut kv_cache = KvCacheManager::new(
             num_blocks,
             config.block_size,
             spec.kv_cache,
             &spec.device,
             config.enable_prefix_caching,
         )?;
+        if let Some(shape) = executor.conv_state_shape() {
+            let conv = ConvStateCache::new(shape, config.max_batch_size, &spec.device)?;
+            kv_cache = kv_cache.with_conv_state(conv);
+        }
         tracing::info!(
             num_blocks,
             block_size = config.block_size,
@@ -161,20 +166,29 @@ impl EngineCore {
             return Vec::new();
         }
         let batch = self.build_batch(&schedule);
+        let conv_saved = self.save_conv_state(&batch);
         let outputs = match self.execute(&batch) {
             Ok(logits) => self.process(&batch, logits),
             Err(message) if batch.sequences.len() == 1 => self.fail_batch(&batch, &message),
             Err(message) => {
                 // Find the culprit: run each sequence alone so the others still go on.
-                // Rewriting the same K/V into the same slots is harmless.
+                // Rewriting the same K/V into the same slots is harmless; convolution
+                // state is updated, not rewritten, so it is put back first.
                 tracing::warn!(
                     "batched step failed ({message}); retrying its sequences one by one"
                 );
                 let mut outputs = Vec::new();
+                if let Err(message) = self.restore_conv_state(conv_saved) {
+                    outputs.extend(self.fail_batch(&batch, &message));
+                }
                 for chunk in &batch.sequences {
+                    if self.scheduler.running(&chunk.request_id).is_none() {
+                        continue;
+                    }
                     let single = ForwardBatch {
                         sequences: vec![chunk.clone()],
                         block_size: batch.block_size,
+                        conv_state: batch.conv_state.clone(),
                     };
                     outputs.extend(match self.execute(&single) {
                         Ok(logits) => self.process(&single, logits),
@@ -209,13 +223,45 @@ impl EngineCore {
                     compute_logits: end == seq.len(),
                     audio: seq.audio.clone(),
                     alignment: seq.params.return_alignment,
+                    conv_slot: self.kv_cache.conv_slot(&s.request_id),
                 })
             })
             .collect();
         ForwardBatch {
             sequences,
             block_size: self.kv_cache.block_size(),
+            conv_state: self
+                .kv_cache
+                .conv_state()
+                .map_or_else(Vec::new, |conv| conv.layers().to_vec()),
         }
+    }
+
+    /// The convolution state of the batch's sequences before the step (hybrid models),
+    /// so a failed batched step can be retried from it.
+    fn save_conv_state(
+        &self,
+        batch: &ForwardBatch,
+    ) -> Option<std::result::Result<(Vec<u32>, Vec<candle_core::Tensor>), String>> {
+        let conv = self.kv_cache.conv_state()?;
+        let slots: Vec<u32> = batch.sequences.iter().filter_map(|s| s.conv_slot).collect();
+        Some(
+            conv.snapshot(&slots)
+                .map(|rows| (slots, rows))
+                .map_err(|e| format!("saving the convolution state failed: {e}")),
+        )
+    }
+
+    fn restore_conv_state(
+        &self,
+        saved: Option<std::result::Result<(Vec<u32>, Vec<candle_core::Tensor>), String>>,
+    ) -> std::result::Result<(), String> {
+        let (Some(conv), Some(saved)) = (self.kv_cache.conv_state(), saved) else {
+            return Ok(());
+        };
+        let (slots, rows) = saved?;
+        conv.restore(&slots, &rows)
+            .map_err(|e| format!("restoring the convolution state failed: {e}"))
     }
 
     /// Runs the model, turning an error or a panic in model code into a message so a
