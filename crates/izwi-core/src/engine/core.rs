@@ -145,6 +145,13 @@ impl EngineCore {
         self.kv_cache.stats()
     }
 
+    /// Sequences holding convolution state (hybrid models; 0 for others).
+    pub fn num_conv_states(&self) -> usize {
+        self.kv_cache
+            .conv_state()
+            .map_or(0, |conv| conv.num_allocated())
+    }
+
     pub fn metrics(&self) -> Arc<MetricsCollector> {
         self.metrics.clone()
     }
