@@ -48,7 +48,13 @@ impl ConvStateCache {
     pub fn new(shape: ConvStateShape, num_slots: usize, device: &Device) -> Result<Self> {
         let num_slots = num_slots.max(1);
         let layers = (0..shape.num_layers)
-            .map(|_| Tensor::zeros((num_slots, shape.channels, shape.width), shape.dtype, device))
+            .map(|_| {
+                Tensor::zeros(
+                    (num_slots, shape.channels, shape.width),
+                    shape.dtype,
+                    device,
+                )
+            })
             .collect::<Result<Vec<_>>>()?;
         Ok(Self {
             shape,
