@@ -16,6 +16,7 @@ use izwi_core::engine::{
     MetricsSnapshot,
 };
 use izwi_core::models::lfm2::Lfm2;
+use izwi_core::text::{ChatFormat, ChatMessage};
 use serde::Deserialize;
 
 const TOLERANCE: f32 = 1e-4;
@@ -131,4 +132,21 @@ fn every_case_alone_matches() {
         ..EngineCoreConfig::default()
     };
     check_on_engine(config, &[0; 5]);
+}
+
+#[derive(Deserialize)]
+struct ChatReference {
+    messages: Vec<ChatMessage>,
+    prompt: Vec<u32>,
+}
+
+#[test]
+fn the_folder_renders_chat_prompts_as_transformers_does() {
+    let text =
+        std::fs::read_to_string(fixture().join("chat_reference.json")).expect("chat reference");
+    let reference: ChatReference = serde_json::from_str(&text).expect("valid");
+    let format = ChatFormat::from_dir(&fixture()).expect("chat format");
+    let prompt = format.prompt_tokens(&reference.messages).expect("prompt");
+    assert_eq!(prompt, reference.prompt);
+    assert_eq!(format.stop_tokens(), [2], "<|im_end|> ends a turn");
 }
