@@ -246,10 +246,7 @@ impl EngineCore {
 
     /// The convolution state of the batch's sequences before the step (hybrid models),
     /// so a failed batched step can be retried from it.
-    fn save_conv_state(
-        &self,
-        batch: &ForwardBatch,
-    ) -> Option<std::result::Result<(Vec<u32>, Vec<candle_core::Tensor>), String>> {
+    fn save_conv_state(&self, batch: &ForwardBatch) -> Option<SavedConvState> {
         let conv = self.kv_cache.conv_state()?;
         let slots: Vec<u32> = batch.sequences.iter().filter_map(|s| s.conv_slot).collect();
         Some(
@@ -259,10 +256,7 @@ impl EngineCore {
         )
     }
 
-    fn restore_conv_state(
-        &self,
-        saved: Option<std::result::Result<(Vec<u32>, Vec<candle_core::Tensor>), String>>,
-    ) -> std::result::Result<(), String> {
+    fn restore_conv_state(&self, saved: Option<SavedConvState>) -> std::result::Result<(), String> {
         let (Some(conv), Some(saved)) = (self.kv_cache.conv_state(), saved) else {
             return Ok(());
         };
@@ -571,6 +565,10 @@ impl EngineCore {
         output
     }
 }
+
+/// The convolution-state rows of a batch's slots (in slot order), or why they could not
+/// be read.
+type SavedConvState = std::result::Result<(Vec<u32>, Vec<candle_core::Tensor>), String>;
 
 fn stop_reason(
     seq: &Sequence,

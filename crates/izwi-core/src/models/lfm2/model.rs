@@ -155,7 +155,7 @@ impl FeedForward {
 
 enum Operator {
     /// Attention over the `n`th attention layer's KV cache.
-    Attention(Attention, usize),
+    Attention(Box<Attention>, usize),
     /// A short convolution over the `n`th convolution layer's state.
     Conv(ShortConv, usize),
 }
@@ -234,7 +234,7 @@ impl Lfm2 {
                 LayerKind::Attention => {
                     attention_layers += 1;
                     Operator::Attention(
-                        Attention::load(&config, w, &format!("{prefix}.self_attn"))?,
+                        Box::new(Attention::load(&config, w, &format!("{prefix}.self_attn"))?),
                         attention_layers - 1,
                     )
                 }
