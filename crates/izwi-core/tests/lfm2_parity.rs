@@ -16,6 +16,8 @@ use izwi_core::engine::{
     MetricsSnapshot,
 };
 use izwi_core::models::lfm2::Lfm2;
+use izwi_core::models::llama::GgufWeights;
+use izwi_core::models::shared::gguf::GgufFile;
 use izwi_core::text::{ChatFormat, ChatMessage};
 use serde::Deserialize;
 
@@ -48,9 +50,9 @@ fn load() -> Lfm2 {
 
 /// Runs every case greedily on one engine, case `i` arriving at step `arrivals[i]`,
 /// and checks its tokens and logits against transformers'. Returns the metrics.
-fn check_on_engine(config: EngineCoreConfig, arrivals: &[u64]) -> MetricsSnapshot {
+fn check_on_engine(model: Lfm2, config: EngineCoreConfig, arrivals: &[u64]) -> MetricsSnapshot {
     let reference = reference();
-    let mut core = EngineCore::new(config, Box::new(load())).expect("engine");
+    let mut core = EngineCore::new(config, Box::new(model)).expect("engine");
     let total_blocks = core.kv_cache_stats().total_blocks;
     let mut ids = HashMap::new();
     let mut done: HashMap<usize, EngineOutput> = HashMap::new();
@@ -100,7 +102,7 @@ fn batched_at_different_positions_with_chunked_prefill() {
         max_tokens_per_step: 24,
         ..EngineCoreConfig::default()
     };
-    let metrics = check_on_engine(config, &[0, 0, 2, 3, 7]);
+    let metrics = check_on_engine(load(), config, &[0, 0, 2, 3, 7]);
     assert!(
         metrics.chunked_prefills > 0,
         "prompts were prefilled in chunks"
@@ -118,7 +120,7 @@ fn after_a_preemption_the_recomputed_state_matches() {
         max_tokens_per_step: 16,
         ..EngineCoreConfig::default()
     };
-    let metrics = check_on_engine(config, &[0, 0, 0, 1, 1]);
+    let metrics = check_on_engine(load(), config, &[0, 0, 0, 1, 1]);
     assert!(
         metrics.preemptions > 0,
         "the cache is small enough to preempt"
@@ -131,7 +133,27 @@ fn every_case_alone_matches() {
         max_batch_size: 1,
         ..EngineCoreConfig::default()
     };
-    check_on_engine(config, &[0; 5]);
+    check_on_engine(load(), config, &[0; 5]);
+}
+
+/// The same weights written as llama.cpp lays out an `lfm2` GGUF file
+/// (tests/fixtures/lfm2/make_gguf.py), held to the same logits.
+#[test]
+fn the_gguf_file_matches_transformers() {
+    let path = fixture().with_file_name("tiny.gguf");
+    let file = GgufFile::open(&path).expect("opens");
+    for weights in [GgufWeights::Dequantized, GgufWeights::Quantized] {
+        let model = Lfm2::from_gguf(&file, weights, &Device::Cpu).expect("loads");
+        // The layers as config.json lays them out, read from the tensors present.
+        assert_eq!(model.config().layer_kinds(), load().config().layer_kinds());
+        assert_eq!(model.config().ff_dim(), load().config().ff_dim());
+        let config = EngineCoreConfig {
+            block_size: 4,
+            chunked_prefill_threshold: 8,
+            ..EngineCoreConfig::default()
+        };
+        check_on_engine(model, config, &[0, 0, 1, 2, 3]);
+    }
 }
 
 #[derive(Deserialize)]

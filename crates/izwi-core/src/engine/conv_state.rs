@@ -106,18 +106,22 @@ impl ConvStateCache {
         Ok(slot)
     }
 
-    /// Gives `child` a slot holding a copy of `parent`'s state (a beam fork).
+    /// Gives `child` a slot holding a copy of `parent`'s state (a beam fork); on
+    /// failure the child has none.
     pub fn fork(&mut self, parent: &RequestId, child: &RequestId) -> Result<()> {
         let slot = self.allocate(child)?;
         let Some(from) = self.slot(parent) else {
             return Ok(());
         };
-        for layer in &self.layers {
+        let copied = self.layers.iter().try_for_each(|layer| {
             // A copy first: the source must not share the storage being written.
             let row = layer.narrow(0, from as usize, 1)?.copy()?;
-            layer.slice_set(&row, 0, slot as usize)?;
+            layer.slice_set(&row, 0, slot as usize)
+        });
+        if copied.is_err() {
+            self.free(child);
         }
-        Ok(())
+        copied
     }
 
     /// Frees a sequence's slot.

@@ -2,9 +2,11 @@
 //! or grouped-query attention with normalized queries and keys, as the checkpoint's
 //! config lays them out. Attention layers use the engine's paged KV cache; convolution
 //! layers carry a per-sequence state the engine keeps beside it
-//! (`crate::engine::conv_state`). Loads Hugging Face `Lfm2ForCausalLM` checkpoints.
+//! (`crate::engine::conv_state`). Loads Hugging Face `Lfm2ForCausalLM` checkpoints and
+//! llama.cpp's `lfm2` GGUF files.
 
 mod config;
+mod gguf;
 mod model;
 mod short_conv;
 
