@@ -11,9 +11,9 @@ use std::path::PathBuf;
 use candle_core::{DType, Device, Tensor};
 use common::{greedy, greedy_on_engine, max_abs_diff, tight_config, workload};
 use izwi_core::engine::{
-    BatchStrategy, ConvStateShape, EngineCore, EngineCoreConfig, EngineCoreRequest, EngineOutput,
-    FinishReason, ForwardBatch, GenerationParams, LayerKvCache, ModelExecutor, ModelSpec,
-    RequestId,
+    BatchStrategy, ConvStateShape, EngineCore, EngineCoreConfig, EngineCoreRequest, EngineError,
+    EngineOutput, FinishReason, ForwardBatch, GenerationParams, LayerKvCache, ModelExecutor,
+    ModelSpec, RequestId,
 };
 use izwi_core::models::lfm2::Lfm2;
 use rand::rngs::StdRng;
@@ -198,6 +198,105 @@ fn beam_forks_carry_the_convolution_state() {
             );
         }
     }
+}
+
+/// Beam searches on a cache small enough to preempt their beams end with what they
+/// find on a roomy one.
+#[test]
+fn beams_preempted_and_recomputed_find_the_same_best_beam() {
+    let w = workload(6, 3);
+    let width = |i: usize| 2 + i % 3;
+    let run = |config: EngineCoreConfig| -> (Vec<EngineOutput>, u64) {
+        let mut core = EngineCore::new(config, Box::new(model())).expect("engine");
+        let mut ids = HashMap::new();
+        for (i, prompt) in w.prompts.iter().enumerate() {
+            let params = GenerationParams {
+                max_tokens: 8,
+                ignore_eos: true,
+                beam_width: width(i),
+                ..GenerationParams::default()
+            };
+            let request = EngineCoreRequest::new(prompt.clone()).with_params(params);
+            ids.insert(core.add_request(request).expect("accepted"), i);
+        }
+        let mut outs: Vec<Option<EngineOutput>> = vec![None; w.prompts.len()];
+        let mut steps = 0;
+        while core.has_unfinished() {
+            for out in core.step().into_iter().filter_map(|o| o.finished) {
+                let n = ids[&out.request_id];
+                outs[n] = Some(out);
+            }
+            steps += 1;
+            assert!(steps < 10_000, "the engine stopped making progress");
+        }
+        assert_eq!(core.num_conv_states(), 0, "every beam's state freed");
+        let preemptions = core.metrics().snapshot().preemptions;
+        (
+            outs.into_iter().map(|o| o.expect("finished")).collect(),
+            preemptions,
+        )
+    };
+    let (roomy, _) = run(EngineCoreConfig {
+        max_batch_size: 16,
+        ..EngineCoreConfig::default()
+    });
+    // The smallest cache that takes every search (hybrids have no prefix cache, so
+    // each beam may need its whole context in blocks of its own).
+    let num_blocks = w
+        .prompts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| width(i) * (p.len() + 8).div_ceil(4))
+        .max();
+    let (tight, preemptions) = run(EngineCoreConfig {
+        max_batch_size: 8,
+        block_size: 4,
+        num_blocks,
+        ..tight_config()
+    });
+    assert!(
+        preemptions > 0,
+        "the cache is small enough to preempt beams"
+    );
+    for (i, (t, r)) in tight.iter().zip(&roomy).enumerate() {
+        assert_eq!(t.tokens, r.tokens, "request {i}");
+        assert!(
+            max_abs_diff(&t.logprobs, &r.logprobs) <= TOLERANCE,
+            "request {i}"
+        );
+    }
+}
+
+/// Without a prefix cache a preempted beam recomputes its prompt into blocks of its
+/// own, so a search whose beams cannot all hold their whole contexts at once is refused
+/// when added: it could keep preempting its own beams (six searches of widths 2 to 4
+/// that the shared-prompt count let into 40 blocks of 4 tokens never finished).
+#[test]
+fn a_search_whose_beams_cannot_all_fit_whole_is_refused() {
+    let config = EngineCoreConfig {
+        block_size: 4,
+        num_blocks: Some(40),
+        ..EngineCoreConfig::default()
+    };
+    let mut core = EngineCore::new(config, Box::new(model())).expect("engine");
+    let params = |beam_width| GenerationParams {
+        max_tokens: 8,
+        beam_width,
+        ..GenerationParams::default()
+    };
+    // 88 tokens are 22 blocks: one beam fits, four beams sharing the prompt's blocks
+    // would (22 + 3 · 3), four whole contexts do not (88).
+    let prompt: Vec<u32> = (1..=80).collect();
+    let wide = EngineCoreRequest::new(prompt.clone()).with_params(params(4));
+    assert!(matches!(
+        core.add_request(wide),
+        Err(EngineError::RequestTooLarge {
+            needed_blocks: 88,
+            ..
+        })
+    ));
+    let narrow = EngineCoreRequest::new(prompt[..30].to_vec()).with_params(params(4));
+    assert!(core.add_request(narrow).is_ok());
 }
 
 /// The fixture, failing any batched step that holds `POISON` after running it (so the

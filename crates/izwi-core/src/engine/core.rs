@@ -69,16 +69,21 @@ impl EngineCore {
             cache_mib = num_blocks * bytes_per_block / (1 << 20),
             "KV cache allocated"
         );
+        let mut requests = RequestProcessor::new(
+            spec.vocab_size,
+            max_seq_len,
+            config.block_size,
+            num_blocks,
+            config.max_batch_size,
+            spec.requires_audio,
+        );
+        // Hybrids have no prefix cache (see `KvCacheManager::with_conv_state`).
+        if kv_cache.conv_state().is_some() {
+            requests = requests.without_shared_beam_prompts();
+        }
         Ok(Self {
             scheduler: Scheduler::new(&config),
-            requests: RequestProcessor::new(
-                spec.vocab_size,
-                max_seq_len,
-                config.block_size,
-                num_blocks,
-                config.max_batch_size,
-                spec.requires_audio,
-            ),
+            requests,
             outputs: OutputProcessor::new(spec.audio_seconds_per_token),
             kv_cache,
             executor,
