@@ -1,6 +1,7 @@
 //! `izwi bench ...`
 
 mod chat;
+mod lfm2;
 mod load;
 mod piper;
 mod process;
@@ -42,6 +43,9 @@ pub enum BenchCommand {
     /// How soon a spoken question is answered aloud: Whisper, the chat model and the
     /// voice in one spoken turn, p50/p90 over several turns, stage by stage.
     Chat(chat::ChatBenchArgs),
+    /// LFM2 decode throughput on the engine (random weights of LFM2-350M's shape)
+    /// beside transformers decoding the same checkpoint in the same run.
+    Lfm2(lfm2::Lfm2BenchArgs),
     /// Piper voice synthesis speed (real-time factor) of our VITS beside piper's own
     /// runtime (onnxruntime) on the same voice and phoneme ids.
     Piper(piper::PiperBenchArgs),
@@ -128,6 +132,7 @@ pub fn run(data_dir: Option<PathBuf>, command: BenchCommand) -> Result<()> {
         }
         BenchCommand::Whisper(args) => whisper::run(args),
         BenchCommand::Piper(args) => piper::run(args),
+        BenchCommand::Lfm2(args) => lfm2::run(args),
         BenchCommand::Chat(args) => chat::run(args),
         BenchCommand::Engine {
             batch_sizes,

@@ -19,8 +19,9 @@ use izwi_runtime::{
 
 #[derive(Args)]
 pub struct ChatArgs {
-    /// The chat model: an installed chat model's id (`izwi models list`) or the path of
-    /// a .gguf file (Llama architecture, e.g. SmolLM2-135M-Instruct.Q4_1.gguf).
+    /// The chat model: an installed chat model's id (`izwi models list`), the path of
+    /// a .gguf file (Llama architecture, e.g. SmolLM2-135M-Instruct.Q4_1.gguf), or the
+    /// path of an LFM2 Hugging Face folder (config.json, safetensors, tokenizer).
     /// Default: the one chosen for chat in the app's settings.
     #[arg(long)]
     llm: Option<String>,
@@ -91,8 +92,8 @@ pub fn run(data_dir: Option<PathBuf>, args: ChatArgs) -> Result<()> {
     let settings = tokio.block_on(runtime.chat_settings());
     let Some(llm) = args.llm.as_ref().or(settings.llm.as_ref()) else {
         bail!(
-            "which chat model? Give --llm (an installed chat model's id or a .gguf file; \
-             `izwi models import FILE.gguf` installs one)"
+            "which chat model? Give --llm (an installed chat model's id, a .gguf file or \
+             an LFM2 model folder; `izwi models import FILE.gguf` installs one)"
         );
     };
     let model = tokio.block_on(runtime.open_chat_model(llm))?;

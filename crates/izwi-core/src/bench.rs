@@ -2,6 +2,7 @@
 //! in one run, beside a named baseline (the model's plain dense path, one sequence); and
 //! the batch strategies side by side on a mixed load.
 
+use std::path::Path;
 use std::time::Instant;
 
 use candle_core::{DType, Device};
@@ -9,8 +10,9 @@ use serde::Serialize;
 
 use crate::engine::{
     BatchStrategy, EngineCore, EngineCoreConfig, EngineCoreRequest, EngineError, GenerationParams,
-    RequestId,
+    ModelExecutor, RequestId,
 };
+use crate::models::lfm2::{Lfm2, Lfm2Config};
 use crate::models::llama::{DenseKvCache, Llama, LlamaConfig};
 
 #[derive(Debug, Clone)]
@@ -64,6 +66,14 @@ pub fn decode_throughput(config: &DecodeBenchConfig) -> Result<DecodeBenchReport
     };
 
     let dense = Llama::random(model.clone(), config.seed, DType::F32, &device)?;
+    let make = || -> Result<Box<dyn ModelExecutor>, EngineError> {
+        Ok(Box::new(Llama::random(
+            model.clone(),
+            config.seed,
+            DType::F32,
+            &device,
+        )?))
+    };
     let mut cache = DenseKvCache::default();
     let logits = dense.forward_dense(&prompt(0), &mut cache)?;
     let mut token = crate::models::shared::sampling::argmax(&logits.to_vec1::<f32>()?);
@@ -76,21 +86,77 @@ pub fn decode_throughput(config: &DecodeBenchConfig) -> Result<DecodeBenchReport
     let parameters = dense_parameter_count(model);
     drop(dense);
 
+    Ok(DecodeBenchReport {
+        parameters,
+        dense_tokens_per_sec,
+        rows: engine_decode(
+            &make,
+            &config.batch_sizes,
+            &prompt,
+            config.prompt_len,
+            config.new_tokens,
+        )?,
+    })
+}
+
+/// LFM2 decode throughput on the engine at each batch size: the checkpoint in `dir`
+/// (a Hugging Face folder), or random weights of LFM2-350M's shape.
+pub fn lfm2_decode_throughput(
+    dir: Option<&Path>,
+    batch_sizes: &[usize],
+    prompt_len: usize,
+    new_tokens: usize,
+) -> Result<Vec<ThroughputRow>, EngineError> {
+    let device = Device::Cpu;
+    let make = || -> Result<Box<dyn ModelExecutor>, EngineError> {
+        Ok(Box::new(match dir {
+            Some(dir) => Lfm2::from_dir(dir, DType::F32, &device)?,
+            None => Lfm2::random(Lfm2Config::lfm2_350m(), 0, DType::F32, &device)?,
+        }))
+    };
+    let vocab = match dir {
+        Some(dir) => {
+            let path = dir.join("config.json");
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| EngineError::Config(format!("{}: {e}", path.display())))?;
+            serde_json::from_str::<Lfm2Config>(&text)
+                .map_err(|e| EngineError::Config(format!("{}: {e}", path.display())))?
+                .vocab_size
+        }
+        None => Lfm2Config::lfm2_350m().vocab_size,
+    };
+    let prompt = |i: usize| -> Vec<u32> {
+        (0..prompt_len)
+            .map(|j| ((i * 7919 + j * 104_729) % (vocab - 1) + 1) as u32)
+            .collect()
+    };
+    engine_decode(&make, batch_sizes, &prompt, prompt_len, new_tokens)
+}
+
+/// Decodes `new_tokens` after a prompt in each of `batch_size` sequences on a fresh
+/// engine per batch size, prefill excluded from the timing.
+fn engine_decode(
+    make: &dyn Fn() -> Result<Box<dyn ModelExecutor>, EngineError>,
+    batch_sizes: &[usize],
+    prompt: &dyn Fn(usize) -> Vec<u32>,
+    prompt_len: usize,
+    new_tokens: usize,
+) -> Result<Vec<ThroughputRow>, EngineError> {
     let mut rows: Vec<ThroughputRow> = Vec::new();
-    for &batch_size in &config.batch_sizes {
-        let executor = Llama::random(model.clone(), config.seed, DType::F32, &device)?;
-        let tokens_per_seq = config.prompt_len + config.new_tokens + 1;
+    for &batch_size in batch_sizes {
+        let executor = make()?;
+        let tokens_per_seq = prompt_len + new_tokens + 1;
         let engine_config = EngineCoreConfig {
             max_batch_size: batch_size,
-            max_tokens_per_step: (batch_size * config.prompt_len).max(512),
-            chunked_prefill_threshold: config.prompt_len,
+            max_tokens_per_step: (batch_size * prompt_len).max(512),
+            chunked_prefill_threshold: prompt_len,
             num_blocks: Some(batch_size * tokens_per_seq.div_ceil(16) + 1),
             enable_prefix_caching: false,
             ..EngineCoreConfig::default()
         };
-        let mut core = EngineCore::new(engine_config, Box::new(executor))?;
+        let mut core = EngineCore::new(engine_config, executor)?;
         let params = GenerationParams {
-            max_tokens: config.new_tokens + 1,
+            max_tokens: new_tokens + 1,
             ignore_eos: true,
             ..GenerationParams::default()
         };
@@ -108,7 +174,7 @@ pub fn decode_throughput(config: &DecodeBenchConfig) -> Result<DecodeBenchReport
         }
         let seconds = started.elapsed().as_secs_f64();
         debug_assert_eq!(finished, batch_size);
-        let decode_tokens = batch_size * config.new_tokens;
+        let decode_tokens = batch_size * new_tokens;
         let tokens_per_sec = decode_tokens as f64 / seconds;
         let base = rows.first().map_or(tokens_per_sec, |r| r.tokens_per_sec);
         rows.push(ThroughputRow {
@@ -119,11 +185,7 @@ pub fn decode_throughput(config: &DecodeBenchConfig) -> Result<DecodeBenchReport
             ratio_to_batch_1: tokens_per_sec / base,
         });
     }
-    Ok(DecodeBenchReport {
-        parameters,
-        dense_tokens_per_sec,
-        rows,
-    })
+    Ok(rows)
 }
 
 /// Streams decoding while long prompts arrive: what each batch strategy costs the

@@ -1,6 +1,7 @@
-//! Chat with a GGUF chat model on the engine: the conversation rendered by the model's
-//! own template, the reply streamed back as text, every message kept in the store's
-//! chats tables as it is said.
+//! Chat with a chat model on the engine (a GGUF file of the Llama family, or an LFM2
+//! Hugging Face folder): the conversation rendered by the model's own template, the
+//! reply streamed back as text, every message kept in the store's chats tables as it
+//! is said.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,8 +9,9 @@ use std::time::Instant;
 
 use izwi_core::engine::{
     BatchStrategy, Engine, EngineCoreConfig, EngineCoreRequest, EngineStatus, GenerationParams,
-    MetricsSnapshot,
+    MetricsSnapshot, ModelExecutor,
 };
+use izwi_core::models::lfm2::Lfm2;
 use izwi_core::models::llama::{GgufWeights, Llama};
 use izwi_core::models::shared::gguf::GgufFile;
 use izwi_core::text::{ChatFormat, ChatMessage};
@@ -82,7 +84,8 @@ pub struct ChatReply {
 }
 
 impl ChatModel {
-    /// Loads a GGUF chat model file (blocking: reads the weights).
+    /// Loads a GGUF chat model file or an LFM2 model folder (blocking: reads the
+    /// weights).
     fn load(
         path: &Path,
         name: String,
@@ -93,23 +96,25 @@ impl ChatModel {
             id: path.display().to_string(),
             reason,
         };
-        if !path.is_file() {
+        let (model, format): (Box<dyn ModelExecutor>, ChatFormat) = if path.is_dir() {
+            load_folder(path, device).map_err(load)?
+        } else if path.is_file() {
+            let file = GgufFile::open(path).map_err(|e| load(e.to_string()))?;
+            let format = ChatFormat::from_gguf(&file).map_err(|e| load(e.to_string()))?;
+            let model = Llama::from_gguf(&file, GgufWeights::Quantized, device)
+                .map_err(|e| load(e.to_string()))?;
+            (Box::new(model), format)
+        } else {
             return Err(load(
-                "no such file (give the path of a .gguf chat model)".into(),
+                "no such file (give the path of a .gguf chat model or an LFM2 model folder)".into(),
             ));
-        }
-        let file = GgufFile::open(path).map_err(|e| load(e.to_string()))?;
-        let format = ChatFormat::from_gguf(&file).map_err(|e| load(e.to_string()))?;
-        let model = Llama::from_gguf(&file, GgufWeights::Quantized, device)
-            .map_err(|e| load(e.to_string()))?;
+        };
         let config = EngineCoreConfig {
             batch_strategy,
             ..EngineCoreConfig::default()
         };
-        let context = config
-            .max_seq_len
-            .min(model.config().max_position_embeddings);
-        let engine = Engine::new(config, Box::new(model)).map_err(|e| load(e.to_string()))?;
+        let context = config.max_seq_len.min(model.spec().max_position_embeddings);
+        let engine = Engine::new(config, model).map_err(|e| load(e.to_string()))?;
         Ok(Self {
             name,
             backend: ChatBackend::Engine(Arc::new(EngineModel {
@@ -320,6 +325,31 @@ impl Conversation {
     }
 }
 
+/// A Hugging Face model folder as a chat model: its `config.json` says the family
+/// (LFM2 is the one loaded from folders), its tokenizer files the chat format.
+fn load_folder(
+    dir: &Path,
+    device: &Device,
+) -> Result<(Box<dyn ModelExecutor>, ChatFormat), String> {
+    let config = dir.join("config.json");
+    let text = std::fs::read_to_string(&config)
+        .map_err(|e| format!("cannot read {}: {e}", config.display()))?;
+    let family: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("invalid {}: {e}", config.display()))?;
+    match family["model_type"].as_str() {
+        Some("lfm2") => {
+            let format = ChatFormat::from_dir(dir).map_err(|e| e.to_string())?;
+            let model = Lfm2::from_dir(dir, izwi_core::DType::F32, device)
+                .map_err(|e| e.to_string())?;
+            Ok((Box::new(model), format))
+        }
+        other => Err(format!(
+            "a {} model folder cannot be used as a chat model: folders of LFM2 models              can, Llama-family models as .gguf files",
+            other.unwrap_or("model of unknown type")
+        )),
+    }
+}
+
 fn invalid(e: impl std::fmt::Display) -> RuntimeError {
     RuntimeError::InvalidRequest(e.to_string())
 }
@@ -341,7 +371,8 @@ pub(crate) fn check_chat_model(path: &Path) -> Result<(), RuntimeError> {
 
 impl Runtime {
     /// Loads the chat model `spec` on this runtime's device: an installed chat model's
-    /// id or name (`izwi models list`), or the path of a .gguf file.
+    /// id or name (`izwi models list`), the path of a .gguf file, or the path of an
+    /// LFM2 Hugging Face model folder.
     pub async fn open_chat_model(&self, spec: &str) -> Result<ChatModel, RuntimeError> {
         if let Some(remote) = self.inner.remote() {
             // The server's model names are its own: it says when it has no such model.
@@ -390,7 +421,7 @@ impl Runtime {
         let info = match self.model(spec) {
             Ok(info) => info,
             // A path the hub cannot use: loading it says what is wrong.
-            Err(_) if spec.ends_with(".gguf") => {
+            Err(_) if spec.ends_with(".gguf") || Path::new(spec).join("config.json").is_file() => {
                 return Ok((spec.into(), file_name(Path::new(spec))))
             }
             Err(e) => return Err(e),

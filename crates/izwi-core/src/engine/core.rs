@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use super::beam_search::{BeamSearch, Hypothesis};
 use super::config::EngineCoreConfig;
+use super::conv_state::ConvStateCache;
 use super::error::{EngineError, Result};
 use super::executor::{ForwardBatch, ModelExecutor, SequenceChunk};
 use super::kv_cache::{KvCacheManager, KvCacheStats};
@@ -51,29 +52,38 @@ impl EngineCore {
                 config.kv_cache_bytes
             )));
         }
-        let kv_cache = KvCacheManager::new(
+        let mut kv_cache = KvCacheManager::new(
             num_blocks,
             config.block_size,
             spec.kv_cache,
             &spec.device,
             config.enable_prefix_caching,
         )?;
+        if let Some(shape) = executor.conv_state_shape() {
+            let conv = ConvStateCache::new(shape, config.max_batch_size, &spec.device)?;
+            kv_cache = kv_cache.with_conv_state(conv);
+        }
         tracing::info!(
             num_blocks,
             block_size = config.block_size,
             cache_mib = num_blocks * bytes_per_block / (1 << 20),
             "KV cache allocated"
         );
+        let mut requests = RequestProcessor::new(
+            spec.vocab_size,
+            max_seq_len,
+            config.block_size,
+            num_blocks,
+            config.max_batch_size,
+            spec.requires_audio,
+        );
+        // Hybrids have no prefix cache (see `KvCacheManager::with_conv_state`).
+        if kv_cache.conv_state().is_some() {
+            requests = requests.without_shared_beam_prompts();
+        }
         Ok(Self {
             scheduler: Scheduler::new(&config),
-            requests: RequestProcessor::new(
-                spec.vocab_size,
-                max_seq_len,
-                config.block_size,
-                num_blocks,
-                config.max_batch_size,
-                spec.requires_audio,
-            ),
+            requests,
             outputs: OutputProcessor::new(spec.audio_seconds_per_token),
             kv_cache,
             executor,
@@ -201,6 +211,13 @@ impl EngineCore {
         self.kv_cache.stats()
     }
 
+    /// Sequences holding convolution state (hybrid models; 0 for others).
+    pub fn num_conv_states(&self) -> usize {
+        self.kv_cache
+            .conv_state()
+            .map_or(0, |conv| conv.num_allocated())
+    }
+
     pub fn metrics(&self) -> Arc<MetricsCollector> {
         self.metrics.clone()
     }
@@ -222,20 +239,29 @@ impl EngineCore {
             return Vec::new();
         }
         let batch = self.build_batch(&schedule);
+        let conv_saved = self.save_conv_state(&batch);
         let outputs = match self.execute(&batch) {
             Ok(logits) => self.process(&batch, logits),
             Err(message) if batch.sequences.len() == 1 => self.fail_batch(&batch, &message),
             Err(message) => {
                 // Find the culprit: run each sequence alone so the others still go on.
-                // Rewriting the same K/V into the same slots is harmless.
+                // Rewriting the same K/V into the same slots is harmless; convolution
+                // state is updated, not rewritten, so it is put back first.
                 tracing::warn!(
                     "batched step failed ({message}); retrying its sequences one by one"
                 );
                 let mut outputs = Vec::new();
+                if let Err(message) = self.restore_conv_state(conv_saved) {
+                    outputs.extend(self.fail_batch(&batch, &message));
+                }
                 for chunk in &batch.sequences {
+                    if self.scheduler.running(&chunk.request_id).is_none() {
+                        continue;
+                    }
                     let single = ForwardBatch {
                         sequences: vec![chunk.clone()],
                         block_size: batch.block_size,
+                        conv_state: batch.conv_state.clone(),
                     };
                     outputs.extend(match self.execute(&single) {
                         Ok(logits) => self.process(&single, logits),
@@ -270,13 +296,39 @@ impl EngineCore {
                     compute_logits: end == seq.len(),
                     audio: seq.audio.clone(),
                     alignment: seq.params.return_alignment,
+                    conv_slot: self.kv_cache.conv_slot(&s.request_id),
                 })
             })
             .collect();
         ForwardBatch {
             sequences,
             block_size: self.kv_cache.block_size(),
+            conv_state: self
+                .kv_cache
+                .conv_state()
+                .map_or_else(Vec::new, |conv| conv.layers().to_vec()),
         }
+    }
+
+    /// The convolution state of the batch's sequences before the step (hybrid models),
+    /// so a failed batched step can be retried from it.
+    fn save_conv_state(&self, batch: &ForwardBatch) -> Option<SavedConvState> {
+        let conv = self.kv_cache.conv_state()?;
+        let slots: Vec<u32> = batch.sequences.iter().filter_map(|s| s.conv_slot).collect();
+        Some(
+            conv.snapshot(&slots)
+                .map(|rows| (slots, rows))
+                .map_err(|e| format!("saving the convolution state failed: {e}")),
+        )
+    }
+
+    fn restore_conv_state(&self, saved: Option<SavedConvState>) -> std::result::Result<(), String> {
+        let (Some(conv), Some(saved)) = (self.kv_cache.conv_state(), saved) else {
+            return Ok(());
+        };
+        let (slots, rows) = saved?;
+        conv.restore(&slots, &rows)
+            .map_err(|e| format!("restoring the convolution state failed: {e}"))
     }
 
     /// Runs the model, turning an error or a panic in model code into a message so a
@@ -579,6 +631,10 @@ impl EngineCore {
         output
     }
 }
+
+/// The convolution-state rows of a batch's slots (in slot order), or why they could not
+/// be read.
+type SavedConvState = std::result::Result<(Vec<u32>, Vec<candle_core::Tensor>), String>;
 
 fn stop_reason(
     seq: &Sequence,

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use candle_core::{Device, Tensor};
 
+use super::conv_state::ConvStateShape;
 use super::kv_cache::{KvCacheShape, LayerKvCache};
 use super::output::AudioAlignment;
 use super::types::{BlockId, RequestId};
@@ -41,6 +42,8 @@ pub struct SequenceChunk {
     pub audio: Option<Arc<[f32]>>,
     /// Whether the request wants its prompt's [`AudioAlignment`].
     pub alignment: bool,
+    /// The sequence's row in [`ForwardBatch::conv_state`] (hybrid models only).
+    pub conv_slot: Option<u32>,
 }
 
 impl SequenceChunk {
@@ -60,6 +63,11 @@ impl SequenceChunk {
 pub struct ForwardBatch {
     pub sequences: Vec<SequenceChunk>,
     pub block_size: usize,
+    /// A hybrid model's convolution state, one `[slots, channels, width]` tensor per
+    /// convolution layer, owned by the engine: the model reads the rows of its
+    /// sequences' `conv_slot`s and writes their new state back in place. Empty for
+    /// models without convolution layers.
+    pub conv_state: Vec<Tensor>,
 }
 
 impl ForwardBatch {
@@ -71,6 +79,13 @@ impl ForwardBatch {
 /// A model the engine can run.
 pub trait ModelExecutor: Send {
     fn spec(&self) -> &ModelSpec;
+
+    /// The per-sequence state of a hybrid model's convolution layers, which the engine
+    /// then keeps for every running sequence (see [`ForwardBatch::conv_state`]); None
+    /// for models without them.
+    fn conv_state_shape(&self) -> Option<ConvStateShape> {
+        None
+    }
 
     /// Runs one step: writes the K/V of every token of `batch` into `kv_cache` through
     /// the block tables, attends over the cached contexts, and returns the logits

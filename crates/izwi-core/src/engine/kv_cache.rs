@@ -15,6 +15,7 @@ use std::hash::{Hash, Hasher};
 use candle_core::{DType, Device, Tensor};
 use thiserror::Error;
 
+use super::conv_state::ConvStateCache;
 use super::types::{BlockId, RequestId};
 
 /// The shape of a model's KV cache, which the executor declares.
@@ -43,6 +44,8 @@ pub enum KvCacheError {
     OutOfBlocks { needed: usize, free: usize },
     #[error("copying a KV-cache block failed: {0}")]
     Copy(String),
+    #[error("convolution state: {0}")]
+    ConvState(String),
 }
 
 /// K and V of one attention layer: `[num_blocks, block_size, num_kv_heads, head_dim]`.
@@ -167,6 +170,9 @@ pub struct KvCacheManager {
     tables: HashMap<RequestId, BlockTable>,
     prefix_hit_tokens: u64,
     layers: Vec<LayerKvCache>,
+    /// Hybrid models' per-sequence convolution state: a slot for every sequence that
+    /// holds a block table, taken and freed with it.
+    conv: Option<ConvStateCache>,
 }
 
 impl KvCacheManager {
@@ -200,7 +206,37 @@ impl KvCacheManager {
             tables: HashMap::new(),
             prefix_hit_tokens: 0,
             layers,
+            conv: None,
         })
+    }
+
+    /// Keeps `conv`'s per-sequence state beside the blocks: a sequence gets a zeroed
+    /// slot with its first blocks, a fork a copy of its parent's, and loses it when its
+    /// blocks are freed (finish, abort, preemption; a preempted sequence recomputes it
+    /// from its tokens). Turns prefix caching off: a cached block holds K/V but not
+    /// the convolution state at its end, so a sequence starting from it could not go
+    /// on (docs/engine.md).
+    pub fn with_conv_state(mut self, conv: ConvStateCache) -> Self {
+        self.enable_prefix_caching = false;
+        self.conv = Some(conv);
+        self
+    }
+
+    pub fn conv_state(&self) -> Option<&ConvStateCache> {
+        self.conv.as_ref()
+    }
+
+    /// The convolution-state slot of a request, when the model has convolution layers.
+    pub fn conv_slot(&self, request_id: &RequestId) -> Option<u32> {
+        self.conv.as_ref()?.slot(request_id)
+    }
+
+    fn allocate_conv(&mut self, request_id: &RequestId) -> Result<(), KvCacheError> {
+        if let Some(conv) = &mut self.conv {
+            conv.allocate(request_id)
+                .map_err(|e| KvCacheError::ConvState(e.to_string()))?;
+        }
+        Ok(())
     }
 
     pub fn block_size(&self) -> usize {
@@ -256,6 +292,7 @@ impl KvCacheManager {
                 free: self.num_free_blocks(),
             });
         }
+        self.allocate_conv(request_id)?;
         let new: Vec<BlockId> = (0..additional_blocks).map(|_| self.pop_free()).collect();
         self.tables
             .entry(request_id.clone())
@@ -328,6 +365,7 @@ impl KvCacheManager {
                 free: self.num_free_blocks(),
             });
         }
+        self.allocate_conv(request_id)?;
         let mut table = BlockTable {
             last_hash: salt,
             ..BlockTable::default()
@@ -351,7 +389,8 @@ impl KvCacheManager {
     /// Starts `child`'s table as a copy of `parent`'s first `num_computed` positions
     /// (beam search). Full blocks are shared, reference counted as a cached prefix is;
     /// a last block only partly filled is copied into a fresh one, because parent and
-    /// child each write their next token into it. All or nothing.
+    /// child each write their next token into it. A hybrid model's convolution state is
+    /// copied too. All or nothing.
     pub fn fork(
         &mut self,
         parent: &RequestId,
@@ -375,6 +414,10 @@ impl KvCacheManager {
                 needed: 1,
                 free: self.num_free_blocks(),
             });
+        }
+        if let Some(conv) = &mut self.conv {
+            conv.fork(parent, child)
+                .map_err(|e| KvCacheError::ConvState(e.to_string()))?;
         }
         for &block in &shared {
             self.blocks[block as usize].ref_count += 1;
@@ -441,6 +484,9 @@ impl KvCacheManager {
 
     /// Releases every block of a request. Blocks nobody else holds become free at once.
     pub fn free(&mut self, request_id: &RequestId) {
+        if let Some(conv) = &mut self.conv {
+            conv.free(request_id);
+        }
         let Some(table) = self.tables.remove(request_id) else {
             return;
         };
@@ -1168,5 +1214,64 @@ mod tests {
         let other = kv.layers()[0].k.flatten_all()?.to_vec1::<f32>()?;
         assert!(other.iter().all(|&x| x == 0.0));
         Ok(())
+    }
+
+    fn with_conv(num_blocks: usize) -> KvCacheManager {
+        let shape = super::super::conv_state::ConvStateShape {
+            num_layers: 1,
+            channels: 2,
+            width: 2,
+            dtype: DType::F32,
+        };
+        let conv = ConvStateCache::new(shape, 1, &Device::Cpu).expect("conv state");
+        manager(num_blocks, 2, true).with_conv_state(conv)
+    }
+
+    #[test]
+    fn conv_state_comes_and_goes_with_the_blocks() {
+        let mut kv = with_conv(6);
+        let (a, b) = (id("a"), id("b"));
+        kv.allocate(&a, 1).expect("blocks");
+        let slot_a = kv.conv_slot(&a).expect("a slot with its blocks");
+        kv.ensure_capacity(&a, 4).expect("grows");
+        assert_eq!(kv.conv_slot(&a), Some(slot_a), "growing keeps the slot");
+        kv.allocate_with_prefix(0, &b, &[], 3).expect("blocks");
+        let slot_b = kv.conv_slot(&b).expect("b slot");
+        assert_ne!(slot_a, slot_b);
+        kv.free(&a);
+        assert_eq!(kv.conv_slot(&a), None);
+        assert_eq!(kv.conv_state().map(|c| c.num_allocated()), Some(1));
+        // Out of blocks: no table, no slot.
+        assert!(kv.allocate(&a, 10).is_err());
+        assert_eq!(kv.conv_slot(&a), None);
+    }
+
+    #[test]
+    fn a_forked_table_gets_a_copy_of_its_parents_conv_state() -> candle_core::Result<()> {
+        let mut kv = with_conv(6);
+        let (parent, child) = (id("parent"), id("child"));
+        kv.allocate(&parent, 2).expect("blocks");
+        let from = kv.conv_slot(&parent).expect("slot");
+        let conv = kv.conv_state().expect("conv");
+        let state = Tensor::new(&[[[1f32, 2.], [3., 4.]]], &Device::Cpu)?;
+        super::super::conv_state::write_rows(&conv.layers()[0], &[from], &state)?;
+        kv.fork(&parent, &child, 3).expect("fork");
+        let to = kv.conv_slot(&child).expect("child slot");
+        assert_ne!(from, to);
+        let copied = kv.conv_state().expect("conv").layers()[0]
+            .get(to as usize)?
+            .to_vec2::<f32>()?;
+        assert_eq!(copied, vec![vec![1., 2.], vec![3., 4.]]);
+        Ok(())
+    }
+
+    #[test]
+    fn conv_state_turns_prefix_caching_off() {
+        let mut kv = with_conv(6);
+        let tokens = [1, 2, 3, 4, 5];
+        kv.allocate(&id("a"), 3).expect("blocks");
+        kv.cache_full_blocks(&id("a"), &tokens, 5);
+        kv.free(&id("a"));
+        assert!(kv.lookup_prefix(0, &tokens).is_empty());
     }
 }

@@ -10,6 +10,7 @@
 pub mod batch_strategy;
 pub mod beam_search;
 pub mod config;
+pub mod conv_state;
 pub mod core;
 pub mod error;
 pub mod executor;
@@ -30,6 +31,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 pub use self::batch_strategy::BatchStrategy;
 pub use self::config::EngineCoreConfig;
+pub use self::conv_state::{ConvStateCache, ConvStateShape};
 pub use self::core::EngineCore;
 pub use self::error::{EngineError, Result};
 pub use self::executor::{ForwardBatch, ModelExecutor, ModelSpec, SequenceChunk};

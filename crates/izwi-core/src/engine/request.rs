@@ -80,6 +80,9 @@ pub struct RequestProcessor {
     total_blocks: usize,
     max_batch_size: usize,
     requires_audio: bool,
+    /// Whether a beam recomputed after a preemption finds its prompt's blocks again
+    /// (the prefix cache), or computes them into blocks of its own.
+    beams_share_prompt: bool,
 }
 
 const MAX_TEMPERATURE: f32 = 2.0;
@@ -101,7 +104,17 @@ impl RequestProcessor {
             total_blocks,
             max_batch_size,
             requires_audio,
+            beams_share_prompt: true,
         }
+    }
+
+    /// For a hybrid model's engine, which has no prefix cache: a preempted beam
+    /// recomputes its whole context into blocks of its own, so a beam request must fit
+    /// with every beam holding all of its blocks, or its beams could keep preempting
+    /// each other.
+    pub fn without_shared_beam_prompts(mut self) -> Self {
+        self.beams_share_prompt = false;
+        self
     }
 
     pub fn process(&self, mut request: EngineCoreRequest) -> Result<EngineCoreRequest> {
@@ -228,10 +241,15 @@ impl RequestProcessor {
 
         // A request that could not fit even with the whole cache to itself would wait
         // forever; refuse it now.
-        // Beams share their prompt's blocks but may each need their own for the rest.
+        // Beams share their prompt's blocks but may each need their own for the rest
+        // (for all of it without the prefix cache).
         let tokens = prompt_len + p.max_tokens;
-        let needed_blocks = tokens.div_ceil(self.block_size)
-            + (p.beam_width - 1) * (p.max_tokens.div_ceil(self.block_size) + 1);
+        let own_blocks = if self.beams_share_prompt {
+            p.max_tokens.div_ceil(self.block_size) + 1
+        } else {
+            tokens.div_ceil(self.block_size)
+        };
+        let needed_blocks = tokens.div_ceil(self.block_size) + (p.beam_width - 1) * own_blocks;
         if needed_blocks > self.total_blocks {
             return Err(EngineError::RequestTooLarge {
                 tokens,
@@ -332,6 +350,30 @@ mod tests {
         };
         let out = roomy.process(request(vec![1; 30], long)).expect("valid");
         assert_eq!(out.params.max_tokens, 34, "clamped to the context length");
+    }
+
+    #[test]
+    fn without_the_prefix_cache_every_beam_must_fit_whole() {
+        // 10 blocks of 4 tokens; 8 + 4 tokens need 3 blocks a sequence.
+        let beams = |width| GenerationParams {
+            max_tokens: 4,
+            beam_width: width,
+            ..GenerationParams::default()
+        };
+        let shared = processor();
+        let unshared = processor().without_shared_beam_prompts();
+        // Sharing the prompt: 3 + 2 · (1 + 1) = 7 blocks; not: 3 · 3 = 9.
+        assert!(shared.process(request(vec![1; 8], beams(3))).is_ok());
+        assert!(unshared.process(request(vec![1; 8], beams(3))).is_ok());
+        // Four beams: 3 + 3 · 2 = 9 shared, 4 · 3 = 12 not.
+        assert!(shared.process(request(vec![1; 8], beams(4))).is_ok());
+        assert!(matches!(
+            unshared.process(request(vec![1; 8], beams(4))),
+            Err(EngineError::RequestTooLarge {
+                needed_blocks: 12,
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! loading, modules and its [`ModelExecutor`](crate::engine::ModelExecutor) glue;
 //! `shared` holds what families have in common.
 
+pub mod lfm2;
 pub mod llama;
 pub mod shared;
 pub mod vad;

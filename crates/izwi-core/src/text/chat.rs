@@ -1,7 +1,11 @@
 //! What a chat model needs around it: its tokenizer, its chat template and the tokens
-//! that end its turn, read from a GGUF file; and the incremental decoding of its reply.
+//! that end its turn, read from a GGUF file or a Hugging Face model folder; and the
+//! incremental decoding of its reply.
+
+use std::path::Path;
 
 use candle_core::Result;
+use serde_json::Value;
 use tokenizers::Tokenizer;
 
 use super::chat_template::{ChatMessage, ChatTemplate};
@@ -69,6 +73,65 @@ impl ChatFormat {
             add_bos: file
                 .boolean("tokenizer.ggml.add_bos_token")?
                 .unwrap_or(false),
+            stop_tokens,
+        })
+    }
+
+    /// Reads a Hugging Face model folder: `tokenizer.json`, and `tokenizer_config.json`
+    /// for the BOS and EOS tokens and the chat template (or `chat_template.jinja`,
+    /// where newer transformers saves it).
+    pub fn from_dir(dir: &Path) -> Result<Self> {
+        let fail = |what: String| candle_core::Error::msg(format!("{}: {what}", dir.display()));
+        let tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|e| fail(format!("cannot read tokenizer.json: {e}")))?;
+        let config: Value = std::fs::read_to_string(dir.join("tokenizer_config.json"))
+            .map_err(|e| e.to_string())
+            .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
+            .map_err(|e| fail(format!("cannot read tokenizer_config.json: {e}")))?;
+        // A special token is its text, or an object with the text as `content`.
+        let token_text = |key: &str| -> Option<String> {
+            match &config[key] {
+                Value::String(text) => Some(text.clone()),
+                Value::Object(token) => token.get("content")?.as_str().map(str::to_owned),
+                _ => None,
+            }
+        };
+        let bos_text = token_text("bos_token");
+        let eos_text = token_text("eos_token");
+        let source = match &config["chat_template"] {
+            Value::String(source) => Some(source.clone()),
+            // Several named templates: the default one.
+            Value::Array(named) => named
+                .iter()
+                .find(|t| t["name"] == "default")
+                .and_then(|t| t["template"].as_str())
+                .map(str::to_owned),
+            _ => std::fs::read_to_string(dir.join("chat_template.jinja")).ok(),
+        }
+        .ok_or_else(|| {
+            fail("no chat template (tokenizer_config.json or chat_template.jinja): it is not a chat model".into())
+        })?;
+        let template = ChatTemplate::new(
+            &source,
+            bos_text.as_deref().unwrap_or_default(),
+            eos_text.as_deref().unwrap_or_default(),
+        )
+        .map_err(|e| fail(e.to_string()))?;
+        let markers = END_OF_TURN_MARKERS
+            .iter()
+            .filter_map(|text| tokenizer.token_to_id(text));
+        let eos = eos_text.as_deref().and_then(|t| tokenizer.token_to_id(t));
+        let mut stop_tokens: Vec<u32> = eos.into_iter().chain(markers).collect();
+        stop_tokens.sort_unstable();
+        stop_tokens.dedup();
+        if stop_tokens.is_empty() {
+            return Err(fail("the tokenizer names no end-of-turn token".into()));
+        }
+        Ok(Self {
+            bos: bos_text.as_deref().and_then(|t| tokenizer.token_to_id(t)),
+            add_bos: config["add_bos_token"].as_bool().unwrap_or(false),
+            tokenizer,
+            template,
             stop_tokens,
         })
     }

@@ -3,7 +3,7 @@
 
 use candle_core::{DType, Device};
 use izwi_core::engine::{
-    EngineCore, EngineCoreConfig, EngineCoreRequest, EngineOutput, GenerationParams,
+    EngineCore, EngineCoreConfig, EngineCoreRequest, EngineOutput, GenerationParams, ModelExecutor,
 };
 use izwi_core::models::llama::{DenseKvCache, Llama, LlamaConfig};
 use izwi_core::models::shared::sampling::argmax;
@@ -106,7 +106,7 @@ pub fn greedy(max_tokens: usize) -> GenerationParams {
 /// Runs each `(prompt, new tokens)` through one engine together, greedy with every
 /// logit returned and end-of-sequence ignored, and gives the outputs in case order.
 pub fn greedy_on_engine(
-    model: Llama,
+    model: impl ModelExecutor + 'static,
     config: EngineCoreConfig,
     cases: &[(Vec<u32>, usize)],
 ) -> Vec<EngineOutput> {

@@ -9,7 +9,7 @@ mod dense;
 mod gguf;
 mod model;
 
-pub use config::LlamaConfig;
+pub use config::{EosTokens, LlamaConfig};
 pub use dense::DenseKvCache;
 pub use gguf::GgufWeights;
 pub use model::Llama;

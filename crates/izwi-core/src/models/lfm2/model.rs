@@ -1,0 +1,377 @@
+use std::path::Path;
+
+use candle_core::{DType, Device, Module, Result, Tensor};
+use candle_nn::{rms_norm, RmsNorm, VarBuilder};
+
+use super::config::{LayerKind, Lfm2Config};
+use super::short_conv::{conv_groups, ShortConv};
+use crate::engine::{
+    ConvStateShape, ForwardBatch, KvCacheShape, LayerKvCache, ModelExecutor, ModelSpec,
+};
+use crate::models::shared::embedding::Embedding;
+use crate::models::shared::linear::Linear;
+use crate::models::shared::paged_attention::PagedAttentionMetadata;
+use crate::models::shared::rope::RotaryEmbedding;
+use crate::models::shared::weights::{load_model_dir, random_weights};
+
+/// An LFM2's weights by their Hugging Face names (`model.layers.0.conv.in_proj`).
+pub trait Lfm2Weights {
+    fn linear(&self, name: &str, in_dim: usize, out_dim: usize, bias: bool) -> Result<Linear>;
+    fn rms_norm(&self, name: &str, size: usize, eps: f64) -> Result<RmsNorm>;
+    fn embedding(&self, name: &str, vocab: usize, hidden: usize) -> Result<Embedding>;
+    /// Whether the checkpoint has a tensor of this name.
+    fn contains(&self, name: &str) -> bool;
+    fn tensor(&self, name: &str, shape: &[usize]) -> Result<Tensor>;
+    fn dtype(&self) -> DType;
+    fn device(&self) -> &Device;
+}
+
+impl Lfm2Weights for VarBuilder<'_> {
+    fn linear(&self, name: &str, in_dim: usize, out_dim: usize, bias: bool) -> Result<Linear> {
+        if bias {
+            Linear::load(in_dim, out_dim, self.pp(name))
+        } else {
+            Linear::load_no_bias(in_dim, out_dim, self.pp(name))
+        }
+    }
+
+    fn rms_norm(&self, name: &str, size: usize, eps: f64) -> Result<RmsNorm> {
+        rms_norm(size, eps, self.pp(name))
+    }
+
+    fn embedding(&self, name: &str, vocab: usize, hidden: usize) -> Result<Embedding> {
+        let init = candle_nn::Init::Randn {
+            mean: 0.,
+            stdev: 1.,
+        };
+        Ok(Embedding::Dense(self.pp(name).get_with_hints(
+            (vocab, hidden),
+            "weight",
+            init,
+        )?))
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.contains_tensor(name)
+    }
+
+    fn tensor(&self, name: &str, shape: &[usize]) -> Result<Tensor> {
+        let init = candle_nn::Init::Randn {
+            mean: 0.,
+            stdev: 0.5,
+        };
+        self.get_with_hints(shape, name, init)
+    }
+
+    fn dtype(&self) -> DType {
+        VarBuilder::dtype(self)
+    }
+
+    fn device(&self) -> &Device {
+        VarBuilder::device(self)
+    }
+}
+
+/// Grouped-query attention with an RMSNorm over each query and key head before RoPE.
+struct Attention {
+    q_proj: Linear,
+    k_proj: Linear,
+    v_proj: Linear,
+    out_proj: Linear,
+    q_layernorm: RmsNorm,
+    k_layernorm: RmsNorm,
+    num_heads: usize,
+    num_kv_heads: usize,
+    head_dim: usize,
+}
+
+impl Attention {
+    fn load(cfg: &Lfm2Config, w: &dyn Lfm2Weights, prefix: &str) -> Result<Self> {
+        let (heads, kv_heads, dim) = (
+            cfg.num_attention_heads,
+            cfg.num_key_value_heads,
+            cfg.head_dim(),
+        );
+        let hidden = cfg.hidden_size;
+        Ok(Self {
+            q_proj: w.linear(&format!("{prefix}.q_proj"), hidden, heads * dim, false)?,
+            k_proj: w.linear(&format!("{prefix}.k_proj"), hidden, kv_heads * dim, false)?,
+            v_proj: w.linear(&format!("{prefix}.v_proj"), hidden, kv_heads * dim, false)?,
+            out_proj: w.linear(&format!("{prefix}.out_proj"), heads * dim, hidden, false)?,
+            q_layernorm: w.rms_norm(&format!("{prefix}.q_layernorm"), dim, cfg.norm_eps)?,
+            k_layernorm: w.rms_norm(&format!("{prefix}.k_layernorm"), dim, cfg.norm_eps)?,
+            num_heads: heads,
+            num_kv_heads: kv_heads,
+            head_dim: dim,
+        })
+    }
+
+    fn forward(
+        &self,
+        x: &Tensor,
+        rope: &RotaryEmbedding,
+        meta: &PagedAttentionMetadata,
+        cache: &LayerKvCache,
+    ) -> Result<Tensor> {
+        let tokens = x.dim(0)?;
+        let heads = |proj: &Linear, n: usize| -> Result<Tensor> {
+            proj.forward(x)?.reshape((tokens, n, self.head_dim))
+        };
+        let q = self
+            .q_layernorm
+            .forward(&heads(&self.q_proj, self.num_heads)?)?;
+        let k = self
+            .k_layernorm
+            .forward(&heads(&self.k_proj, self.num_kv_heads)?)?;
+        let v = heads(&self.v_proj, self.num_kv_heads)?;
+        let q = rope.apply(&q, &meta.positions)?;
+        let k = rope.apply(&k, &meta.positions)?;
+        self.out_proj.forward(&meta.attention(cache, &q, &k, &v)?)
+    }
+}
+
+/// SwiGLU feed-forward (`w2(silu(w1 x) · w3 x)`).
+struct FeedForward {
+    w1: Linear,
+    w2: Linear,
+    w3: Linear,
+}
+
+impl FeedForward {
+    fn load(cfg: &Lfm2Config, w: &dyn Lfm2Weights, prefix: &str) -> Result<Self> {
+        let (hidden, inner) = (cfg.hidden_size, cfg.ff_dim());
+        Ok(Self {
+            w1: w.linear(&format!("{prefix}.w1"), hidden, inner, false)?,
+            w2: w.linear(&format!("{prefix}.w2"), inner, hidden, false)?,
+            w3: w.linear(&format!("{prefix}.w3"), hidden, inner, false)?,
+        })
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let gate = candle_nn::ops::silu(&self.w1.forward(x)?)?;
+        self.w2.forward(&(gate * self.w3.forward(x)?)?)
+    }
+}
+
+enum Operator {
+    /// Attention over the `n`th attention layer's KV cache.
+    Attention(Box<Attention>, usize),
+    /// A short convolution over the `n`th convolution layer's state.
+    Conv(ShortConv, usize),
+}
+
+struct Layer {
+    operator: Operator,
+    operator_norm: RmsNorm,
+    feed_forward: FeedForward,
+    ffn_norm: RmsNorm,
+}
+
+/// What a step's layers share: the attention layout and the convolution groups.
+struct Step<'a> {
+    meta: PagedAttentionMetadata,
+    groups: Vec<super::short_conv::ConvGroup>,
+    kv_cache: &'a [LayerKvCache],
+    conv_state: &'a [Tensor],
+}
+
+impl Layer {
+    fn forward(&self, x: &Tensor, rope: &RotaryEmbedding, step: &Step) -> Result<Tensor> {
+        let h = self.operator_norm.forward(x)?;
+        let h = match &self.operator {
+            Operator::Attention(attention, n) => {
+                let cache = step
+                    .kv_cache
+                    .get(*n)
+                    .ok_or_else(|| candle_core::Error::msg("missing KV cache layer"))?;
+                attention.forward(&h, rope, &step.meta, cache)?
+            }
+            Operator::Conv(conv, n) => {
+                let state = step.conv_state.get(*n).ok_or_else(|| {
+                    candle_core::Error::msg("the engine gave no convolution state")
+                })?;
+                conv.forward(&h, &step.groups, state)?
+            }
+        };
+        let x = (x + h)?;
+        let h = self.feed_forward.forward(&self.ffn_norm.forward(&x)?)?;
+        x + h
+    }
+}
+
+/// A Liquid LFM2 language model: gated short-convolution layers and grouped-query
+/// attention layers as its config lays them out, on the engine.
+pub struct Lfm2 {
+    embed_tokens: Embedding,
+    layers: Vec<Layer>,
+    /// The final norm (transformers names it `embedding_norm`).
+    norm: RmsNorm,
+    lm_head: Linear,
+    rope: RotaryEmbedding,
+    config: Lfm2Config,
+    conv_state: ConvStateShape,
+    spec: ModelSpec,
+}
+
+impl Lfm2 {
+    /// Builds the model from weights named as in Hugging Face's `Lfm2ForCausalLM`.
+    pub fn load(config: Lfm2Config, vb: VarBuilder) -> Result<Self> {
+        Self::build(config, &vb)
+    }
+
+    pub fn build(config: Lfm2Config, w: &dyn Lfm2Weights) -> Result<Self> {
+        config.check_supported().map_err(candle_core::Error::msg)?;
+        let kinds = config.layer_kinds().map_err(candle_core::Error::msg)?;
+        let device = w.device().clone();
+        let dtype = w.dtype();
+        let hidden = config.hidden_size;
+        let embed_tokens = w.embedding("model.embed_tokens", config.vocab_size, hidden)?;
+        let (mut attention_layers, mut conv_layers) = (0, 0);
+        let mut layers = Vec::with_capacity(kinds.len());
+        for (i, kind) in kinds.iter().enumerate() {
+            let prefix = format!("model.layers.{i}");
+            let operator = match kind {
+                LayerKind::Attention => {
+                    attention_layers += 1;
+                    Operator::Attention(
+                        Box::new(Attention::load(&config, w, &format!("{prefix}.self_attn"))?),
+                        attention_layers - 1,
+                    )
+                }
+                LayerKind::Conv => {
+                    conv_layers += 1;
+                    Operator::Conv(
+                        ShortConv::load(
+                            w,
+                            &format!("{prefix}.conv"),
+                            hidden,
+                            config.conv_kernel,
+                            config.conv_bias,
+                        )?,
+                        conv_layers - 1,
+                    )
+                }
+            };
+            let norm =
+                |name: &str| w.rms_norm(&format!("{prefix}.{name}"), hidden, config.norm_eps);
+            layers.push(Layer {
+                operator,
+                operator_norm: norm("operator_norm")?,
+                feed_forward: FeedForward::load(&config, w, &format!("{prefix}.feed_forward"))?,
+                ffn_norm: norm("ffn_norm")?,
+            });
+        }
+        let norm = w.rms_norm("model.embedding_norm", hidden, config.norm_eps)?;
+        // Checkpoints tie the head to the embeddings unless they ship one of their own.
+        let lm_head = if config.tie_word_embeddings && !w.contains("lm_head.weight") {
+            embed_tokens.as_linear()?
+        } else {
+            w.linear("lm_head", hidden, config.vocab_size, false)?
+        };
+        let rope = RotaryEmbedding::new(
+            config.head_dim(),
+            config.max_position_embeddings,
+            config.rope_theta,
+            None,
+            dtype,
+            &device,
+        )?;
+        let spec = ModelSpec {
+            vocab_size: config.vocab_size,
+            max_position_embeddings: config.max_position_embeddings,
+            eos_token_ids: config.eos_token_ids(),
+            kv_cache: KvCacheShape {
+                num_layers: attention_layers,
+                num_kv_heads: config.num_key_value_heads,
+                head_dim: config.head_dim(),
+                dtype,
+            },
+            device,
+            audio_seconds_per_token: None,
+            requires_audio: false,
+        };
+        let conv_state = ConvStateShape {
+            num_layers: conv_layers,
+            channels: hidden,
+            width: config.conv_kernel - 1,
+            dtype,
+        };
+        Ok(Self {
+            embed_tokens,
+            layers,
+            norm,
+            lm_head,
+            rope,
+            config,
+            conv_state,
+            spec,
+        })
+    }
+
+    /// A model with seeded random weights: the same seed gives the same model.
+    pub fn random(config: Lfm2Config, seed: u64, dtype: DType, device: &Device) -> Result<Self> {
+        Self::load(config, random_weights(seed, dtype, device))
+    }
+
+    /// Loads `config.json` and `*.safetensors` from a Hugging Face model folder.
+    pub fn from_dir(dir: &Path, dtype: DType, device: &Device) -> Result<Self> {
+        let (config, weights) = load_model_dir(dir, dtype, device)?;
+        Self::load(config, weights)
+    }
+
+    pub fn config(&self) -> &Lfm2Config {
+        &self.config
+    }
+
+    /// One engine step over the paged KV cache and the engine's convolution state; see
+    /// [`ModelExecutor::execute`].
+    pub fn forward_paged(&self, batch: &ForwardBatch, kv_cache: &[LayerKvCache]) -> Result<Tensor> {
+        let kv_width = self.config.num_key_value_heads * self.config.head_dim();
+        let step = Step {
+            meta: PagedAttentionMetadata::new(
+                batch,
+                kv_width,
+                self.spec.kv_cache.dtype,
+                &self.spec.device,
+            )?,
+            groups: if self.conv_state.num_layers > 0 {
+                conv_groups(batch)?
+            } else {
+                Vec::new()
+            },
+            kv_cache,
+            conv_state: &batch.conv_state,
+        };
+        let tokens: Vec<u32> = batch
+            .sequences
+            .iter()
+            .flat_map(|s| s.tokens.iter().copied())
+            .collect();
+        let ids = Tensor::new(tokens.as_slice(), &self.spec.device)?;
+        let mut x = self
+            .embed_tokens
+            .forward(&ids)?
+            .to_dtype(self.spec.kv_cache.dtype)?;
+        for layer in &self.layers {
+            x = layer.forward(&x, &self.rope, &step)?;
+        }
+        let rows = x.index_select(&step.meta.logits_rows, 0)?;
+        self.lm_head
+            .forward(&self.norm.forward(&rows)?)?
+            .to_dtype(DType::F32)
+    }
+}
+
+impl ModelExecutor for Lfm2 {
+    fn spec(&self) -> &ModelSpec {
+        &self.spec
+    }
+
+    fn conv_state_shape(&self) -> Option<ConvStateShape> {
+        (self.conv_state.num_layers > 0).then_some(self.conv_state)
+    }
+
+    fn execute(&mut self, batch: &ForwardBatch, kv_cache: &[LayerKvCache]) -> Result<Tensor> {
+        self.forward_paged(batch, kv_cache)
+    }
+}
