@@ -3,6 +3,7 @@
 //! `shared` holds what families have in common.
 
 pub mod llama;
+pub mod qwen3_tts;
 pub mod shared;
 pub mod vad;
 pub mod vits;

@@ -1,0 +1,153 @@
+//! What the talker is given before it speaks: the text to say and who says it, laid out
+//! as the reference lays it out (streaming text: the text enters one token per frame
+//! while the talker speaks).
+
+use candle_core::{Result, Tensor};
+
+use super::config::Qwen3TtsConfig;
+use super::talker::Talker;
+
+/// One utterance to speak.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpeechPrompt {
+    /// The tokens of `<|im_start|>assistant\n{text}<|im_end|>\n<|im_start|>assistant\n`.
+    pub text_ids: Vec<u32>,
+    /// A language of the checkpoint's `codec_language_id`, or None to let the model tell.
+    pub language: Option<String>,
+    /// A speaker embedding (x-vector) in the talker's hidden size, for cloning a voice;
+    /// None speaks in the model's own voice.
+    pub speaker_embedding: Option<Vec<f32>>,
+}
+
+/// Tokens around the text in `text_ids`: `<|im_start|>assistant\n` before it,
+/// `<|im_end|>\n<|im_start|>assistant\n` after it.
+const ROLE_TOKENS: usize = 3;
+const TAIL_TOKENS: usize = 5;
+
+/// A prompt checked against the checkpoint, with its codec control tokens chosen.
+#[derive(Debug, Clone)]
+pub(crate) struct PromptLayout {
+    prompt: SpeechPrompt,
+    /// Codec tokens of the prompt, the speaker embedding's place (if any) marked None.
+    codec: Vec<Option<u32>>,
+}
+
+/// The talker's inputs for one request.
+pub(crate) struct PromptEmbeddings {
+    /// One row per prompt position: `[positions, hidden]`.
+    pub prefill: Tensor,
+    /// The text still to enter, one row per generated frame: `[n, hidden]`.
+    pub trailing: Tensor,
+    /// What enters once the text is used up: `[1, hidden]`.
+    pub pad: Tensor,
+}
+
+impl PromptLayout {
+    pub fn new(prompt: SpeechPrompt, config: &Qwen3TtsConfig) -> Result<Self> {
+        let t = &config.talker_config;
+        if prompt.text_ids.len() < ROLE_TOKENS + 1 + TAIL_TOKENS {
+            candle_core::bail!("the prompt has no text to speak");
+        }
+        if let Some(&bad) = prompt
+            .text_ids
+            .iter()
+            .find(|&&id| id as usize >= t.text_vocab_size)
+        {
+            candle_core::bail!("text token {bad} is outside the vocabulary");
+        }
+        if let Some(embedding) = &prompt.speaker_embedding {
+            if embedding.len() != t.hidden_size {
+                candle_core::bail!(
+                    "the speaker embedding has {} numbers; this model takes {}",
+                    embedding.len(),
+                    t.hidden_size
+                );
+            }
+        }
+        let mut codec = match &prompt.language {
+            None => vec![
+                t.codec_nothink_id,
+                t.codec_think_bos_id,
+                t.codec_think_eos_id,
+            ],
+            Some(language) => {
+                let Some(&id) = t.codec_language_id.get(&language.to_lowercase()) else {
+                    let mut known: Vec<&str> =
+                        t.codec_language_id.keys().map(String::as_str).collect();
+                    known.sort_unstable();
+                    candle_core::bail!(
+                        "language {language:?} is not one of this model's: {}",
+                        known.join(", ")
+                    );
+                };
+                vec![
+                    t.codec_think_id,
+                    t.codec_think_bos_id,
+                    id,
+                    t.codec_think_eos_id,
+                ]
+            }
+        }
+        .into_iter()
+        .map(Some)
+        .collect::<Vec<_>>();
+        if prompt.speaker_embedding.is_some() {
+            codec.push(None);
+        }
+        codec.extend([Some(t.codec_pad_id), Some(t.codec_bos_id)]);
+        Ok(Self { prompt, codec })
+    }
+
+    /// Positions of the prompt: the role, the codec control tokens beside text padding,
+    /// and the first text token with the codec's begin token.
+    pub fn len(&self) -> usize {
+        ROLE_TOKENS + self.codec.len()
+    }
+
+    pub fn embed(&self, config: &Qwen3TtsConfig, talker: &Talker) -> Result<PromptEmbeddings> {
+        let ids = &self.prompt.text_ids;
+        let specials = talker.text(&[
+            config.tts_bos_token_id,
+            config.tts_eos_token_id,
+            config.tts_pad_token_id,
+        ])?;
+        let (bos, eos, pad) = (specials.get(0)?, specials.get(1)?, specials.get(2)?);
+        let codec_rows = self
+            .codec
+            .iter()
+            .map(|token| match token {
+                Some(id) => talker.codec(&[*id])?.squeeze(0),
+                None => {
+                    let embedding = self.prompt.speaker_embedding.as_deref().unwrap_or_default();
+                    Tensor::new(embedding, talker.device())?.to_dtype(talker.dtype())
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let n = codec_rows.len();
+        // Text side of the codec positions: padding, then the text's begin token.
+        let mut rows: Vec<Tensor> = Vec::with_capacity(self.len());
+        let role = talker.text(&ids[..ROLE_TOKENS])?;
+        for i in 0..ROLE_TOKENS {
+            rows.push(role.get(i)?);
+        }
+        for (i, codec_row) in codec_rows[..n - 1].iter().enumerate() {
+            let text = if i + 2 < n { &pad } else { &bos };
+            rows.push((text + codec_row)?);
+        }
+        let first = talker
+            .text(&ids[ROLE_TOKENS..ROLE_TOKENS + 1])?
+            .squeeze(0)?;
+        rows.push((first + &codec_rows[n - 1])?);
+        let rest = &ids[ROLE_TOKENS + 1..ids.len() - TAIL_TOKENS];
+        let trailing = if rest.is_empty() {
+            eos.unsqueeze(0)?
+        } else {
+            Tensor::cat(&[talker.text(rest)?, eos.unsqueeze(0)?], 0)?
+        };
+        Ok(PromptEmbeddings {
+            prefill: Tensor::stack(&rows, 0)?,
+            trailing,
+            pad: pad.unsqueeze(0)?,
+        })
+    }
+}

@@ -1,0 +1,233 @@
+//! Parity with the reference implementation (PyPI qwen-tts 0.1.1): a tiny random-weight
+//! Qwen3-TTS Base checkpoint made by tests/fixtures/qwen3-tts/make_fixtures.py with
+//! qwen-tts's own classes, in the official layout, run on the paged, batched engine.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::mpsc::Receiver;
+
+use candle_core::{DType, Device, Tensor};
+use izwi_core::engine::{
+    EngineCore, EngineCoreConfig, EngineOutput, FinishReason, GenerationParams, RequestId,
+};
+use izwi_core::models::qwen3_tts::{Frame, Qwen3TtsExecutor, SpeechPrompt};
+use izwi_core::models::shared::sampling::argmax;
+use serde::Deserialize;
+
+const TOLERANCE: f32 = 1e-4;
+
+#[derive(Deserialize)]
+struct Reference {
+    cases: Vec<Case>,
+}
+
+#[derive(Deserialize, Clone)]
+struct Case {
+    name: String,
+    text_ids: Vec<u32>,
+    language: String,
+    speaker_embedding: bool,
+    repetition_penalty: f32,
+    max_new_tokens: usize,
+    frames: Vec<Vec<u32>>,
+}
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn checkpoint() -> PathBuf {
+    fixtures().join("qwen3-tts-tiny")
+}
+
+fn reference() -> (Vec<Case>, HashMap<String, Tensor>) {
+    let dir = fixtures().join("qwen3-tts");
+    let text = std::fs::read_to_string(dir.join("reference.json")).expect("reference.json");
+    let cases = serde_json::from_str::<Reference>(&text)
+        .expect("valid reference.json")
+        .cases;
+    let tensors = candle_core::safetensors::load(dir.join("reference.safetensors"), &Device::Cpu)
+        .expect("reference.safetensors");
+    (cases, tensors)
+}
+
+fn rows(tensors: &HashMap<String, Tensor>, name: &str) -> Vec<Vec<f32>> {
+    tensors[name].to_vec2::<f32>().expect(name)
+}
+
+fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+fn prompt(case: &Case, tensors: &HashMap<String, Tensor>) -> SpeechPrompt {
+    SpeechPrompt {
+        text_ids: case.text_ids.clone(),
+        language: (case.language != "auto").then(|| case.language.clone()),
+        speaker_embedding: case.speaker_embedding.then(|| {
+            tensors["speaker/embedding"]
+                .to_vec1::<f32>()
+                .expect("embedding")
+        }),
+    }
+}
+
+fn greedy(case: &Case) -> GenerationParams {
+    GenerationParams {
+        max_tokens: case.max_new_tokens,
+        repetition_penalty: case.repetition_penalty,
+        return_logits: true,
+        ..GenerationParams::default()
+    }
+}
+
+/// Runs the cases on one engine together; per case its output and its frames.
+fn run(
+    config: EngineCoreConfig,
+    cases: &[Case],
+    tensors: &HashMap<String, Tensor>,
+) -> Vec<(EngineOutput, Vec<Frame>)> {
+    let executor =
+        Qwen3TtsExecutor::from_dir(&checkpoint(), DType::F32, &Device::Cpu).expect("loads");
+    let requests = executor.requests();
+    let mut core = EngineCore::new(config, Box::new(executor)).expect("engine");
+    let mut order: HashMap<RequestId, usize> = HashMap::new();
+    let mut receivers: Vec<Receiver<Frame>> = Vec::new();
+    for (n, case) in cases.iter().enumerate() {
+        let (request, frames) = requests
+            .prepare(
+                prompt(case, tensors),
+                greedy(case),
+                &GenerationParams::default(),
+            )
+            .expect("prepared");
+        order.insert(core.add_request(request).expect("accepted"), n);
+        receivers.push(frames);
+    }
+    let mut outputs: Vec<Option<EngineOutput>> = vec![None; cases.len()];
+    while core.has_unfinished() {
+        for out in core.step().into_iter().filter_map(|o| o.finished) {
+            let n = order[&out.request_id];
+            outputs[n] = Some(out);
+        }
+    }
+    outputs
+        .into_iter()
+        .zip(receivers)
+        .map(|(out, frames)| (out.expect("finished"), frames.try_iter().collect()))
+        .collect()
+}
+
+fn assert_matches(
+    case: &Case,
+    tensors: &HashMap<String, Tensor>,
+    out: &EngineOutput,
+    frames: &[Frame],
+) {
+    let name = &case.name;
+    assert_eq!(
+        out.finish_reason,
+        FinishReason::Stop,
+        "{name} ends by itself"
+    );
+    assert_eq!(frames, case.frames.as_slice(), "{name}: greedy frames");
+    let want = rows(tensors, &format!("{name}/talker_logits"));
+    assert_eq!(out.logits.len(), want.len(), "{name}: talker steps");
+    for (step, (got, want)) in out.logits.iter().zip(&want).enumerate() {
+        let diff = max_abs_diff(got, want);
+        assert!(
+            diff <= TOLERANCE,
+            "{name}: talker logits of step {step} differ by {diff}"
+        );
+    }
+}
+
+fn config() -> EngineCoreConfig {
+    EngineCoreConfig {
+        block_size: 4,
+        num_blocks: Some(128),
+        max_seq_len: 256,
+        ..EngineCoreConfig::default()
+    }
+}
+
+#[test]
+fn each_case_alone_matches_the_reference() {
+    let (cases, tensors) = reference();
+    for case in &cases {
+        let out = run(config(), std::slice::from_ref(case), &tensors);
+        let (out, frames) = &out[0];
+        assert_matches(case, &tensors, out, frames);
+    }
+}
+
+#[test]
+fn batched_requests_match_each_alone() {
+    let (cases, tensors) = reference();
+    // Both cases twice, all in one engine: every request gets the reference's frames.
+    let batch: Vec<Case> = cases.iter().chain(&cases).cloned().collect();
+    for ((out, frames), case) in run(config(), &batch, &tensors).iter().zip(&batch) {
+        assert_matches(case, &tensors, out, frames);
+    }
+}
+
+#[test]
+fn preempted_and_chunked_requests_still_match() {
+    let (cases, tensors) = reference();
+    let batch: Vec<Case> = cases.iter().chain(&cases).cloned().collect();
+    // Too small a cache for all four at once, and prompts split into chunks: requests
+    // are preempted and recomputed from their tokens and kept frames.
+    let tight = EngineCoreConfig {
+        block_size: 4,
+        num_blocks: Some(20),
+        max_seq_len: 256,
+        max_tokens_per_step: 24,
+        chunked_prefill_threshold: 4,
+        ..EngineCoreConfig::default()
+    };
+    let outputs = run(tight, &batch, &tensors);
+    let preemptions: u32 = outputs.iter().map(|(o, _)| o.stats.num_preemptions).sum();
+    assert!(preemptions > 0, "the cache was meant to force preemption");
+    for ((out, frames), case) in outputs.iter().zip(&batch) {
+        assert_matches(case, &tensors, out, frames);
+    }
+}
+
+#[test]
+fn code_predictor_matches_the_reference() {
+    let (cases, tensors) = reference();
+    let executor =
+        Qwen3TtsExecutor::from_dir(&checkpoint(), DType::F32, &Device::Cpu).expect("loads");
+    for case in &cases {
+        let name = &case.name;
+        let hidden = &tensors[&format!("{name}/talker_hidden")];
+        let want = tensors[&format!("{name}/predictor_logits")]
+            .to_vec3::<f32>()
+            .expect("logits");
+        let code0: Vec<u32> = case.frames.iter().map(|f| f[0]).collect();
+        let code0 = executor.talker().codec(&code0).expect("embed");
+        // Every frame of the utterance predicted in one batch.
+        let mut got: Vec<Vec<Vec<f32>>> = vec![Vec::new(); case.frames.len()];
+        let codes = executor
+            .predictor()
+            .predict(hidden, &code0, |frame, _, logits| {
+                got[frame].push(logits.to_vec());
+                argmax(logits)
+            })
+            .expect("predict");
+        for (k, frame) in case.frames.iter().enumerate() {
+            assert_eq!(codes[k], frame[1..], "{name}: frame {k}");
+            for (g, (row, want)) in got[k].iter().zip(&want[k]).enumerate() {
+                let diff = max_abs_diff(row, want);
+                assert!(
+                    diff <= TOLERANCE,
+                    "{name}: frame {k} codebook {} differs by {diff}",
+                    g + 1
+                );
+            }
+        }
+    }
+}
