@@ -10,6 +10,7 @@ use candle_core::{DType, Device, Tensor};
 use izwi_core::engine::{
     EngineCore, EngineCoreConfig, EngineOutput, FinishReason, GenerationParams, RequestId,
 };
+use izwi_core::models::qwen3_tts::codec::{CodecDecoder, CodecStream};
 use izwi_core::models::qwen3_tts::{Frame, Qwen3TtsExecutor, SpeechPrompt};
 use izwi_core::models::shared::sampling::argmax;
 use serde::Deserialize;
@@ -229,5 +230,79 @@ fn code_predictor_matches_the_reference() {
                 );
             }
         }
+    }
+}
+
+fn codec() -> CodecDecoder {
+    CodecDecoder::from_dir(&checkpoint().join("speech_tokenizer"), &Device::Cpu)
+        .expect("codec loads")
+}
+
+fn codec_frames(tensors: &HashMap<String, Tensor>) -> Vec<Vec<u32>> {
+    tensors["codec/codes"]
+        .to_dtype(DType::U32)
+        .and_then(|t| t.to_vec2::<u32>())
+        .expect("codes")
+}
+
+fn assert_audio(got: &[f32], want: &Tensor, label: &str) {
+    let want = want.to_vec1::<f32>().expect("waveform");
+    assert_eq!(got.len(), want.len(), "{label}: samples");
+    let diff = max_abs_diff(got, &want);
+    assert!(diff <= TOLERANCE, "{label}: waveform differs by {diff}");
+}
+
+#[test]
+fn codec_decoder_matches_the_reference() {
+    let (_, tensors) = reference();
+    let codec = codec();
+    let frames = codec_frames(&tensors);
+    assert_eq!(codec.samples_per_frame(), 1920);
+    assert_eq!(codec.sample_rate(), 24_000);
+    let wav = codec.forward(&frames).expect("decodes");
+    assert_audio(&wav, &tensors["codec/wav"], "one pass");
+    // The reference's own decode (chunks of 300) is one pass for a short utterance.
+    assert_eq!(codec.decode(&frames).expect("decodes"), wav);
+    for (chunk, context) in [(10, 25), (7, 3)] {
+        let chunked = codec
+            .decode_chunked(&frames, chunk, context)
+            .expect("decodes");
+        assert_audio(
+            &chunked,
+            &tensors[&format!("codec/wav_chunked_{chunk}_{context}")],
+            &format!("chunks of {chunk}, left context {context}"),
+        );
+    }
+}
+
+#[test]
+fn streamed_decode_equals_the_chunked_decode() {
+    let (_, tensors) = reference();
+    let codec = codec();
+    let frames = codec_frames(&tensors);
+    for (chunk, context) in [(10, 25), (7, 3), (300, 25)] {
+        let mut stream = CodecStream::with_left_context(&codec, chunk, context);
+        let mut wav = Vec::new();
+        let mut pieces = 0;
+        for frame in &frames {
+            if let Some(piece) = stream.push(frame.clone()).expect("decodes") {
+                assert_eq!(piece.len(), chunk * 1920, "a whole chunk at once");
+                wav.extend(piece);
+                pieces += 1;
+            }
+        }
+        wav.extend(stream.finish().expect("decodes"));
+        assert_eq!(
+            pieces,
+            frames.len() / chunk,
+            "audio came out as frames arrived"
+        );
+        assert_eq!(
+            wav,
+            codec
+                .decode_chunked(&frames, chunk, context)
+                .expect("decodes"),
+            "chunks of {chunk}, left context {context}"
+        );
     }
 }

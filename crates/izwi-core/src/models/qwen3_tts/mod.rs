@@ -5,6 +5,7 @@
 //! see docs/qwen3-tts.md for what runs and how it was checked.
 
 mod code_predictor;
+pub mod codec;
 mod config;
 mod executor;
 mod prompt;
