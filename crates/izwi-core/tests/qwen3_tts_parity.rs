@@ -10,8 +10,10 @@ use candle_core::{DType, Device, Tensor};
 use izwi_core::engine::{
     EngineCore, EngineCoreConfig, EngineOutput, FinishReason, GenerationParams, RequestId,
 };
-use izwi_core::models::qwen3_tts::codec::{CodecDecoder, CodecStream};
-use izwi_core::models::qwen3_tts::{Frame, Qwen3TtsExecutor, SpeechPrompt};
+use izwi_core::models::qwen3_tts::codec::{CodecDecoder, CodecStream, LEFT_CONTEXT_FRAMES};
+use izwi_core::models::qwen3_tts::{
+    Frame, Qwen3Tts, Qwen3TtsExecutor, SpeakOptions, SpeechPrompt, STREAM_CHUNK_FRAMES,
+};
 use izwi_core::models::shared::sampling::argmax;
 use serde::Deserialize;
 
@@ -25,6 +27,7 @@ struct Reference {
 #[derive(Deserialize, Clone)]
 struct Case {
     name: String,
+    text: String,
     text_ids: Vec<u32>,
     language: String,
     speaker_embedding: bool,
@@ -278,10 +281,10 @@ fn codec_decoder_matches_the_reference() {
 #[test]
 fn streamed_decode_equals_the_chunked_decode() {
     let (_, tensors) = reference();
-    let codec = codec();
+    let codec = std::sync::Arc::new(codec());
     let frames = codec_frames(&tensors);
     for (chunk, context) in [(10, 25), (7, 3), (300, 25)] {
-        let mut stream = CodecStream::with_left_context(&codec, chunk, context);
+        let mut stream = CodecStream::with_left_context(codec.clone(), chunk, context);
         let mut wav = Vec::new();
         let mut pieces = 0;
         for frame in &frames {
@@ -305,4 +308,74 @@ fn streamed_decode_equals_the_chunked_decode() {
             "chunks of {chunk}, left context {context}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_to_audio_streams_the_reference_utterance() {
+    let (cases, _) = reference();
+    let tts = Qwen3Tts::from_dir(&checkpoint(), &Device::Cpu, config()).expect("loads");
+    for case in &cases {
+        let text = case.text.as_str();
+        assert_eq!(
+            tts.text_ids(text).expect("tokenizes"),
+            case.text_ids,
+            "{}: tokens",
+            case.name
+        );
+    }
+    // The first case needs nothing but its text: greedy, without the checkpoint's
+    // repetition penalty as the reference ran it, it says the reference's frames.
+    let case = &cases[0];
+    let options = SpeakOptions {
+        greedy: true,
+        repetition_penalty: Some(case.repetition_penalty),
+        ..SpeakOptions::default()
+    };
+    let mut pieces = Vec::new();
+    let stats = tts
+        .speak(&case.text, &options, |piece| pieces.push(piece))
+        .await
+        .expect("speaks");
+    assert_eq!(stats.frames, case.frames.len());
+    assert!(stats.ended, "the model ended the utterance");
+    let want = codec()
+        .decode_chunked(&case.frames, STREAM_CHUNK_FRAMES, LEFT_CONTEXT_FRAMES)
+        .expect("decodes");
+    assert!(pieces.len() > 1, "audio streamed in pieces");
+    assert_eq!(pieces.concat(), want);
+    assert_eq!(stats.samples, case.frames.len() * 1920);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seeded_sampling_repeats_and_concurrent_utterances_batch() {
+    let (cases, _) = reference();
+    let tts = std::sync::Arc::new(
+        Qwen3Tts::from_dir(&checkpoint(), &Device::Cpu, config()).expect("loads"),
+    );
+    let options = SpeakOptions {
+        seed: Some(7),
+        max_frames: Some(30),
+        ..SpeakOptions::default()
+    };
+    let say = |tts: std::sync::Arc<Qwen3Tts>, text: String, options: SpeakOptions| async move {
+        let mut audio = Vec::new();
+        tts.speak(&text, &options, |p| audio.extend(p))
+            .await
+            .expect("speaks");
+        audio
+    };
+    let alone = say(tts.clone(), cases[0].text.clone(), options.clone()).await;
+    // Three at once, batched by the engine: the seeded one is the same as alone.
+    let other = SpeakOptions {
+        seed: Some(8),
+        ..options.clone()
+    };
+    let (a, b, c) = tokio::join!(
+        say(tts.clone(), cases[0].text.clone(), options.clone()),
+        say(tts.clone(), cases[1].text.clone(), other.clone()),
+        say(tts.clone(), cases[0].text.clone(), other),
+    );
+    assert_eq!(a, alone, "same seed, same audio, batched or not");
+    assert_ne!(a, c, "another seed samples other audio");
+    assert!(!b.is_empty());
 }

@@ -9,10 +9,14 @@ pub mod codec;
 mod config;
 mod executor;
 mod prompt;
+mod speech;
 mod talker;
 
 pub use code_predictor::CodePredictor;
 pub use config::{CodePredictorConfig, Qwen3TtsConfig, TalkerConfig};
 pub use executor::{Frame, Qwen3TtsExecutor, Qwen3TtsRequests, FRAME_SECONDS};
 pub use prompt::SpeechPrompt;
+pub use speech::{
+    Qwen3Tts, SamplingDefaults, SpeakOptions, SpeechError, SpeechStats, STREAM_CHUNK_FRAMES,
+};
 pub use talker::{Talker, TalkerOutput};

@@ -2,25 +2,31 @@
 //! with the frames before them as left context, exactly as the reference's chunked
 //! decode cuts an utterance, so the streamed audio equals `decode_chunked`'s.
 
+use std::sync::Arc;
+
 use candle_core::Result;
 
 use super::decoder::{CodecDecoder, LEFT_CONTEXT_FRAMES};
 
-pub struct CodecStream<'a> {
-    decoder: &'a CodecDecoder,
+pub struct CodecStream {
+    decoder: Arc<CodecDecoder>,
     chunk: usize,
     left_context: usize,
     frames: Vec<Vec<u32>>,
     decoded: usize,
 }
 
-impl<'a> CodecStream<'a> {
+impl CodecStream {
     /// Audio comes out every `chunk` frames, with the reference's left context.
-    pub fn new(decoder: &'a CodecDecoder, chunk: usize) -> Self {
+    pub fn new(decoder: Arc<CodecDecoder>, chunk: usize) -> Self {
         Self::with_left_context(decoder, chunk, LEFT_CONTEXT_FRAMES)
     }
 
-    pub fn with_left_context(decoder: &'a CodecDecoder, chunk: usize, left_context: usize) -> Self {
+    pub fn with_left_context(
+        decoder: Arc<CodecDecoder>,
+        chunk: usize,
+        left_context: usize,
+    ) -> Self {
         Self {
             decoder,
             chunk: chunk.max(1),
