@@ -14,7 +14,8 @@ use crate::progress::Bars;
 #[derive(Args)]
 #[command(group(ArgGroup::new("input").required(true).args(["text", "file", "lines"])))]
 pub struct SpeakArgs {
-    /// A voice from `izwi voices` (id or name), a voice model's id, or a Piper .onnx file.
+    /// A voice from `izwi voices` (id or name), a voice model's id, a Piper .onnx file, or
+    /// a Qwen3-TTS checkpoint folder (with --text; docs/qwen3-tts.md).
     #[arg(long)]
     voice: String,
     /// What to say (up to the limit of one request; longer texts go in --file).

@@ -12,6 +12,7 @@ mod history;
 mod jobs;
 mod live_chat;
 mod models;
+mod qwen3_tts;
 mod runtime;
 mod saved_dictation;
 mod speak;

@@ -1,0 +1,89 @@
+//! `izwi speak --voice DIR` with the tiny random Qwen3-TTS checkpoint of izwi-core's
+//! fixtures: the whole product path (CLI, runtime job, engine, codec, WAV) on a data
+//! folder of its own. Random weights say nothing intelligible; this checks the path.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn checkpoint() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../izwi-core/tests/fixtures/qwen3-tts-tiny")
+        .display()
+        .to_string()
+}
+
+fn izwi(data: &tempfile::TempDir, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_izwi"))
+        .arg("--data-dir")
+        .arg(data.path().join("izwi"))
+        .env("HF_HOME", data.path().join("hf"))
+        .args(args)
+        .output()
+        .expect("izwi runs")
+}
+
+#[test]
+fn speaks_a_text_with_a_checkpoint_folder() {
+    let data = tempfile::tempdir().unwrap();
+    let out = data.path().join("hello.wav");
+    let voice = checkpoint();
+    let run = izwi(
+        &data,
+        &[
+            "speak",
+            "--voice",
+            &voice,
+            "--text",
+            "Hello world, this is izwi.",
+            "--output",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        run.status.success(),
+        "izwi speak failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(stdout.contains("hello.wav"), "names the file: {stdout}");
+    let reader = hound::WavReader::open(&out).expect("a WAV");
+    let spec = reader.spec();
+    assert_eq!((spec.channels, spec.sample_rate), (1, 24_000));
+    // Whole 80 ms frames, at least the two the model must say.
+    let samples = reader.duration() as usize;
+    assert!(samples >= 2 * 1920, "{samples} samples");
+    assert_eq!(samples % 1920, 0, "{samples} samples is not whole frames");
+}
+
+#[test]
+fn refuses_what_a_checkpoint_cannot_do_yet() {
+    let data = tempfile::tempdir().unwrap();
+    let out = data.path().join("x.wav");
+    let script = data.path().join("script.txt");
+    std::fs::write(&script, "One line.\nAnother line.\n").unwrap();
+    let voice = checkpoint();
+    let out = out.to_str().unwrap();
+    for (args, why) in [
+        (
+            vec!["--text", "Hi there.", "--speed", "1.5", "--output", out],
+            "no speed setting",
+        ),
+        (
+            vec!["--file", script.to_str().unwrap(), "--output", out],
+            "speak a --text",
+        ),
+        (
+            vec!["--lines", script.to_str().unwrap(), "--output-dir", out],
+            "speak a --text",
+        ),
+    ] {
+        let mut all = vec!["speak", "--voice", &voice];
+        all.extend(args);
+        let run = izwi(&data, &all);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            !run.status.success() && stderr.contains(why),
+            "{all:?}: {stderr}"
+        );
+    }
+}
