@@ -12,7 +12,8 @@ use izwi_core::engine::{
 };
 use izwi_core::models::qwen3_tts::codec::{CodecDecoder, CodecStream, LEFT_CONTEXT_FRAMES};
 use izwi_core::models::qwen3_tts::{
-    Frame, Qwen3Tts, Qwen3TtsExecutor, SpeakOptions, SpeechPrompt, STREAM_CHUNK_FRAMES,
+    Frame, Qwen3Tts, Qwen3TtsConfig, Qwen3TtsExecutor, SpeakOptions, SpeakerEncoder, SpeakerMel,
+    SpeechPrompt, STREAM_CHUNK_FRAMES,
 };
 use izwi_core::models::shared::sampling::argmax;
 use serde::Deserialize;
@@ -378,4 +379,67 @@ async fn seeded_sampling_repeats_and_concurrent_utterances_batch() {
     assert_eq!(a, alone, "same seed, same audio, batched or not");
     assert_ne!(a, c, "another seed samples other audio");
     assert!(!b.is_empty());
+}
+
+#[test]
+fn speaker_embedding_matches_the_reference() {
+    let (_, tensors) = reference();
+    let checkpoint = checkpoint();
+    let text = std::fs::read_to_string(checkpoint.join("config.json")).expect("config");
+    let config: Qwen3TtsConfig = serde_json::from_str(&text).expect("valid config");
+    let weights =
+        candle_core::safetensors::load(checkpoint.join("model.safetensors"), &Device::Cpu)
+            .expect("weights");
+    let vb = candle_nn::VarBuilder::from_tensors(weights, DType::F32, &Device::Cpu);
+    let encoder = SpeakerEncoder::load(
+        config
+            .speaker_encoder_config
+            .as_ref()
+            .expect("a Base checkpoint"),
+        vb.pp("speaker_encoder"),
+    )
+    .expect("encoder");
+    let audio = tensors["speaker/audio"].to_vec1::<f32>().expect("audio");
+    let mel = SpeakerMel::new(&Device::Cpu)
+        .expect("mel")
+        .compute(&audio)
+        .expect("mel");
+    let got = encoder
+        .forward(&mel)
+        .expect("embeds")
+        .to_vec1::<f32>()
+        .expect("vector");
+    let want = tensors["speaker/embedding"]
+        .to_vec1::<f32>()
+        .expect("embedding");
+    let diff = max_abs_diff(&got, &want);
+    assert!(diff <= TOLERANCE, "speaker embedding differs by {diff}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_voice_cloned_from_audio_says_the_reference_frames() {
+    let (cases, tensors) = reference();
+    let case = cases
+        .iter()
+        .find(|c| c.speaker_embedding)
+        .expect("an x-vector case");
+    let tts = Qwen3Tts::from_dir(&checkpoint(), &Device::Cpu, config()).expect("loads");
+    let audio = tensors["speaker/audio"].to_vec1::<f32>().expect("audio");
+    let options = SpeakOptions {
+        greedy: true,
+        language: Some(case.language.clone()),
+        repetition_penalty: Some(case.repetition_penalty),
+        speaker_embedding: Some(tts.speaker_embedding(&audio).expect("embeds")),
+        ..SpeakOptions::default()
+    };
+    let mut audio_out = Vec::new();
+    let stats = tts
+        .speak(&case.text, &options, |piece| audio_out.extend(piece))
+        .await
+        .expect("speaks");
+    assert_eq!(stats.frames, case.frames.len());
+    let want = codec()
+        .decode_chunked(&case.frames, STREAM_CHUNK_FRAMES, LEFT_CONTEXT_FRAMES)
+        .expect("decodes");
+    assert_eq!(audio_out, want, "the reference's frames, decoded");
 }

@@ -5,12 +5,16 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
+use super::speaker_encoder::SpeakerEncoderConfig;
 use crate::models::llama::{Architecture, LlamaConfig};
 
 /// `config.json` of a Qwen3-TTS checkpoint (`Qwen3TTSForConditionalGeneration`).
 #[derive(Debug, Clone, Deserialize)]
 pub struct Qwen3TtsConfig {
     pub talker_config: TalkerConfig,
+    /// Base checkpoints' speaker encoder, for cloning.
+    #[serde(default)]
+    pub speaker_encoder_config: Option<SpeakerEncoderConfig>,
     /// `base`, `custom_voice` or `voice_design`.
     #[serde(default)]
     pub tts_model_type: Option<String>,

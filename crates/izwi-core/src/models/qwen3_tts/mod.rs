@@ -9,6 +9,8 @@ pub mod codec;
 mod config;
 mod executor;
 mod prompt;
+mod speaker_encoder;
+mod speaker_mel;
 mod speech;
 mod talker;
 
@@ -16,6 +18,8 @@ pub use code_predictor::CodePredictor;
 pub use config::{CodePredictorConfig, Qwen3TtsConfig, TalkerConfig};
 pub use executor::{Frame, Qwen3TtsExecutor, Qwen3TtsRequests, FRAME_SECONDS};
 pub use prompt::SpeechPrompt;
+pub use speaker_encoder::{SpeakerEncoder, SpeakerEncoderConfig};
+pub use speaker_mel::SpeakerMel;
 pub use speech::{
     Qwen3Tts, SamplingDefaults, SpeakOptions, SpeechError, SpeechStats, STREAM_CHUNK_FRAMES,
 };

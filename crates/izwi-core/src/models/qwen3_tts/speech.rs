@@ -10,9 +10,13 @@ use serde::Deserialize;
 use tokenizers::Tokenizer;
 
 use super::codec::{CodecDecoder, CodecStream};
+use super::config::Qwen3TtsConfig;
 use super::executor::{Qwen3TtsExecutor, Qwen3TtsRequests};
 use super::prompt::SpeechPrompt;
+use super::speaker_encoder::SpeakerEncoder;
+use super::speaker_mel::{SpeakerMel, SAMPLE_RATE as SPEAKER_RATE};
 use crate::engine::{Engine, EngineCoreConfig, FinishReason, GenerationParams};
+use crate::models::shared::weights::load_model_dir;
 
 /// Frames decoded together while streaming (about a second of audio).
 pub const STREAM_CHUNK_FRAMES: usize = 12;
@@ -89,6 +93,9 @@ pub struct SpeakOptions {
     pub temperature: Option<f32>,
     /// Overrides the checkpoint's repetition penalty on codebook 0.
     pub repetition_penalty: Option<f32>,
+    /// A voice to clone: its speaker embedding ([`Qwen3Tts::speaker_embedding`]), the
+    /// reference's x-vector-only mode.
+    pub speaker_embedding: Option<Vec<f32>>,
 }
 
 /// What an utterance took.
@@ -106,6 +113,8 @@ pub struct Qwen3Tts {
     codec: Arc<CodecDecoder>,
     tokenizer: Tokenizer,
     defaults: SamplingDefaults,
+    /// Base checkpoints only.
+    speaker: Option<(SpeakerMel, SpeakerEncoder)>,
 }
 
 impl Qwen3Tts {
@@ -130,6 +139,7 @@ impl Qwen3Tts {
         })?;
         let defaults = serde_json::from_str(&text)
             .map_err(|e| SpeechError::Load(format!("invalid {}: {e}", defaults_path.display())))?;
+        let speaker = load_speaker_encoder(dir, device).map_err(load)?;
         let requests = executor.requests();
         let engine = Engine::new(engine, Box::new(executor))
             .map_err(|e| SpeechError::Load(e.to_string()))?;
@@ -139,7 +149,26 @@ impl Qwen3Tts {
             codec: Arc::new(codec),
             tokenizer,
             defaults,
+            speaker,
         })
+    }
+
+    /// The speaker embedding (x-vector) of a voice sample: 24 kHz mono samples.
+    pub fn speaker_embedding(&self, samples: &[f32]) -> Result<Vec<f32>, SpeechError> {
+        let Some((mel, encoder)) = &self.speaker else {
+            return Err(SpeechError::Invalid(
+                "this checkpoint has no speaker encoder: only Base checkpoints clone voices".into(),
+            ));
+        };
+        let run = || -> candle_core::Result<Vec<f32>> {
+            encoder.forward(&mel.compute(samples)?)?.to_vec1::<f32>()
+        };
+        run().map_err(|e| SpeechError::Invalid(e.to_string()))
+    }
+
+    /// The sample rate [`Qwen3Tts::speaker_embedding`] takes.
+    pub fn speaker_sample_rate(&self) -> u32 {
+        SPEAKER_RATE
     }
 
     pub fn sample_rate(&self) -> u32 {
@@ -202,7 +231,7 @@ impl Qwen3Tts {
         let prompt = SpeechPrompt {
             text_ids: self.text_ids(text)?,
             language: options.language.clone(),
-            speaker_embedding: None,
+            speaker_embedding: options.speaker_embedding.clone(),
         };
         let (request, frames) = self
             .requests
@@ -253,6 +282,30 @@ impl Qwen3Tts {
         }
         Err(SpeechError::Stopped)
     }
+}
+
+/// The speaker encoder of a Base checkpoint (`speaker_encoder.` in its weights).
+fn load_speaker_encoder(
+    dir: &Path,
+    device: &Device,
+) -> candle_core::Result<Option<(SpeakerMel, SpeakerEncoder)>> {
+    let (config, vb): (Qwen3TtsConfig, _) = load_model_dir(dir, DType::F32, device)?;
+    let Some(encoder) = config
+        .speaker_encoder_config
+        .filter(|_| config.tts_model_type.as_deref() == Some("base"))
+    else {
+        return Ok(None);
+    };
+    if encoder.sample_rate != SPEAKER_RATE {
+        candle_core::bail!(
+            "a speaker encoder at {} Hz is not supported",
+            encoder.sample_rate
+        );
+    }
+    Ok(Some((
+        SpeakerMel::new(device)?,
+        SpeakerEncoder::load(&encoder, vb.pp("speaker_encoder"))?,
+    )))
 }
 
 /// Pushes `frames` through the stream on a blocking thread (decoding is heavy) and
