@@ -6,7 +6,8 @@ use std::sync::Arc;
 use anyhow::{bail, Result};
 use clap::{ArgGroup, Args};
 use izwi_runtime::{
-    read_lines, JobStatus, Runtime, SpeakBatchRequest, SpeakFileRequest, SpeakRequest,
+    read_lines, JobStatus, Runtime, SpeakBatchRequest, SpeakClonedRequest, SpeakFileRequest,
+    SpeakRequest,
 };
 
 use crate::progress::Bars;
@@ -38,6 +39,10 @@ pub struct SpeakArgs {
     /// 1 is the voice's normal pace; 0.25 to 4.
     #[arg(long)]
     speed: Option<f32>,
+    /// A recording of a voice to clone (with a Qwen3-TTS Base checkpoint as --voice, and
+    /// --text): its speaker embedding is what is cloned.
+    #[arg(long, requires = "text")]
+    reference_audio: Option<PathBuf>,
 }
 
 pub fn run(data_dir: Option<PathBuf>, args: SpeakArgs) -> Result<()> {
@@ -70,8 +75,18 @@ async fn speak(runtime: &Runtime, args: SpeakArgs) -> Result<()> {
         let Some(output) = args.output.clone() else {
             bail!("--output OUT.wav is needed: where to write the speech");
         };
-        match (&args.text, &args.file) {
-            (Some(text), _) => {
+        match (&args.text, &args.file, &args.reference_audio) {
+            (Some(text), _, Some(reference)) => {
+                runtime
+                    .speak_cloned(SpeakClonedRequest {
+                        voice: args.voice.clone(),
+                        text: text.clone(),
+                        reference_audio: reference.clone(),
+                        output: Some(output),
+                    })
+                    .await?
+            }
+            (Some(text), _, None) => {
                 runtime
                     .speak(SpeakRequest {
                         voice: args.voice.clone(),
@@ -81,7 +96,7 @@ async fn speak(runtime: &Runtime, args: SpeakArgs) -> Result<()> {
                     })
                     .await?
             }
-            (None, Some(file)) => {
+            (None, Some(file), _) => {
                 runtime
                     .speak_file(SpeakFileRequest {
                         voice: args.voice.clone(),
@@ -91,7 +106,7 @@ async fn speak(runtime: &Runtime, args: SpeakArgs) -> Result<()> {
                     })
                     .await?
             }
-            (None, None) => unreachable!("clap requires one input"),
+            (None, None, _) => unreachable!("clap requires one input"),
         }
     };
     let job = runtime.wait_job(job.id).await?;

@@ -87,3 +87,65 @@ fn refuses_what_a_checkpoint_cannot_do_yet() {
         );
     }
 }
+
+#[test]
+fn speaks_in_a_voice_cloned_from_a_recording() {
+    let data = tempfile::tempdir().unwrap();
+    let sample = data.path().join("me.wav");
+    // Two seconds of a 44.1 kHz stereo hum: decoded, mixed down and resampled to 24 kHz.
+    let spec = hound::WavSpec {
+        channels: 2,
+        sample_rate: 44_100,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut writer = hound::WavWriter::create(&sample, spec).unwrap();
+    for n in 0..88_200 {
+        let t = n as f32 / 44_100.0;
+        let v = (0.3 * (2.0 * std::f32::consts::PI * 160.0 * t).sin() * 32_767.0) as i16;
+        writer.write_sample(v).unwrap();
+        writer.write_sample(v).unwrap();
+    }
+    writer.finalize().unwrap();
+    let out = data.path().join("cloned.wav");
+    let voice = checkpoint();
+    let run = izwi(
+        &data,
+        &[
+            "speak",
+            "--voice",
+            &voice,
+            "--reference-audio",
+            sample.to_str().unwrap(),
+            "--text",
+            "Hello in my own voice.",
+            "--output",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        run.status.success(),
+        "izwi speak failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let reader = hound::WavReader::open(&out).expect("a WAV");
+    assert_eq!(reader.spec().sample_rate, 24_000);
+    assert!(reader.duration() >= 2 * 1920);
+
+    let missing = izwi(
+        &data,
+        &[
+            "speak",
+            "--voice",
+            &voice,
+            "--reference-audio",
+            "nowhere.wav",
+            "--text",
+            "Hi.",
+            "--output",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no voice sample"));
+}

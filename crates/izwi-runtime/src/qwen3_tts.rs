@@ -1,6 +1,7 @@
 //! Speech from a Qwen3-TTS checkpoint folder named as the voice (`izwi speak --voice
-//! DIR`): the folder is loaded for the job, the text spoken on its engine, and the
-//! audio appended to the WAV as the codec decodes it.
+//! DIR`): the folder is loaded for the job, the text spoken on its engine (in a voice
+//! cloned from a sample, when one is given), and the audio appended to the WAV as the
+//! codec decodes it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use izwi_audio::WavFile;
 use izwi_core::engine::EngineCoreConfig;
 use izwi_core::models::qwen3_tts::{Qwen3Tts, SpeakOptions};
 use izwi_store::{Job, JobKind, JobMetrics, NewJob};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::runtime::Inner;
 use crate::speak::{check_output_file, check_text, excerpt, metrics};
@@ -37,20 +38,63 @@ pub(crate) fn refuse_beyond_text(voice: &str) -> Result<(), RuntimeError> {
     }
 }
 
+/// The longest voice sample a clone is made from.
+pub const MAX_REFERENCE_SECONDS: f64 = 60.0;
+
+/// Speech in a voice cloned from a sample, by a Qwen3-TTS Base checkpoint.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SpeakClonedRequest {
+    /// The checkpoint's folder.
+    pub voice: String,
+    pub text: String,
+    /// A recording of the voice to clone (any format Izwi decodes, up to
+    /// [`MAX_REFERENCE_SECONDS`]); its speaker embedding is what is cloned.
+    pub reference_audio: PathBuf,
+    /// Where the WAV goes; default `<data dir>/audio/speech-<job id>.wav`.
+    #[serde(default)]
+    pub output: Option<PathBuf>,
+}
+
 /// What the job's row keeps of the request: not the text.
 #[derive(Serialize)]
 struct Params<'a> {
     voice: &'a str,
     chars: usize,
     output: Option<&'a Path>,
+    reference_audio: Option<&'a Path>,
 }
 
 impl Runtime {
+    /// Queues a speak job in a voice cloned from `request.reference_audio`.
+    pub async fn speak_cloned(&self, request: SpeakClonedRequest) -> Result<Job, RuntimeError> {
+        let Some(dir) = checkpoint(&request.voice) else {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "{} is not a Qwen3-TTS checkpoint folder: only those clone a voice so far",
+                request.voice
+            )));
+        };
+        if !request.reference_audio.is_file() {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "no voice sample at {}",
+                request.reference_audio.display()
+            )));
+        }
+        let speak = SpeakRequest {
+            voice: request.voice,
+            text: request.text,
+            output: request.output,
+            speed: None,
+        };
+        self.speak_qwen3(dir, &speak, Some(request.reference_audio))
+            .await
+    }
+
     /// Queues a speak job in the Qwen3-TTS checkpoint at `dir`.
     pub(crate) async fn speak_qwen3(
         &self,
         dir: PathBuf,
         request: &SpeakRequest,
+        reference: Option<PathBuf>,
     ) -> Result<Job, RuntimeError> {
         check_text(&request.text)?;
         if request.speed.is_some() {
@@ -65,6 +109,7 @@ impl Runtime {
             voice: &request.voice,
             chars: request.text.chars().count(),
             output: request.output.as_deref(),
+            reference_audio: reference.as_deref(),
         };
         let job = self
             .inner
@@ -92,7 +137,7 @@ impl Runtime {
                     Some(path) => path,
                     None => inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
                 };
-                let metrics = run(&inner, &dir, &text, &output).await?;
+                let metrics = run(&inner, &dir, &text, reference.as_deref(), &output).await?;
                 Ok((Some(output.display().to_string()), metrics))
             },
         );
@@ -104,6 +149,7 @@ async fn run(
     inner: &Arc<Inner>,
     dir: &Path,
     text: &str,
+    reference: Option<&Path>,
     output: &Path,
 ) -> Result<JobMetrics, RuntimeError> {
     let started = Instant::now();
@@ -114,6 +160,17 @@ async fn run(
     .await
     .map_err(|e| RuntimeError::Speech(format!("loading stopped: {e}")))?
     .map_err(|e| RuntimeError::Speech(e.to_string()))?;
+    let mut options = SpeakOptions::default();
+    if let Some(reference) = reference {
+        let (path, rate) = (reference.to_path_buf(), tts.speaker_sample_rate());
+        let sample = tokio::task::spawn_blocking(move || voice_sample(&path, rate))
+            .await
+            .map_err(|e| RuntimeError::Speech(format!("reading the sample stopped: {e}")))??;
+        options.speaker_embedding = Some(
+            tts.speaker_embedding(&sample)
+                .map_err(|e| RuntimeError::Speech(e.to_string()))?,
+        );
+    }
     let audio_error = |source| RuntimeError::Audio {
         path: output.to_path_buf(),
         source,
@@ -121,7 +178,7 @@ async fn run(
     let mut wav = WavFile::create(output, tts.sample_rate()).map_err(audio_error)?;
     // Pieces are at most a second of audio: written as they come.
     let mut failed = None;
-    tts.speak(text, &SpeakOptions::default(), |piece| {
+    tts.speak(text, &options, |piece| {
         if failed.is_none() {
             failed = wav.write(&piece).err();
         }
@@ -134,4 +191,21 @@ async fn run(
     let seconds = wav.samples() as f64 / f64::from(tts.sample_rate());
     wav.finish().map_err(audio_error)?;
     Ok(metrics(started, seconds))
+}
+
+/// A voice sample as mono samples at `rate`.
+fn voice_sample(path: &Path, rate: u32) -> Result<Vec<f32>, RuntimeError> {
+    let audio_error = |source| RuntimeError::Audio {
+        path: path.to_path_buf(),
+        source,
+    };
+    let audio = izwi_audio::decode_file(path).map_err(audio_error)?;
+    let mono = audio.to_mono();
+    let seconds = mono.len() as f64 / f64::from(audio.sample_rate);
+    if seconds > MAX_REFERENCE_SECONDS {
+        return Err(RuntimeError::InvalidRequest(format!(
+            "the voice sample is {seconds:.0} s long; a clone takes at most {MAX_REFERENCE_SECONDS:.0} s"
+        )));
+    }
+    izwi_audio::resample(&mono, audio.sample_rate, rate).map_err(audio_error)
 }
