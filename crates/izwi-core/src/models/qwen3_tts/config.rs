@@ -62,6 +62,10 @@ pub struct TalkerConfig {
     /// CustomVoice speakers: name to codec token.
     #[serde(default)]
     pub spk_id: HashMap<String, u32>,
+    /// CustomVoice speakers: `false`, or the dialect (a `codec_language_id` key) the
+    /// speaker speaks when the language is Chinese or left to the model.
+    #[serde(default)]
+    pub spk_is_dialect: HashMap<String, serde_json::Value>,
     #[serde(default)]
     pub hidden_act: Option<String>,
 }

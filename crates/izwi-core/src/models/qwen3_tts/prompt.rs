@@ -14,9 +14,14 @@ pub struct SpeechPrompt {
     pub text_ids: Vec<u32>,
     /// A language of the checkpoint's `codec_language_id`, or None to let the model tell.
     pub language: Option<String>,
-    /// A speaker embedding (x-vector) in the talker's hidden size, for cloning a voice;
-    /// None speaks in the model's own voice.
+    /// A speaker embedding (x-vector) in the talker's hidden size, for cloning a voice
+    /// (Base checkpoints).
     pub speaker_embedding: Option<Vec<f32>>,
+    /// A preset speaker of the checkpoint's `spk_id` (CustomVoice checkpoints).
+    pub speaker: Option<String>,
+    /// The tokens of `<|im_start|>user\n{instruction}<|im_end|>\n`: how to speak
+    /// (CustomVoice) or the voice to design (VoiceDesign).
+    pub instruct_ids: Option<Vec<u32>>,
 }
 
 /// Tokens around the text in `text_ids`: `<|im_start|>assistant\n` before it,
@@ -55,6 +60,40 @@ impl PromptLayout {
         {
             candle_core::bail!("text token {bad} is outside the vocabulary");
         }
+        if let Some(&bad) = prompt
+            .instruct_ids
+            .iter()
+            .flatten()
+            .find(|&&id| id as usize >= t.text_vocab_size)
+        {
+            candle_core::bail!("instruction token {bad} is outside the vocabulary");
+        }
+        let preset = match &prompt.speaker {
+            None => None,
+            Some(name) => {
+                if prompt.speaker_embedding.is_some() {
+                    candle_core::bail!(
+                        "a prompt takes a preset speaker or a cloned voice, not both"
+                    );
+                }
+                let key = name.to_lowercase();
+                let Some(&id) = t.spk_id.get(&key) else {
+                    let mut known: Vec<&str> = t.spk_id.keys().map(String::as_str).collect();
+                    known.sort_unstable();
+                    candle_core::bail!(
+                        "speaker {name:?} is not one of this model's: {}",
+                        if known.is_empty() {
+                            "it has none".to_string()
+                        } else {
+                            known.join(", ")
+                        }
+                    );
+                };
+                // A dialect speaker speaks it when the language is Chinese or open.
+                let dialect = t.spk_is_dialect.get(&key).and_then(|v| v.as_str());
+                Some((id, dialect.map(str::to_owned)))
+            }
+        };
         if let Some(embedding) = &prompt.speaker_embedding {
             if embedding.len() != t.hidden_size {
                 candle_core::bail!(
@@ -64,7 +103,14 @@ impl PromptLayout {
                 );
             }
         }
-        let mut codec = match &prompt.language {
+        let dialect = preset.as_ref().and_then(|(_, d)| d.clone()).filter(|_| {
+            prompt
+                .language
+                .as_deref()
+                .is_none_or(|l| l.eq_ignore_ascii_case("chinese"))
+        });
+        let language = dialect.or_else(|| prompt.language.clone());
+        let mut codec = match &language {
             None => vec![
                 t.codec_nothink_id,
                 t.codec_think_bos_id,
@@ -91,17 +137,23 @@ impl PromptLayout {
         .into_iter()
         .map(Some)
         .collect::<Vec<_>>();
-        if prompt.speaker_embedding.is_some() {
+        if let Some((id, _)) = preset {
+            codec.push(Some(id));
+        } else if prompt.speaker_embedding.is_some() {
             codec.push(None);
         }
         codec.extend([Some(t.codec_pad_id), Some(t.codec_bos_id)]);
         Ok(Self { prompt, codec })
     }
 
-    /// Positions of the prompt: the role, the codec control tokens beside text padding,
-    /// and the first text token with the codec's begin token.
+    /// Positions of the prompt: the instruction, the role, the codec control tokens
+    /// beside text padding, and the first text token with the codec's begin token.
     pub fn len(&self) -> usize {
-        ROLE_TOKENS + self.codec.len()
+        self.instruct_len() + ROLE_TOKENS + self.codec.len()
+    }
+
+    fn instruct_len(&self) -> usize {
+        self.prompt.instruct_ids.as_ref().map_or(0, Vec::len)
     }
 
     pub fn embed(&self, config: &Qwen3TtsConfig, talker: &Talker) -> Result<PromptEmbeddings> {
@@ -126,6 +178,17 @@ impl PromptLayout {
         let n = codec_rows.len();
         // Text side of the codec positions: padding, then the text's begin token.
         let mut rows: Vec<Tensor> = Vec::with_capacity(self.len());
+        if let Some(instruct) = self
+            .prompt
+            .instruct_ids
+            .as_deref()
+            .filter(|i| !i.is_empty())
+        {
+            let instruct = talker.text(instruct)?;
+            for i in 0..instruct.dim(0)? {
+                rows.push(instruct.get(i)?);
+            }
+        }
         let role = talker.text(&ids[..ROLE_TOKENS])?;
         for i in 0..ROLE_TOKENS {
             rows.push(role.get(i)?);

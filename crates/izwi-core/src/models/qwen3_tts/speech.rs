@@ -94,8 +94,12 @@ pub struct SpeakOptions {
     /// Overrides the checkpoint's repetition penalty on codebook 0.
     pub repetition_penalty: Option<f32>,
     /// A voice to clone: its speaker embedding ([`Qwen3Tts::speaker_embedding`]), the
-    /// reference's x-vector-only mode.
+    /// reference's x-vector-only mode (Base checkpoints).
     pub speaker_embedding: Option<Vec<f32>>,
+    /// A preset speaker (CustomVoice checkpoints).
+    pub speaker: Option<String>,
+    /// How to speak (CustomVoice), or a description of the voice (VoiceDesign).
+    pub instruction: Option<String>,
 }
 
 /// What an utterance took.
@@ -181,10 +185,15 @@ impl Qwen3Tts {
 
     /// The tokens the talker reads for `text`, in the reference's chat layout.
     pub fn text_ids(&self, text: &str) -> Result<Vec<u32>, SpeechError> {
-        let chat = format!("<|im_start|>assistant\n{text}<|im_end|>\n<|im_start|>assistant\n");
+        self.encode(&format!(
+            "<|im_start|>assistant\n{text}<|im_end|>\n<|im_start|>assistant\n"
+        ))
+    }
+
+    fn encode(&self, text: &str) -> Result<Vec<u32>, SpeechError> {
         let encoding = self
             .tokenizer
-            .encode(chat, false)
+            .encode(text, false)
             .map_err(|e| SpeechError::Invalid(format!("cannot tokenize the text: {e}")))?;
         Ok(encoding.get_ids().to_vec())
     }
@@ -232,6 +241,12 @@ impl Qwen3Tts {
             text_ids: self.text_ids(text)?,
             language: options.language.clone(),
             speaker_embedding: options.speaker_embedding.clone(),
+            speaker: options.speaker.clone(),
+            instruct_ids: options
+                .instruction
+                .as_deref()
+                .map(|i| self.encode(&format!("<|im_start|>user\n{i}<|im_end|>\n")))
+                .transpose()?,
         };
         let (request, frames) = self
             .requests
