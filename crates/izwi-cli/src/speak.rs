@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::{bail, Result};
 use clap::{ArgGroup, Args};
 use izwi_runtime::{
-    read_lines, JobStatus, Runtime, SpeakBatchRequest, SpeakClonedRequest, SpeakFileRequest,
+    read_lines, JobStatus, Qwen3SpeakRequest, Runtime, SpeakBatchRequest, SpeakFileRequest,
     SpeakRequest,
 };
 
@@ -43,6 +43,27 @@ pub struct SpeakArgs {
     /// --text): its speaker embedding is what is cloned.
     #[arg(long, requires = "text")]
     reference_audio: Option<PathBuf>,
+    /// A preset speaker of a Qwen3-TTS CustomVoice checkpoint (with --text).
+    #[arg(long, requires = "text")]
+    speaker: Option<String>,
+    /// How to speak (Qwen3-TTS CustomVoice), or the voice to design (VoiceDesign); with
+    /// --text.
+    #[arg(long, requires = "text")]
+    instructions: Option<String>,
+    /// The language of a Qwen3-TTS checkpoint to speak in (with --text); the model tells
+    /// when not given.
+    #[arg(long, requires = "text")]
+    language: Option<String>,
+}
+
+impl SpeakArgs {
+    /// Whether the request has what only a Qwen3-TTS checkpoint takes.
+    fn qwen3(&self) -> bool {
+        self.reference_audio.is_some()
+            || self.speaker.is_some()
+            || self.instructions.is_some()
+            || self.language.is_some()
+    }
 }
 
 pub fn run(data_dir: Option<PathBuf>, args: SpeakArgs) -> Result<()> {
@@ -75,18 +96,21 @@ async fn speak(runtime: &Runtime, args: SpeakArgs) -> Result<()> {
         let Some(output) = args.output.clone() else {
             bail!("--output OUT.wav is needed: where to write the speech");
         };
-        match (&args.text, &args.file, &args.reference_audio) {
-            (Some(text), _, Some(reference)) => {
+        match (&args.text, &args.file) {
+            (Some(text), _) if args.qwen3() => {
                 runtime
-                    .speak_cloned(SpeakClonedRequest {
+                    .speak_qwen3(Qwen3SpeakRequest {
                         voice: args.voice.clone(),
                         text: text.clone(),
-                        reference_audio: reference.clone(),
+                        reference_audio: args.reference_audio.clone(),
+                        speaker: args.speaker.clone(),
+                        instructions: args.instructions.clone(),
+                        language: args.language.clone(),
                         output: Some(output),
                     })
                     .await?
             }
-            (Some(text), _, None) => {
+            (Some(text), _) => {
                 runtime
                     .speak(SpeakRequest {
                         voice: args.voice.clone(),
@@ -96,7 +120,7 @@ async fn speak(runtime: &Runtime, args: SpeakArgs) -> Result<()> {
                     })
                     .await?
             }
-            (None, Some(file), _) => {
+            (None, Some(file)) => {
                 runtime
                     .speak_file(SpeakFileRequest {
                         voice: args.voice.clone(),
@@ -106,7 +130,7 @@ async fn speak(runtime: &Runtime, args: SpeakArgs) -> Result<()> {
                     })
                     .await?
             }
-            (None, None, _) => unreachable!("clap requires one input"),
+            (None, None) => unreachable!("clap requires one input"),
         }
     };
     let job = runtime.wait_job(job.id).await?;

@@ -149,3 +149,75 @@ fn speaks_in_a_voice_cloned_from_a_recording() {
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no voice sample"));
 }
+
+#[test]
+fn speaks_with_a_preset_speaker_instructions_and_a_language() {
+    let data = tempfile::tempdir().unwrap();
+    let out = data.path().join("vivian.wav");
+    let voice = checkpoint();
+    let out = out.to_str().unwrap();
+    let run = izwi(
+        &data,
+        &[
+            "speak",
+            "--voice",
+            &voice,
+            "--speaker",
+            "Vivian",
+            "--instructions",
+            "Speak slowly.",
+            "--language",
+            "English",
+            "--text",
+            "Hello.",
+            "--output",
+            out,
+        ],
+    );
+    assert!(
+        run.status.success(),
+        "izwi speak failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(hound::WavReader::open(out).unwrap().duration() >= 2 * 1920);
+    // A designed voice: only a description.
+    let run = izwi(
+        &data,
+        &[
+            "speak",
+            "--voice",
+            &voice,
+            "--instructions",
+            "A calm, low voice.",
+            "--text",
+            "Hello.",
+            "--output",
+            out,
+        ],
+    );
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    for (flag, value, why) in [
+        (
+            "--speaker",
+            "nobody",
+            "not one of this model's: dylan, vivian",
+        ),
+        ("--language", "klingon", "not one of this model's"),
+    ] {
+        let run = izwi(
+            &data,
+            &[
+                "speak", "--voice", &voice, flag, value, "--text", "Hi.", "--output", out,
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            !run.status.success() && stderr.contains(why),
+            "{flag}: {stderr}"
+        );
+    }
+}

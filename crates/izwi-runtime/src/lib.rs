@@ -53,7 +53,7 @@ pub use izwi_store::{
 };
 pub use live_chat::{LiveChatOptions, LiveEvent, LEVEL_SECONDS};
 pub use models::LoadedModel;
-pub use qwen3_tts::{SpeakClonedRequest, MAX_REFERENCE_SECONDS};
+pub use qwen3_tts::{Qwen3SpeakRequest, MAX_REFERENCE_SECONDS};
 pub use runtime::{Runtime, RuntimeConfig, DEFAULT_TRANSCRIBE_MODEL};
 pub use saved_dictation::SavedDictation;
 pub use speak::{

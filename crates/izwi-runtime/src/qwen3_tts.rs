@@ -41,15 +41,25 @@ pub(crate) fn refuse_beyond_text(voice: &str) -> Result<(), RuntimeError> {
 /// The longest voice sample a clone is made from.
 pub const MAX_REFERENCE_SECONDS: f64 = 60.0;
 
-/// Speech in a voice cloned from a sample, by a Qwen3-TTS Base checkpoint.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SpeakClonedRequest {
+/// Speech by a Qwen3-TTS checkpoint, with what its variant takes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Qwen3SpeakRequest {
     /// The checkpoint's folder.
     pub voice: String,
     pub text: String,
-    /// A recording of the voice to clone (any format Izwi decodes, up to
+    /// A recording of a voice to clone (Base checkpoints; any format Izwi decodes, up to
     /// [`MAX_REFERENCE_SECONDS`]); its speaker embedding is what is cloned.
-    pub reference_audio: PathBuf,
+    #[serde(default)]
+    pub reference_audio: Option<PathBuf>,
+    /// A preset speaker (CustomVoice checkpoints).
+    #[serde(default)]
+    pub speaker: Option<String>,
+    /// How to speak (CustomVoice), or the voice to design (VoiceDesign).
+    #[serde(default)]
+    pub instructions: Option<String>,
+    /// One of the checkpoint's languages; the model tells when None.
+    #[serde(default)]
+    pub language: Option<String>,
     /// Where the WAV goes; default `<data dir>/audio/speech-<job id>.wav`.
     #[serde(default)]
     pub output: Option<PathBuf>,
@@ -62,46 +72,58 @@ struct Params<'a> {
     chars: usize,
     output: Option<&'a Path>,
     reference_audio: Option<&'a Path>,
+    speaker: Option<&'a str>,
+    instructions: Option<&'a str>,
+    language: Option<&'a str>,
 }
 
 impl Runtime {
-    /// Queues a speak job in a voice cloned from `request.reference_audio`.
-    pub async fn speak_cloned(&self, request: SpeakClonedRequest) -> Result<Job, RuntimeError> {
+    /// Queues a speak job in a Qwen3-TTS checkpoint folder, with a cloned voice, a
+    /// preset speaker, instructions or a language as the request says.
+    pub async fn speak_qwen3(&self, request: Qwen3SpeakRequest) -> Result<Job, RuntimeError> {
         let Some(dir) = checkpoint(&request.voice) else {
             return Err(RuntimeError::InvalidRequest(format!(
-                "{} is not a Qwen3-TTS checkpoint folder: only those clone a voice so far",
+                "{} is not a Qwen3-TTS checkpoint folder",
                 request.voice
             )));
         };
-        if !request.reference_audio.is_file() {
-            return Err(RuntimeError::InvalidRequest(format!(
-                "no voice sample at {}",
-                request.reference_audio.display()
-            )));
+        if let Some(sample) = &request.reference_audio {
+            if !sample.is_file() {
+                return Err(RuntimeError::InvalidRequest(format!(
+                    "no voice sample at {}",
+                    sample.display()
+                )));
+            }
         }
-        let speak = SpeakRequest {
-            voice: request.voice,
-            text: request.text,
-            output: request.output,
-            speed: None,
-        };
-        self.speak_qwen3(dir, &speak, Some(request.reference_audio))
-            .await
+        self.start_qwen3(dir, request).await
     }
 
-    /// Queues a speak job in the Qwen3-TTS checkpoint at `dir`.
-    pub(crate) async fn speak_qwen3(
+    /// Queues a plain speak request whose voice is a Qwen3-TTS checkpoint at `dir`.
+    pub(crate) async fn speak_in_checkpoint(
         &self,
         dir: PathBuf,
         request: &SpeakRequest,
-        reference: Option<PathBuf>,
     ) -> Result<Job, RuntimeError> {
-        check_text(&request.text)?;
         if request.speed.is_some() {
             return Err(RuntimeError::InvalidRequest(
                 "a Qwen3-TTS voice has no speed setting".into(),
             ));
         }
+        let request = Qwen3SpeakRequest {
+            voice: request.voice.clone(),
+            text: request.text.clone(),
+            output: request.output.clone(),
+            ..Qwen3SpeakRequest::default()
+        };
+        self.start_qwen3(dir, request).await
+    }
+
+    async fn start_qwen3(
+        &self,
+        dir: PathBuf,
+        request: Qwen3SpeakRequest,
+    ) -> Result<Job, RuntimeError> {
+        check_text(&request.text)?;
         if let Some(output) = &request.output {
             check_output_file(output)?;
         }
@@ -109,7 +131,10 @@ impl Runtime {
             voice: &request.voice,
             chars: request.text.chars().count(),
             output: request.output.as_deref(),
-            reference_audio: reference.as_deref(),
+            reference_audio: request.reference_audio.as_deref(),
+            speaker: request.speaker.as_deref(),
+            instructions: request.instructions.as_deref(),
+            language: request.language.as_deref(),
         };
         let job = self
             .inner
@@ -127,7 +152,7 @@ impl Runtime {
             .emit(Event::JobQueued { job: job.clone() });
         let inner = self.inner.clone();
         let job_id = job.id;
-        let (text, output) = (request.text.clone(), request.output.clone());
+        let output = request.output.clone();
         self.inner.jobs.spawn(
             self.inner.store.clone(),
             self.inner.events.clone(),
@@ -137,7 +162,7 @@ impl Runtime {
                     Some(path) => path,
                     None => inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
                 };
-                let metrics = run(&inner, &dir, &text, reference.as_deref(), &output).await?;
+                let metrics = run(&inner, &dir, &request, &output).await?;
                 Ok((Some(output.display().to_string()), metrics))
             },
         );
@@ -148,8 +173,7 @@ impl Runtime {
 async fn run(
     inner: &Arc<Inner>,
     dir: &Path,
-    text: &str,
-    reference: Option<&Path>,
+    request: &Qwen3SpeakRequest,
     output: &Path,
 ) -> Result<JobMetrics, RuntimeError> {
     let started = Instant::now();
@@ -160,8 +184,13 @@ async fn run(
     .await
     .map_err(|e| RuntimeError::Speech(format!("loading stopped: {e}")))?
     .map_err(|e| RuntimeError::Speech(e.to_string()))?;
-    let mut options = SpeakOptions::default();
-    if let Some(reference) = reference {
+    let mut options = SpeakOptions {
+        speaker: request.speaker.clone(),
+        instruction: request.instructions.clone(),
+        language: request.language.clone(),
+        ..SpeakOptions::default()
+    };
+    if let Some(reference) = &request.reference_audio {
         let (path, rate) = (reference.to_path_buf(), tts.speaker_sample_rate());
         let sample = tokio::task::spawn_blocking(move || voice_sample(&path, rate))
             .await
@@ -178,7 +207,7 @@ async fn run(
     let mut wav = WavFile::create(output, tts.sample_rate()).map_err(audio_error)?;
     // Pieces are at most a second of audio: written as they come.
     let mut failed = None;
-    tts.speak(text, &options, |piece| {
+    tts.speak(&request.text, &options, |piece| {
         if failed.is_none() {
             failed = wav.write(&piece).err();
         }

@@ -740,7 +740,7 @@ impl Runtime {
     /// as it is made.
     pub async fn speak(&self, request: SpeakRequest) -> Result<Job, RuntimeError> {
         if let Some(dir) = crate::qwen3_tts::checkpoint(&request.voice) {
-            return self.speak_qwen3(dir, &request, None).await;
+            return self.speak_in_checkpoint(dir, &request).await;
         }
         check_text(&request.text)?;
         let params = SpeakParams {
