@@ -380,3 +380,35 @@ impl ModelExecutor for Qwen3TtsExecutor {
         self.requests.cancel(request_id);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn requests() -> Qwen3TtsRequests {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/qwen3-tts-tiny/config.json"
+        );
+        let config: Qwen3TtsConfig =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("config")).expect("valid");
+        Qwen3TtsRequests {
+            config: Arc::new(config),
+            pending: Arc::default(),
+        }
+    }
+
+    #[test]
+    fn prompt_tokens_differ_per_request_and_are_never_sampled() {
+        let r = requests();
+        let t = &r.config.talker_config;
+        let (a, b) = (r.prompt_tokens(12), r.prompt_tokens(12));
+        assert_eq!(a.len(), 12);
+        assert_ne!(a, b, "two requests never share a prompt");
+        let control = (t.vocab_size - CONTROL_TOKENS) as u32;
+        for token in a.iter().chain(&b) {
+            assert!(*token >= control && (*token as usize) < t.vocab_size);
+            assert_ne!(*token, t.codec_eos_token_id);
+        }
+    }
+}

@@ -214,3 +214,101 @@ impl PromptLayout {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> Qwen3TtsConfig {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/qwen3-tts-tiny/config.json"
+        );
+        serde_json::from_str(&std::fs::read_to_string(path).expect("fixture config"))
+            .expect("valid config")
+    }
+
+    fn prompt() -> SpeechPrompt {
+        SpeechPrompt {
+            text_ids: (10..20).collect(),
+            language: None,
+            speaker_embedding: None,
+            speaker: None,
+            instruct_ids: None,
+        }
+    }
+
+    fn refused(prompt: SpeechPrompt) -> String {
+        PromptLayout::new(prompt, &config())
+            .expect_err("refused")
+            .to_string()
+    }
+
+    #[test]
+    fn the_prompt_grows_by_what_it_holds() {
+        let c = config();
+        let len = |p: SpeechPrompt| PromptLayout::new(p, &c).expect("valid").len();
+        // Role (3), think/no-think tags (3), pad and begin (2).
+        assert_eq!(len(prompt()), 8);
+        let english = SpeechPrompt {
+            language: Some("English".into()),
+            ..prompt()
+        };
+        assert_eq!(len(english), 9, "a language adds its token");
+        let cloned = SpeechPrompt {
+            speaker_embedding: Some(vec![0.0; c.talker_config.hidden_size]),
+            ..prompt()
+        };
+        assert_eq!(len(cloned), 9, "a speaker takes one position");
+        let instructed = SpeechPrompt {
+            speaker: Some("Vivian".into()),
+            instruct_ids: Some(vec![1, 2, 3, 4]),
+            ..prompt()
+        };
+        assert_eq!(len(instructed), 13);
+        // A dialect speaker with the language left open speaks its dialect.
+        let dialect = SpeechPrompt {
+            speaker: Some("dylan".into()),
+            ..prompt()
+        };
+        let layout = PromptLayout::new(dialect, &c).expect("valid");
+        let beijing = c.talker_config.codec_language_id["beijing_dialect"];
+        assert!(layout.codec.contains(&Some(beijing)));
+    }
+
+    #[test]
+    fn bad_prompts_are_refused_with_the_reason() {
+        let hidden = config().talker_config.hidden_size;
+        assert!(refused(SpeechPrompt {
+            text_ids: vec![1; 8],
+            ..prompt()
+        })
+        .contains("no text"));
+        assert!(refused(SpeechPrompt {
+            language: Some("klingon".into()),
+            ..prompt()
+        })
+        .contains("chinese, english, german"));
+        assert!(refused(SpeechPrompt {
+            speaker: Some("nobody".into()),
+            ..prompt()
+        })
+        .contains("dylan, vivian"));
+        assert!(refused(SpeechPrompt {
+            speaker: Some("vivian".into()),
+            speaker_embedding: Some(vec![0.0; hidden]),
+            ..prompt()
+        })
+        .contains("not both"));
+        assert!(refused(SpeechPrompt {
+            speaker_embedding: Some(vec![0.0; 3]),
+            ..prompt()
+        })
+        .contains("3 numbers"));
+        assert!(refused(SpeechPrompt {
+            text_ids: vec![10, 11, 12, 13, 99_999, 14, 15, 16, 17],
+            ..prompt()
+        })
+        .contains("outside the vocabulary"));
+    }
+}
