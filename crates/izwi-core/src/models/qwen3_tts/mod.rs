@@ -13,6 +13,7 @@ mod speaker_encoder;
 mod speaker_mel;
 mod speech;
 mod talker;
+mod text_tokenizer;
 
 pub use code_predictor::CodePredictor;
 pub use config::{CodePredictorConfig, Qwen3TtsConfig, TalkerConfig};
@@ -24,3 +25,4 @@ pub use speech::{
     Qwen3Tts, SamplingDefaults, SpeakOptions, SpeechError, SpeechStats, STREAM_CHUNK_FRAMES,
 };
 pub use talker::{Talker, TalkerOutput};
+pub use text_tokenizer::load_text_tokenizer;

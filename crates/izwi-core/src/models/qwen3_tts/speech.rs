@@ -15,6 +15,7 @@ use super::executor::{Qwen3TtsExecutor, Qwen3TtsRequests};
 use super::prompt::SpeechPrompt;
 use super::speaker_encoder::SpeakerEncoder;
 use super::speaker_mel::{SpeakerMel, SAMPLE_RATE as SPEAKER_RATE};
+use super::text_tokenizer::load_text_tokenizer;
 use crate::engine::{Engine, EngineCoreConfig, FinishReason, GenerationParams};
 use crate::models::shared::weights::load_model_dir;
 
@@ -123,8 +124,8 @@ pub struct Qwen3Tts {
 
 impl Qwen3Tts {
     /// Loads a checkpoint folder in the official layout (config.json,
-    /// generation_config.json, model.safetensors, tokenizer.json, speech_tokenizer/) and
-    /// starts its engine.
+    /// generation_config.json, model.safetensors, tokenizer.json or vocab.json and
+    /// merges.txt, speech_tokenizer/) and starts its engine.
     pub fn from_dir(
         dir: &Path,
         device: &Device,
@@ -133,10 +134,7 @@ impl Qwen3Tts {
         let load = |e: candle_core::Error| SpeechError::Load(format!("{}: {e}", dir.display()));
         let executor = Qwen3TtsExecutor::from_dir(dir, DType::F32, device).map_err(load)?;
         let codec = CodecDecoder::from_dir(&dir.join("speech_tokenizer"), device).map_err(load)?;
-        let tokenizer_path = dir.join("tokenizer.json");
-        let tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| {
-            SpeechError::Load(format!("cannot read {}: {e}", tokenizer_path.display()))
-        })?;
+        let tokenizer = load_text_tokenizer(dir).map_err(SpeechError::Load)?;
         let defaults_path = dir.join("generation_config.json");
         let text = std::fs::read_to_string(&defaults_path).map_err(|e| {
             SpeechError::Load(format!("cannot read {}: {e}", defaults_path.display()))
