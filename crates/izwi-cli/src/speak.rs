@@ -6,7 +6,8 @@ use std::sync::Arc;
 use anyhow::{bail, Result};
 use clap::{ArgGroup, Args};
 use izwi_runtime::{
-    read_lines, JobStatus, Runtime, SpeakBatchRequest, SpeakFileRequest, SpeakRequest,
+    read_lines, JobStatus, Qwen3SpeakRequest, Runtime, SpeakBatchRequest, SpeakFileRequest,
+    SpeakRequest,
 };
 
 use crate::progress::Bars;
@@ -14,7 +15,8 @@ use crate::progress::Bars;
 #[derive(Args)]
 #[command(group(ArgGroup::new("input").required(true).args(["text", "file", "lines"])))]
 pub struct SpeakArgs {
-    /// A voice from `izwi voices` (id or name), a voice model's id, or a Piper .onnx file.
+    /// A voice from `izwi voices` (id or name), a voice model's id, a Piper .onnx file, or
+    /// a Qwen3-TTS checkpoint folder (with --text; docs/qwen3-tts.md).
     #[arg(long)]
     voice: String,
     /// What to say (up to the limit of one request; longer texts go in --file).
@@ -37,6 +39,31 @@ pub struct SpeakArgs {
     /// 1 is the voice's normal pace; 0.25 to 4.
     #[arg(long)]
     speed: Option<f32>,
+    /// A recording of a voice to clone (with a Qwen3-TTS Base checkpoint as --voice, and
+    /// --text): its speaker embedding is what is cloned.
+    #[arg(long, requires = "text")]
+    reference_audio: Option<PathBuf>,
+    /// A preset speaker of a Qwen3-TTS CustomVoice checkpoint (with --text).
+    #[arg(long, requires = "text")]
+    speaker: Option<String>,
+    /// How to speak (Qwen3-TTS CustomVoice), or the voice to design (VoiceDesign); with
+    /// --text.
+    #[arg(long, requires = "text")]
+    instructions: Option<String>,
+    /// The language of a Qwen3-TTS checkpoint to speak in (with --text); the model tells
+    /// when not given.
+    #[arg(long, requires = "text")]
+    language: Option<String>,
+}
+
+impl SpeakArgs {
+    /// Whether the request has what only a Qwen3-TTS checkpoint takes.
+    fn qwen3(&self) -> bool {
+        self.reference_audio.is_some()
+            || self.speaker.is_some()
+            || self.instructions.is_some()
+            || self.language.is_some()
+    }
 }
 
 pub fn run(data_dir: Option<PathBuf>, args: SpeakArgs) -> Result<()> {
@@ -70,6 +97,19 @@ async fn speak(runtime: &Runtime, args: SpeakArgs) -> Result<()> {
             bail!("--output OUT.wav is needed: where to write the speech");
         };
         match (&args.text, &args.file) {
+            (Some(text), _) if args.qwen3() => {
+                runtime
+                    .speak_qwen3(Qwen3SpeakRequest {
+                        voice: args.voice.clone(),
+                        text: text.clone(),
+                        reference_audio: args.reference_audio.clone(),
+                        speaker: args.speaker.clone(),
+                        instructions: args.instructions.clone(),
+                        language: args.language.clone(),
+                        output: Some(output),
+                    })
+                    .await?
+            }
             (Some(text), _) => {
                 runtime
                     .speak(SpeakRequest {

@@ -12,6 +12,7 @@ mod history;
 mod jobs;
 mod live_chat;
 mod models;
+mod qwen3_tts;
 mod remote;
 mod runtime;
 mod saved_dictation;
@@ -55,6 +56,7 @@ pub use izwi_store::{
 };
 pub use live_chat::{LiveChatOptions, LiveEvent, LEVEL_SECONDS};
 pub use models::LoadedModel;
+pub use qwen3_tts::{Qwen3SpeakRequest, MAX_REFERENCE_SECONDS};
 pub use remote::{
     BackendChoice, RemoteInfo, RemoteSettings, REMOTE_BACKEND, REMOTE_SPEECH_MODEL,
     REMOTE_TRANSCRIBE_MODEL,

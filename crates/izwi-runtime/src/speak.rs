@@ -357,7 +357,7 @@ async fn blocking<T: Send + 'static>(
 
 /// Refuses an interactive text that is too long or has nothing to say. Cheap enough
 /// for the async thread: one scan of at most [`MAX_SPEAK_CHARS`] characters.
-fn check_text(text: &str) -> Result<(), RuntimeError> {
+pub(crate) fn check_text(text: &str) -> Result<(), RuntimeError> {
     let chars = text.chars().count();
     if chars > MAX_SPEAK_CHARS {
         return Err(RuntimeError::InvalidRequest(format!(
@@ -386,7 +386,7 @@ pub(crate) fn sentences_of(text: &str) -> Result<Vec<Sentence>, RuntimeError> {
 }
 
 /// The first characters of `text`, for a job's row.
-fn excerpt(text: &str) -> String {
+pub(crate) fn excerpt(text: &str) -> String {
     let mut excerpt: String = text.chars().take(EXCERPT_CHARS).collect();
     if excerpt.len() < text.len() {
         excerpt.push('…');
@@ -690,7 +690,7 @@ pub(crate) async fn run_batch(
     Ok(metrics(started, all_seconds))
 }
 
-fn metrics(started: Instant, audio_seconds: f64) -> JobMetrics {
+pub(crate) fn metrics(started: Instant, audio_seconds: f64) -> JobMetrics {
     let processing = started.elapsed().as_secs_f64();
     JobMetrics {
         audio_seconds: Some(audio_seconds),
@@ -820,7 +820,7 @@ fn check_voice_ready(choice: &VoiceChoice, speed: Option<f32>) -> Result<(), Run
 }
 
 /// The folder of an output file must exist.
-fn check_output_file(path: &Path) -> Result<(), RuntimeError> {
+pub(crate) fn check_output_file(path: &Path) -> Result<(), RuntimeError> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -856,6 +856,9 @@ impl Runtime {
     /// file (the job's output), each sentence reported as `Event::SpeechAudio` as soon
     /// as it is made.
     pub async fn speak(&self, request: SpeakRequest) -> Result<Job, RuntimeError> {
+        if let Some(dir) = crate::qwen3_tts::checkpoint(&request.voice) {
+            return self.speak_in_checkpoint(dir, &request).await;
+        }
         check_text(&request.text)?;
         let params = SpeakParams {
             voice: &request.voice,
@@ -904,6 +907,7 @@ impl Runtime {
         if let Some(remote) = self.inner.remote() {
             return self.speak_remote(remote, params, input, script).await;
         }
+        crate::qwen3_tts::refuse_beyond_text(params.voice)?;
         let choice = self.inner.choose_voice(params.voice).await?;
         check_voice_ready(&choice, params.speed)?;
         if let Some(output) = params.output {
@@ -1004,6 +1008,7 @@ impl Runtime {
                 remote.url()
             )));
         }
+        crate::qwen3_tts::refuse_beyond_text(&request.voice)?;
         let choice = self.inner.choose_voice(&request.voice).await?;
         check_voice_ready(&choice, request.speed)?;
         let dir = &request.output_dir;

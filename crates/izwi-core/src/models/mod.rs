@@ -4,6 +4,7 @@
 
 pub mod lfm2;
 pub mod llama;
+pub mod qwen3_tts;
 pub mod shared;
 pub mod vad;
 pub mod vits;

@@ -9,7 +9,8 @@ mod dense;
 mod gguf;
 mod model;
 
-pub use config::{EosTokens, LlamaConfig};
+pub use config::{Architecture, EosTokens, LlamaConfig};
 pub use dense::DenseKvCache;
 pub use gguf::GgufWeights;
+pub(crate) use model::DecoderLayer;
 pub use model::Llama;

@@ -13,7 +13,7 @@ use crate::models::shared::weights::{load_model_dir, random_weights};
 
 /// A Llama's weights by their Hugging Face names (`model.layers.0.self_attn.q_proj`),
 /// from a checkpoint folder or a GGUF file.
-pub(super) trait LlamaWeights {
+pub(crate) trait LlamaWeights {
     fn linear(&self, name: &str, in_dim: usize, out_dim: usize, bias: bool) -> Result<Linear>;
     fn rms_norm(&self, name: &str, size: usize, eps: f64) -> Result<RmsNorm>;
     fn embedding(&self, name: &str, vocab: usize, hidden: usize) -> Result<Embedding>;
@@ -161,7 +161,7 @@ impl Mlp {
     }
 }
 
-pub(super) struct DecoderLayer {
+pub(crate) struct DecoderLayer {
     pub(super) self_attn: Attention,
     mlp: Mlp,
     input_layernorm: RmsNorm,
@@ -169,7 +169,7 @@ pub(super) struct DecoderLayer {
 }
 
 impl DecoderLayer {
-    fn load(cfg: &LlamaConfig, w: &dyn LlamaWeights, prefix: &str) -> Result<Self> {
+    pub(crate) fn load(cfg: &LlamaConfig, w: &dyn LlamaWeights, prefix: &str) -> Result<Self> {
         let norm = |name: &str| {
             w.rms_norm(
                 &format!("{prefix}.{name}"),
@@ -186,7 +186,7 @@ impl DecoderLayer {
     }
 
     /// One pre-norm residual block; `attend` is the attention over this layer's cache.
-    pub(super) fn forward(
+    pub(crate) fn forward(
         &self,
         x: &Tensor,
         rope: &RotaryEmbedding,

@@ -9,6 +9,7 @@ pub mod embedding;
 pub mod gguf;
 pub mod half_weights;
 pub mod linear;
+pub mod mel_filters;
 pub mod onnx;
 pub mod paged_attention;
 pub mod rope;

@@ -8,6 +8,8 @@
 
 use candle_core::{Device, Result, Tensor};
 
+use crate::models::shared::mel_filters::slaney_mel_filters;
+
 pub const SAMPLE_RATE: usize = 16_000;
 pub const N_FFT: usize = 400;
 pub const HOP_LENGTH: usize = 160;
@@ -99,50 +101,13 @@ impl LogMel {
 }
 
 /// The Slaney-style mel filterbank librosa builds (and Whisper ships precomputed):
-/// `n_mels` triangles over 0–8 kHz on the Slaney mel scale, each scaled to unit area.
-/// Row-major `[n_mels, 201]`.
+/// `n_mels` triangles over 0–8 kHz, each scaled to unit area. Row-major `[n_mels, 201]`.
 pub fn mel_filters(n_mels: usize) -> Vec<f32> {
-    let fft_freqs: Vec<f64> = (0..N_FREQS)
-        .map(|k| k as f64 * SAMPLE_RATE as f64 / N_FFT as f64)
-        .collect();
-    let (low, high) = (hz_to_mel(0.0), hz_to_mel(SAMPLE_RATE as f64 / 2.0));
-    let points: Vec<f64> = (0..n_mels + 2)
-        .map(|i| mel_to_hz(low + (high - low) * i as f64 / (n_mels + 1) as f64))
-        .collect();
-    let mut filters = Vec::with_capacity(n_mels * N_FREQS);
-    for i in 0..n_mels {
-        let (left, centre, right) = (points[i], points[i + 1], points[i + 2]);
-        let norm = 2.0 / (right - left);
-        for &f in &fft_freqs {
-            let rising = (f - left) / (centre - left);
-            let falling = (right - f) / (right - centre);
-            filters.push((rising.min(falling).max(0.0) * norm) as f32);
-        }
-    }
-    filters
-}
-
-// Slaney's mel scale: linear below 1 kHz, logarithmic above.
-const F_SP: f64 = 200.0 / 3.0;
-const MIN_LOG_HZ: f64 = 1000.0;
-const MIN_LOG_MEL: f64 = MIN_LOG_HZ / F_SP;
-
-fn log_step() -> f64 {
-    6.4f64.ln() / 27.0
-}
-
-fn hz_to_mel(hz: f64) -> f64 {
-    if hz >= MIN_LOG_HZ {
-        MIN_LOG_MEL + (hz / MIN_LOG_HZ).ln() / log_step()
-    } else {
-        hz / F_SP
-    }
-}
-
-fn mel_to_hz(mel: f64) -> f64 {
-    if mel >= MIN_LOG_MEL {
-        MIN_LOG_HZ * (log_step() * (mel - MIN_LOG_MEL)).exp()
-    } else {
-        F_SP * mel
-    }
+    slaney_mel_filters(
+        n_mels,
+        N_FFT,
+        SAMPLE_RATE as f64,
+        0.0,
+        SAMPLE_RATE as f64 / 2.0,
+    )
 }

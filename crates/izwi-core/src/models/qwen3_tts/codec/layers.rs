@@ -1,0 +1,180 @@
+//! The codec decoder's convolutional pieces, each as the reference defines it: causal
+//! convolutions (all padding on the left), transposed convolutions trimmed on the right,
+//! SnakeBeta, ConvNeXt blocks and residual units. Tensors are `[1, channels, time]`.
+
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{layer_norm, LayerNorm, VarBuilder};
+
+use crate::models::shared::activations::gelu_erf;
+use crate::models::shared::linear::Linear;
+
+/// A 1-D convolution that sees only the present and past: `(kernel - 1) · dilation`
+/// zeros on the left, none on the right (every use here has stride 1).
+pub struct CausalConv {
+    weight: Tensor,
+    bias: Tensor,
+    kernel: usize,
+    dilation: usize,
+    /// Depthwise (one filter per channel).
+    depthwise: bool,
+}
+
+impl CausalConv {
+    pub fn load(
+        vb: VarBuilder,
+        (cin, cout): (usize, usize),
+        kernel: usize,
+        dilation: usize,
+    ) -> Result<Self> {
+        Ok(Self {
+            weight: vb.get((cout, cin, kernel), "conv.weight")?,
+            bias: vb.get(cout, "conv.bias")?,
+            kernel,
+            dilation,
+            depthwise: false,
+        })
+    }
+
+    pub fn load_depthwise(vb: VarBuilder, channels: usize, kernel: usize) -> Result<Self> {
+        Ok(Self {
+            weight: vb.get((channels, 1, kernel), "conv.weight")?,
+            bias: vb.get(channels, "conv.bias")?,
+            kernel,
+            dilation: 1,
+            depthwise: true,
+        })
+    }
+
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let pad = (self.kernel - 1) * self.dilation;
+        let x = x.pad_with_zeros(2, pad, 0)?;
+        let y = if self.depthwise {
+            // One multiply-add per tap: candle's grouped convolution would run one
+            // convolution per channel.
+            let len = x.dim(2)? - pad;
+            let mut y = None;
+            for tap in 0..self.kernel {
+                let w = self.weight.narrow(2, tap, 1)?.reshape((1, (), 1))?;
+                let term = x.narrow(2, tap * self.dilation, len)?.broadcast_mul(&w)?;
+                y = Some(match y {
+                    None => term,
+                    Some(y) => (y + term)?,
+                });
+            }
+            y.ok_or_else(|| candle_core::Error::msg("a convolution without taps"))?
+        } else {
+            x.conv1d(&self.weight, 0, 1, self.dilation, 1)?
+        };
+        y.broadcast_add(&self.bias.reshape((1, (), 1))?)
+    }
+}
+
+/// A transposed convolution (upsampling by `stride`) with the `kernel - stride` samples
+/// that would reach into the future cut from the right.
+pub struct CausalTransConv {
+    weight: Tensor,
+    bias: Tensor,
+    stride: usize,
+    trim: usize,
+}
+
+impl CausalTransConv {
+    pub fn load(
+        vb: VarBuilder,
+        (cin, cout): (usize, usize),
+        kernel: usize,
+        stride: usize,
+    ) -> Result<Self> {
+        Ok(Self {
+            weight: vb.get((cin, cout, kernel), "conv.weight")?,
+            bias: vb.get(cout, "conv.bias")?,
+            stride,
+            trim: kernel - stride,
+        })
+    }
+
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let y = x.conv_transpose1d(&self.weight, 0, 0, self.stride, 1, 1)?;
+        let y = y.narrow(2, 0, y.dim(2)? - self.trim)?;
+        y.broadcast_add(&self.bias.reshape((1, (), 1))?)
+    }
+}
+
+/// SnakeBeta: `x + sin²(x · e^α) / (e^β + 1e-9)`, per channel.
+pub struct SnakeBeta {
+    alpha: Tensor,
+    inv_beta: Tensor,
+}
+
+impl SnakeBeta {
+    pub fn load(vb: VarBuilder, channels: usize) -> Result<Self> {
+        let alpha = vb
+            .get(channels, "alpha")?
+            .exp()?
+            .reshape((1, channels, 1))?;
+        let beta = vb.get(channels, "beta")?.exp()?;
+        let inv_beta = (beta + 1e-9)?.recip()?.reshape((1, channels, 1))?;
+        Ok(Self { alpha, inv_beta })
+    }
+
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let s = x.broadcast_mul(&self.alpha)?.sin()?.sqr()?;
+        x + s.broadcast_mul(&self.inv_beta)?
+    }
+}
+
+/// ConvNeXt: depthwise causal convolution, LayerNorm, a GELU MLP, a learnt scale, residual.
+pub struct ConvNeXt {
+    dwconv: CausalConv,
+    norm: LayerNorm,
+    pwconv1: Linear,
+    pwconv2: Linear,
+    gamma: Tensor,
+}
+
+impl ConvNeXt {
+    pub fn load(vb: VarBuilder, dim: usize) -> Result<Self> {
+        Ok(Self {
+            dwconv: CausalConv::load_depthwise(vb.pp("dwconv"), dim, 7)?,
+            norm: layer_norm(dim, 1e-6, vb.pp("norm"))?,
+            pwconv1: Linear::load(dim, 4 * dim, vb.pp("pwconv1"))?,
+            pwconv2: Linear::load(4 * dim, dim, vb.pp("pwconv2"))?,
+            gamma: vb.get(dim, "gamma")?,
+        })
+    }
+
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let h = self.dwconv.forward(x)?.squeeze(0)?.t()?;
+        let h = self.norm.forward(&h)?;
+        let h = self
+            .pwconv2
+            .forward(&gelu_erf(&self.pwconv1.forward(&h)?)?)?;
+        let h = h.broadcast_mul(&self.gamma)?.t()?.unsqueeze(0)?;
+        x + h
+    }
+}
+
+/// SnakeBeta, a dilated causal convolution, SnakeBeta, a 1×1 convolution, residual.
+pub struct ResidualUnit {
+    act1: SnakeBeta,
+    conv1: CausalConv,
+    act2: SnakeBeta,
+    conv2: CausalConv,
+}
+
+impl ResidualUnit {
+    pub fn load(vb: VarBuilder, dim: usize, dilation: usize) -> Result<Self> {
+        Ok(Self {
+            act1: SnakeBeta::load(vb.pp("act1"), dim)?,
+            conv1: CausalConv::load(vb.pp("conv1"), (dim, dim), 7, dilation)?,
+            act2: SnakeBeta::load(vb.pp("act2"), dim)?,
+            conv2: CausalConv::load(vb.pp("conv2"), (dim, dim), 1, 1)?,
+        })
+    }
+
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let h = self.conv1.forward(&self.act1.forward(x)?)?;
+        let h = self.conv2.forward(&self.act2.forward(&h)?)?;
+        x + h
+    }
+}

@@ -1,0 +1,314 @@
+//! What the talker is given before it speaks: the text to say and who says it, laid out
+//! as the reference lays it out (streaming text: the text enters one token per frame
+//! while the talker speaks).
+
+use candle_core::{Result, Tensor};
+
+use super::config::Qwen3TtsConfig;
+use super::talker::Talker;
+
+/// One utterance to speak.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpeechPrompt {
+    /// The tokens of `<|im_start|>assistant\n{text}<|im_end|>\n<|im_start|>assistant\n`.
+    pub text_ids: Vec<u32>,
+    /// A language of the checkpoint's `codec_language_id`, or None to let the model tell.
+    pub language: Option<String>,
+    /// A speaker embedding (x-vector) in the talker's hidden size, for cloning a voice
+    /// (Base checkpoints).
+    pub speaker_embedding: Option<Vec<f32>>,
+    /// A preset speaker of the checkpoint's `spk_id` (CustomVoice checkpoints).
+    pub speaker: Option<String>,
+    /// The tokens of `<|im_start|>user\n{instruction}<|im_end|>\n`: how to speak
+    /// (CustomVoice) or the voice to design (VoiceDesign).
+    pub instruct_ids: Option<Vec<u32>>,
+}
+
+/// Tokens around the text in `text_ids`: `<|im_start|>assistant\n` before it,
+/// `<|im_end|>\n<|im_start|>assistant\n` after it.
+const ROLE_TOKENS: usize = 3;
+const TAIL_TOKENS: usize = 5;
+
+/// A prompt checked against the checkpoint, with its codec control tokens chosen.
+#[derive(Debug, Clone)]
+pub(crate) struct PromptLayout {
+    prompt: SpeechPrompt,
+    /// Codec tokens of the prompt, the speaker embedding's place (if any) marked None.
+    codec: Vec<Option<u32>>,
+}
+
+/// The talker's inputs for one request.
+pub(crate) struct PromptEmbeddings {
+    /// One row per prompt position: `[positions, hidden]`.
+    pub prefill: Tensor,
+    /// The text still to enter, one row per generated frame: `[n, hidden]`.
+    pub trailing: Tensor,
+    /// What enters once the text is used up: `[1, hidden]`.
+    pub pad: Tensor,
+}
+
+impl PromptLayout {
+    pub fn new(prompt: SpeechPrompt, config: &Qwen3TtsConfig) -> Result<Self> {
+        let t = &config.talker_config;
+        if prompt.text_ids.len() < ROLE_TOKENS + 1 + TAIL_TOKENS {
+            candle_core::bail!("the prompt has no text to speak");
+        }
+        if let Some(&bad) = prompt
+            .text_ids
+            .iter()
+            .find(|&&id| id as usize >= t.text_vocab_size)
+        {
+            candle_core::bail!("text token {bad} is outside the vocabulary");
+        }
+        if let Some(&bad) = prompt
+            .instruct_ids
+            .iter()
+            .flatten()
+            .find(|&&id| id as usize >= t.text_vocab_size)
+        {
+            candle_core::bail!("instruction token {bad} is outside the vocabulary");
+        }
+        let preset = match &prompt.speaker {
+            None => None,
+            Some(name) => {
+                if prompt.speaker_embedding.is_some() {
+                    candle_core::bail!(
+                        "a prompt takes a preset speaker or a cloned voice, not both"
+                    );
+                }
+                let key = name.to_lowercase();
+                let Some(&id) = t.spk_id.get(&key) else {
+                    let mut known: Vec<&str> = t.spk_id.keys().map(String::as_str).collect();
+                    known.sort_unstable();
+                    candle_core::bail!(
+                        "speaker {name:?} is not one of this model's: {}",
+                        if known.is_empty() {
+                            "it has none".to_string()
+                        } else {
+                            known.join(", ")
+                        }
+                    );
+                };
+                // A dialect speaker speaks it when the language is Chinese or open.
+                let dialect = t.spk_is_dialect.get(&key).and_then(|v| v.as_str());
+                Some((id, dialect.map(str::to_owned)))
+            }
+        };
+        if let Some(embedding) = &prompt.speaker_embedding {
+            if embedding.len() != t.hidden_size {
+                candle_core::bail!(
+                    "the speaker embedding has {} numbers; this model takes {}",
+                    embedding.len(),
+                    t.hidden_size
+                );
+            }
+        }
+        let dialect = preset.as_ref().and_then(|(_, d)| d.clone()).filter(|_| {
+            prompt
+                .language
+                .as_deref()
+                .is_none_or(|l| l.eq_ignore_ascii_case("chinese"))
+        });
+        let language = dialect.or_else(|| prompt.language.clone());
+        let mut codec = match &language {
+            None => vec![
+                t.codec_nothink_id,
+                t.codec_think_bos_id,
+                t.codec_think_eos_id,
+            ],
+            Some(language) => {
+                let Some(&id) = t.codec_language_id.get(&language.to_lowercase()) else {
+                    let mut known: Vec<&str> =
+                        t.codec_language_id.keys().map(String::as_str).collect();
+                    known.sort_unstable();
+                    candle_core::bail!(
+                        "language {language:?} is not one of this model's: {}",
+                        known.join(", ")
+                    );
+                };
+                vec![
+                    t.codec_think_id,
+                    t.codec_think_bos_id,
+                    id,
+                    t.codec_think_eos_id,
+                ]
+            }
+        }
+        .into_iter()
+        .map(Some)
+        .collect::<Vec<_>>();
+        if let Some((id, _)) = preset {
+            codec.push(Some(id));
+        } else if prompt.speaker_embedding.is_some() {
+            codec.push(None);
+        }
+        codec.extend([Some(t.codec_pad_id), Some(t.codec_bos_id)]);
+        Ok(Self { prompt, codec })
+    }
+
+    /// Positions of the prompt: the instruction, the role, the codec control tokens
+    /// beside text padding, and the first text token with the codec's begin token.
+    pub fn len(&self) -> usize {
+        self.instruct_len() + ROLE_TOKENS + self.codec.len()
+    }
+
+    fn instruct_len(&self) -> usize {
+        self.prompt.instruct_ids.as_ref().map_or(0, Vec::len)
+    }
+
+    pub fn embed(&self, config: &Qwen3TtsConfig, talker: &Talker) -> Result<PromptEmbeddings> {
+        let ids = &self.prompt.text_ids;
+        let specials = talker.text(&[
+            config.tts_bos_token_id,
+            config.tts_eos_token_id,
+            config.tts_pad_token_id,
+        ])?;
+        let (bos, eos, pad) = (specials.get(0)?, specials.get(1)?, specials.get(2)?);
+        let codec_rows = self
+            .codec
+            .iter()
+            .map(|token| match token {
+                Some(id) => talker.codec(&[*id])?.squeeze(0),
+                None => {
+                    let embedding = self.prompt.speaker_embedding.as_deref().unwrap_or_default();
+                    Tensor::new(embedding, talker.device())?.to_dtype(talker.dtype())
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let n = codec_rows.len();
+        // Text side of the codec positions: padding, then the text's begin token.
+        let mut rows: Vec<Tensor> = Vec::with_capacity(self.len());
+        if let Some(instruct) = self
+            .prompt
+            .instruct_ids
+            .as_deref()
+            .filter(|i| !i.is_empty())
+        {
+            let instruct = talker.text(instruct)?;
+            for i in 0..instruct.dim(0)? {
+                rows.push(instruct.get(i)?);
+            }
+        }
+        let role = talker.text(&ids[..ROLE_TOKENS])?;
+        for i in 0..ROLE_TOKENS {
+            rows.push(role.get(i)?);
+        }
+        for (i, codec_row) in codec_rows[..n - 1].iter().enumerate() {
+            let text = if i + 2 < n { &pad } else { &bos };
+            rows.push((text + codec_row)?);
+        }
+        let first = talker
+            .text(&ids[ROLE_TOKENS..ROLE_TOKENS + 1])?
+            .squeeze(0)?;
+        rows.push((first + &codec_rows[n - 1])?);
+        let rest = &ids[ROLE_TOKENS + 1..ids.len() - TAIL_TOKENS];
+        let trailing = if rest.is_empty() {
+            eos.unsqueeze(0)?
+        } else {
+            Tensor::cat(&[talker.text(rest)?, eos.unsqueeze(0)?], 0)?
+        };
+        Ok(PromptEmbeddings {
+            prefill: Tensor::stack(&rows, 0)?,
+            trailing,
+            pad: pad.unsqueeze(0)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> Qwen3TtsConfig {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/qwen3-tts-tiny/config.json"
+        );
+        serde_json::from_str(&std::fs::read_to_string(path).expect("fixture config"))
+            .expect("valid config")
+    }
+
+    fn prompt() -> SpeechPrompt {
+        SpeechPrompt {
+            text_ids: (10..20).collect(),
+            language: None,
+            speaker_embedding: None,
+            speaker: None,
+            instruct_ids: None,
+        }
+    }
+
+    fn refused(prompt: SpeechPrompt) -> String {
+        PromptLayout::new(prompt, &config())
+            .expect_err("refused")
+            .to_string()
+    }
+
+    #[test]
+    fn the_prompt_grows_by_what_it_holds() {
+        let c = config();
+        let len = |p: SpeechPrompt| PromptLayout::new(p, &c).expect("valid").len();
+        // Role (3), think/no-think tags (3), pad and begin (2).
+        assert_eq!(len(prompt()), 8);
+        let english = SpeechPrompt {
+            language: Some("English".into()),
+            ..prompt()
+        };
+        assert_eq!(len(english), 9, "a language adds its token");
+        let cloned = SpeechPrompt {
+            speaker_embedding: Some(vec![0.0; c.talker_config.hidden_size]),
+            ..prompt()
+        };
+        assert_eq!(len(cloned), 9, "a speaker takes one position");
+        let instructed = SpeechPrompt {
+            speaker: Some("Vivian".into()),
+            instruct_ids: Some(vec![1, 2, 3, 4]),
+            ..prompt()
+        };
+        assert_eq!(len(instructed), 13);
+        // A dialect speaker with the language left open speaks its dialect.
+        let dialect = SpeechPrompt {
+            speaker: Some("dylan".into()),
+            ..prompt()
+        };
+        let layout = PromptLayout::new(dialect, &c).expect("valid");
+        let beijing = c.talker_config.codec_language_id["beijing_dialect"];
+        assert!(layout.codec.contains(&Some(beijing)));
+    }
+
+    #[test]
+    fn bad_prompts_are_refused_with_the_reason() {
+        let hidden = config().talker_config.hidden_size;
+        assert!(refused(SpeechPrompt {
+            text_ids: vec![1; 8],
+            ..prompt()
+        })
+        .contains("no text"));
+        assert!(refused(SpeechPrompt {
+            language: Some("klingon".into()),
+            ..prompt()
+        })
+        .contains("chinese, english, german"));
+        assert!(refused(SpeechPrompt {
+            speaker: Some("nobody".into()),
+            ..prompt()
+        })
+        .contains("dylan, vivian"));
+        assert!(refused(SpeechPrompt {
+            speaker: Some("vivian".into()),
+            speaker_embedding: Some(vec![0.0; hidden]),
+            ..prompt()
+        })
+        .contains("not both"));
+        assert!(refused(SpeechPrompt {
+            speaker_embedding: Some(vec![0.0; 3]),
+            ..prompt()
+        })
+        .contains("3 numbers"));
+        assert!(refused(SpeechPrompt {
+            text_ids: vec![10, 11, 12, 13, 99_999, 14, 15, 16, 17],
+            ..prompt()
+        })
+        .contains("outside the vocabulary"));
+    }
+}

@@ -1,0 +1,122 @@
+//! The talker: a Qwen3 decoder over the sum of text and codec embeddings, run on the
+//! engine's paged KV cache, whose head gives codebook 0 of the next frame.
+
+use candle_core::{DType, Device, Module, Result, Tensor};
+use candle_nn::{rms_norm, RmsNorm, VarBuilder};
+
+use super::config::TalkerConfig;
+use crate::engine::{ForwardBatch, LayerKvCache};
+use crate::models::llama::DecoderLayer;
+use crate::models::shared::embedding::Embedding;
+use crate::models::shared::linear::Linear;
+use crate::models::shared::paged_attention::PagedAttentionMetadata;
+use crate::models::shared::rope::RotaryEmbedding;
+
+pub struct Talker {
+    text_embedding: Embedding,
+    /// `text_projection`: text hidden size to the talker's, through a SiLU MLP.
+    text_fc1: Linear,
+    text_fc2: Linear,
+    codec_embedding: Embedding,
+    layers: Vec<DecoderLayer>,
+    norm: RmsNorm,
+    codec_head: Linear,
+    rope: RotaryEmbedding,
+    kv_width: usize,
+    dtype: DType,
+    device: Device,
+}
+
+/// What one step of the talker gives back for the sequences that wanted logits.
+pub struct TalkerOutput {
+    /// The final-norm hidden state of each sequence's last position: `[n, hidden]`;
+    /// the code predictor starts from it.
+    pub hidden: Tensor,
+    /// Codebook-0 logits: `[n, vocab]`, f32.
+    pub logits: Tensor,
+}
+
+impl Talker {
+    /// Loads the weights under `talker.` of a Qwen3-TTS checkpoint.
+    pub fn load(config: &TalkerConfig, vb: VarBuilder) -> Result<Self> {
+        let layers_config = config.layers();
+        let model = vb.pp("model");
+        let dense = |vb: VarBuilder, rows: usize, cols: usize| -> Result<Embedding> {
+            Ok(Embedding::Dense(vb.get((rows, cols), "weight")?))
+        };
+        let (text_hidden, hidden) = (config.text_hidden_size, config.hidden_size);
+        let layers = (0..config.num_hidden_layers)
+            .map(|i| DecoderLayer::load(&layers_config, &model, &format!("layers.{i}")))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            text_embedding: dense(
+                model.pp("text_embedding"),
+                config.text_vocab_size,
+                text_hidden,
+            )?,
+            text_fc1: Linear::load(
+                text_hidden,
+                text_hidden,
+                vb.pp("text_projection.linear_fc1"),
+            )?,
+            text_fc2: Linear::load(text_hidden, hidden, vb.pp("text_projection.linear_fc2"))?,
+            codec_embedding: dense(model.pp("codec_embedding"), config.vocab_size, hidden)?,
+            layers,
+            norm: rms_norm(hidden, config.rms_norm_eps, model.pp("norm"))?,
+            codec_head: Linear::load_no_bias(hidden, config.vocab_size, vb.pp("codec_head"))?,
+            rope: RotaryEmbedding::new(
+                config.head_dim(),
+                config.max_position_embeddings,
+                config.rope_theta,
+                None,
+                vb.dtype(),
+                vb.device(),
+            )?,
+            kv_width: config.num_key_value_heads * config.head_dim(),
+            dtype: vb.dtype(),
+            device: vb.device().clone(),
+        })
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// Text tokens in the talker's space: `[n, hidden]`.
+    pub fn text(&self, ids: &[u32]) -> Result<Tensor> {
+        let ids = Tensor::new(ids, &self.device)?;
+        let x = self.text_embedding.forward(&ids)?.to_dtype(self.dtype)?;
+        let x = candle_nn::ops::silu(&self.text_fc1.forward(&x)?)?;
+        self.text_fc2.forward(&x)
+    }
+
+    /// Codec tokens (codebook 0 and control tokens): `[n, hidden]`.
+    pub fn codec(&self, ids: &[u32]) -> Result<Tensor> {
+        let ids = Tensor::new(ids, &self.device)?;
+        self.codec_embedding.forward(&ids)?.to_dtype(self.dtype)
+    }
+
+    /// One engine step: `x` holds the input embedding of every token of `batch`, flat
+    /// (`[tokens, hidden]`).
+    pub fn forward_paged(
+        &self,
+        x: Tensor,
+        batch: &ForwardBatch,
+        kv_cache: &[LayerKvCache],
+    ) -> Result<TalkerOutput> {
+        let meta = PagedAttentionMetadata::new(batch, self.kv_width, self.dtype, &self.device)?;
+        let mut x = x;
+        for (layer, cache) in self.layers.iter().zip(kv_cache) {
+            x = layer.forward(&x, &self.rope, &meta.positions, |q, k, v| {
+                meta.attention(cache, q, k, v)
+            })?;
+        }
+        let hidden = self.norm.forward(&x.index_select(&meta.logits_rows, 0)?)?;
+        let logits = self.codec_head.forward(&hidden)?.to_dtype(DType::F32)?;
+        Ok(TalkerOutput { hidden, logits })
+    }
+}
