@@ -3,13 +3,14 @@
 //! sequence (at most one position per codebook), so it runs on a plain cache of its own,
 //! all of a step's frames in one batch.
 
-use candle_core::{DType, Device, Module, Result, Tensor, D};
+use candle_core::{DType, Device, Module, Result, Tensor};
 use candle_nn::{rms_norm, RmsNorm, VarBuilder};
 
 use super::config::CodePredictorConfig;
 use crate::models::llama::DecoderLayer;
 use crate::models::shared::embedding::Embedding;
 use crate::models::shared::linear::Linear;
+use crate::models::shared::paged_attention::dense_attention;
 use crate::models::shared::rope::RotaryEmbedding;
 
 pub struct CodePredictor {
@@ -192,36 +193,6 @@ impl CodePredictor {
             None => (k, v),
         };
         cache.kv = Some((k.clone(), v.clone()));
-        let total = k.dim(2)?;
-        let groups = heads / kv_heads;
-        let repeat = |t: &Tensor| -> Result<Tensor> {
-            t.unsqueeze(2)?
-                .broadcast_as((n, kv_heads, groups, total, d))?
-                .reshape((n, heads, total, d))
-        };
-        let (k, v) = (repeat(&k)?, repeat(&v)?);
-        let mut scores = (q.matmul(&k.t()?)? * (1.0 / (d as f64).sqrt()))?;
-        if len > 1 {
-            let offset = total - len;
-            let mask: Vec<f32> = (0..len)
-                .flat_map(|i| {
-                    (0..total).map(move |j| {
-                        if j <= offset + i {
-                            0.0
-                        } else {
-                            f32::NEG_INFINITY
-                        }
-                    })
-                })
-                .collect();
-            let mask =
-                Tensor::from_vec(mask, (len, total), &self.device)?.to_dtype(scores.dtype())?;
-            scores = scores.broadcast_add(&mask)?;
-        }
-        let probs = candle_nn::ops::softmax(&scores, D::Minus1)?;
-        probs
-            .matmul(&v)?
-            .transpose(1, 2)?
-            .reshape((n * len, heads * d))
+        dense_attention(&q, &k, &v)
     }
 }

@@ -229,18 +229,19 @@ impl AttentionGroup {
     }
 }
 
-/// Reference attention over a contiguous cache, used by the dense path models keep
-/// as the baseline the paged engine is checked and benchmarked against.
-/// `q`: `[1, heads, n, d]`, `k`/`v`: `[1, kv_heads, total, d]` (the last `n` positions
-/// are the queries'); returns `[n, heads * d]`.
+/// Causal attention over contiguous caches of `b` sequences of equal length: the dense
+/// path models keep as the baseline the paged engine is checked against, and short
+/// sequences run beside the engine (Qwen3-TTS's code predictor).
+/// `q`: `[b, heads, n, d]`, `k`/`v`: `[b, kv_heads, total, d]` (the last `n` positions
+/// are the queries'); returns `[b * n, heads * d]`, sequence by sequence.
 pub fn dense_attention(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor> {
-    let (_, heads, n, head_dim) = q.dims4()?;
+    let (b, heads, n, head_dim) = q.dims4()?;
     let (_, kv_heads, total, _) = k.dims4()?;
     let repeat = |t: &Tensor| -> Result<Tensor> {
         let groups = heads / kv_heads;
         t.unsqueeze(2)?
-            .broadcast_as((1, kv_heads, groups, total, head_dim))?
-            .reshape((1, heads, total, head_dim))
+            .broadcast_as((b, kv_heads, groups, total, head_dim))?
+            .reshape((b, heads, total, head_dim))
     };
     let (k, v) = (repeat(k)?, repeat(v)?);
     let scale = 1.0 / (head_dim as f64).sqrt();
@@ -265,5 +266,5 @@ pub fn dense_attention(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor> {
     probs
         .matmul(&v)?
         .transpose(1, 2)?
-        .reshape((n, heads * head_dim))
+        .reshape((b * n, heads * head_dim))
 }
