@@ -172,7 +172,10 @@ fn copy_hf_folder(src: &Path, staging: &Path) -> Result<Vec<ImportedFile>, HubEr
     let mut files = Vec::new();
     for entry in read_dir(src)? {
         let file_name = entry.file_name().unwrap_or_default().to_string_lossy();
-        let wanted = file_name.ends_with(".json") || file_name.ends_with(".safetensors");
+        // Mistral's own `consolidated*.safetensors` hold the same weights under other
+        // names; only the Hugging Face files are loaded.
+        let wanted = file_name.ends_with(".json")
+            || (file_name.ends_with(".safetensors") && !file_name.starts_with("consolidated"));
         if wanted && entry.is_file() {
             let to = staging.join(entry.file_name().unwrap_or_default());
             files.push(copy(&entry, &to)?);

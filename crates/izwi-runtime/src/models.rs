@@ -346,7 +346,7 @@ fn weights_bytes(dir: &Path) -> u64 {
     entries
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "safetensors"))
+        .filter(|p| izwi_core::models::shared::weights::is_hf_weights(p))
         .map(|p| safetensors_parameters(&p).unwrap_or(0) * 4)
         .sum()
 }

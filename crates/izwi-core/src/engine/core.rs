@@ -32,6 +32,8 @@ pub struct EngineCore {
     beams: HashMap<RequestId, BeamSearch>,
     eos_token_ids: Vec<u32>,
     max_seq_len: usize,
+    /// The last step ran nothing, preempted nothing and failed nothing.
+    idle: bool,
 }
 
 impl EngineCore {
@@ -91,6 +93,7 @@ impl EngineCore {
             beams: HashMap::new(),
             eos_token_ids: spec.eos_token_ids,
             max_seq_len,
+            idle: false,
         })
     }
 
@@ -172,6 +175,13 @@ impl EngineCore {
         self.scheduler.awaits_input()
     }
 
+    /// Whether the last step ran nothing and changed nothing: what could run waits for
+    /// room that requests waiting for their live audio hold. Only a new command (audio,
+    /// an abort) can change that.
+    pub fn was_idle(&self) -> bool {
+        self.idle
+    }
+
     /// Stops a request wherever it is and frees its cache blocks at once. Returns its
     /// final output, or None if no such request is in the engine.
     pub fn abort_request(&mut self, id: &RequestId) -> Option<StreamingOutput> {
@@ -227,6 +237,9 @@ impl EngineCore {
     pub fn step(&mut self) -> Vec<StreamingOutput> {
         let started = Instant::now();
         let schedule = self.scheduler.schedule(&mut self.kv_cache);
+        self.idle = schedule.is_empty()
+            && schedule.preempted_requests.is_empty()
+            && schedule.stuck.is_none();
         for id in &schedule.preempted_requests {
             for search in self.beams.values_mut() {
                 search.forget(id);

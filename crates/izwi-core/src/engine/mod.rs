@@ -260,9 +260,9 @@ impl StepLoop {
 
     fn run(mut self) {
         while !self.stopping {
-            if !self.core.has_unfinished() || self.core.awaits_input() {
-                // Idle, or every request waits for its audio: sleep until a command
-                // arrives; every handle gone means stop.
+            if !self.core.has_unfinished() || self.core.awaits_input() || self.core.was_idle() {
+                // Idle, or nothing can move until live audio comes: sleep until a
+                // command arrives; every handle gone means stop.
                 match self.commands.recv() {
                     Ok(command) => self.handle(command),
                     Err(_) => break,

@@ -233,12 +233,9 @@ impl Scheduler {
         // running; if that sibling waits for room, make it by preempting sequences
         // ordered after it, so the earliest request always moves on.
         while result.is_empty() {
-            let Some(head) = self.waiting.front() else {
+            let Some(head) = self.next_waiting().map(|i| &self.waiting[i]) else {
                 break;
             };
-            if head.awaits_input() {
-                break;
-            }
             let key = self.order_key(head);
             let Some(victim) = self.running.iter().rposition(|s| self.order_key(s) > key) else {
                 break;
@@ -249,14 +246,21 @@ impl Scheduler {
             self.preempt(victim, kv_cache);
             self.admit_waiting(kv_cache, &mut budget, &mut scheduled, &mut result);
         }
-        if result.is_empty() && result.preempted_requests.is_empty() {
-            result.stuck = self
-                .waiting
-                .front()
-                .filter(|s| !s.awaits_input())
-                .map(|s| s.id.clone());
+        // Nothing ran and nothing can make room: stuck, unless a running sequence waits
+        // for its live audio (it will run, or end, when audio comes).
+        if result.is_empty()
+            && result.preempted_requests.is_empty()
+            && !self.running.iter().any(Sequence::awaits_input)
+        {
+            result.stuck = self.next_waiting().map(|i| self.waiting[i].id.clone());
         }
         result
+    }
+
+    /// The first waiting sequence that can run: those still waiting for their live
+    /// audio are passed over.
+    fn next_waiting(&self) -> Option<usize> {
+        self.waiting.iter().position(|s| !s.awaits_input())
     }
 
     /// Gives each running sequence of `ids` not yet scheduled its share of `budget`
@@ -316,29 +320,27 @@ impl Scheduler {
         result: &mut ScheduleResult,
     ) {
         while *budget > 0 && self.running.len() < self.max_batch_size {
-            let Some(seq) = self.waiting.front() else {
+            let Some(index) = self.next_waiting() else {
                 break;
             };
+            let seq = &self.waiting[index];
             // A sequence preempted in this step waits for the next.
             if result.preempted_requests.contains(&seq.id) {
                 break;
             }
+            // Live audio: only the positions whose audio has arrived can run (and be
+            // found in the cache, which always leaves one of them to run).
+            let reach = seq
+                .live_input
+                .map_or(seq.len(), |i| i.positions.min(seq.len()));
             // A request that wants its prompt's alignment computes its whole prompt.
             let cached = if seq.params.return_alignment {
                 Vec::new()
             } else {
-                kv_cache.lookup_prefix(seq.cache_salt, &seq.tokens)
+                kv_cache.lookup_prefix(seq.cache_salt, &seq.tokens[..reach])
             };
             let num_cached = cached.len() * kv_cache.block_size();
-            // Live audio: only the positions whose audio has arrived. The head of the
-            // line waits for its audio rather than being passed.
-            let reach = seq
-                .live_input
-                .map_or(seq.len(), |i| i.positions.min(seq.len()));
-            let remaining = reach.saturating_sub(num_cached);
-            if remaining == 0 {
-                break;
-            }
+            let remaining = reach - num_cached;
             let num_tokens = remaining.min(*budget).min(self.max_chunk_tokens);
             // Without chunked prefill a prompt runs whole, unless it could never fit
             // one step (a long recompute), which must be split to make progress.
@@ -360,7 +362,7 @@ impl Scheduler {
                 }
                 continue;
             }
-            let Some(mut seq) = self.waiting.pop_front() else {
+            let Some(mut seq) = self.waiting.remove(index) else {
                 break;
             };
             seq.num_computed = num_cached;
@@ -586,6 +588,82 @@ mod tests {
                 .wrapping_add(1_442_695_040_888_963_407);
             ((self.0 >> 33) % n as u64) as usize
         }
+    }
+
+    /// A live request (its audio arriving as it runs), with no audio yet.
+    fn live(name: &str, len: usize) -> EngineCoreRequest {
+        request(name, len, Priority::Normal).with_live_audio()
+    }
+
+    fn awaits(scheduler: &Scheduler, name: &str) -> bool {
+        scheduler
+            .running(&id(name))
+            .is_some_and(Sequence::awaits_input)
+    }
+
+    fn set_audio(scheduler: &mut Scheduler, name: &str, positions: usize) {
+        let seq = scheduler.get_mut(&id(name)).expect("in the scheduler");
+        seq.live_input = Some(crate::engine::sequence::LiveInput {
+            positions,
+            ended: false,
+        });
+    }
+
+    #[test]
+    fn a_live_request_preempted_at_a_block_edge_comes_back_and_recomputes_its_last_block() {
+        let mut scheduler = Scheduler::new(&EngineCoreConfig {
+            enable_prefix_caching: true,
+            ..config(SchedulingPolicy::Fcfs)
+        });
+        let mut kv = kv_cache(16, true);
+        scheduler.add_request(live("live", 5));
+        set_audio(&mut scheduler, "live", 8);
+        // Prompt, then decodes, until the 8 positions its audio allows have run (two
+        // full blocks, cached), with the ninth token sampled.
+        while !awaits(&scheduler, "live") {
+            step(&mut scheduler, &mut kv);
+        }
+        let seq = scheduler.running(&id("live")).expect("running");
+        assert_eq!((seq.num_computed, seq.len()), (8, 9));
+        // Preempted while it waits (another request wanted its blocks).
+        let index = scheduler
+            .running
+            .iter()
+            .position(|s| s.id == id("live"))
+            .unwrap();
+        scheduler.preempt(index, &mut kv);
+        // Its cached blocks cover all the audio it has: it must still come back, and
+        // recompute the last cached block's positions rather than wait forever.
+        let result = step(&mut scheduler, &mut kv);
+        assert_eq!(result.stuck, None);
+        assert_eq!(ids(&result.prefill_requests), ["live"]);
+        assert_eq!(result.prefill_requests[0].start_pos, 4);
+        assert_eq!(scheduler.running(&id("live")).unwrap().num_computed, 8);
+    }
+
+    #[test]
+    fn a_live_request_without_audio_is_passed_over_and_a_full_cache_is_not_stuck() {
+        let mut scheduler = Scheduler::new(&config(SchedulingPolicy::Fcfs));
+        let mut kv = kv_cache(4, false);
+        // Waiting for its first audio at the head of the line: the next one runs.
+        scheduler.add_request(live("silent", 5));
+        scheduler.add_request(request("file", 6, Priority::Normal));
+        let result = step(&mut scheduler, &mut kv);
+        assert_eq!(ids(&result.prefill_requests), ["file"]);
+        assert_eq!(waiting_ids(&scheduler), ["silent"]);
+        scheduler.finish_request(&id("file"), &mut kv);
+        // Its audio comes: it runs, then waits for more holding 3 of the 4 blocks.
+        set_audio(&mut scheduler, "silent", 9);
+        while !awaits(&scheduler, "silent") {
+            step(&mut scheduler, &mut kv);
+        }
+        // A request that cannot get blocks while the live one waits is not stuck: the
+        // live one will run, or end, when its audio comes.
+        scheduler.add_request(request("big", 8, Priority::Normal));
+        let result = scheduler.schedule(&mut kv);
+        assert!(result.is_empty());
+        assert!(result.preempted_requests.is_empty());
+        assert_eq!(result.stuck, None);
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub fn load_model_dir<'a, C: DeserializeOwned>(
         .map_err(|e| candle_core::Error::msg(format!("invalid {}: {e}", config_path.display())))?;
     let mut files: Vec<_> = std::fs::read_dir(dir)?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|ext| ext == "safetensors"))
+        .filter(|p| is_hf_weights(p))
         .collect();
     if files.is_empty() {
         candle_core::bail!("no .safetensors weights in {}", dir.display());
@@ -39,6 +39,16 @@ pub fn load_model_dir<'a, C: DeserializeOwned>(
     let mapped = unsafe { MmapedSafetensors::multi(&files)? };
     let weights = VarBuilder::from_backend(Box::new(Mapped(mapped)), dtype, device.clone());
     Ok((config, weights))
+}
+
+/// Whether `path` holds weights in the Hugging Face layout: a `.safetensors` file, but
+/// not Mistral's own `consolidated*.safetensors` that its repositories ship beside
+/// them (other names for the same weights).
+pub fn is_hf_weights(path: &Path) -> bool {
+    path.extension().is_some_and(|ext| ext == "safetensors")
+        && !path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("consolidated"))
 }
 
 /// Memory-mapped safetensors, as candle reads them, but f16 weights asked for as f32

@@ -87,7 +87,8 @@ impl Layer {
     }
 }
 
-/// What one stream carries from chunk to chunk.
+/// What one stream carries from chunk to chunk (cheap to clone: tensors are shared).
+#[derive(Clone)]
 pub struct EncoderStream {
     /// The last mel columns, `[n_mels, 2]`, and the last first-convolution output
     /// column, `[hidden, 1]`: zeros before the first chunk, the causal padding.

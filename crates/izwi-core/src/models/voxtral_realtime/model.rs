@@ -26,10 +26,44 @@ struct Stream {
     /// request.
     live: Option<LiveAudio>,
     encoder: EncoderStream,
-    /// Decoder embeddings of the audio encoded so far, `[positions, hidden]`. Kept
-    /// whole so that a preempted request recomputes its cache without re-encoding.
-    embeds: Option<Tensor>,
+    /// Decoder embeddings of the audio encoded so far, chunk by chunk as encoded
+    /// (`[positions, hidden]` each; not joined, which would copy them all every step).
+    /// Kept so that a preempted request recomputes its cache without re-encoding.
+    embeds: Vec<Tensor>,
     positions: usize,
+}
+
+impl Stream {
+    fn new(live: Option<LiveAudio>, encoder: EncoderStream) -> Self {
+        Self {
+            live,
+            encoder,
+            embeds: Vec::new(),
+            positions: 0,
+        }
+    }
+
+    /// Embeddings of positions `start..start + len`: `[len, hidden]`.
+    fn embeddings(&self, start: usize, len: usize) -> Result<Tensor> {
+        if start + len > self.positions {
+            candle_core::bail!(
+                "positions {start}..{} are not encoded (only {})",
+                start + len,
+                self.positions
+            );
+        }
+        let mut pieces = Vec::new();
+        let mut first = 0;
+        for chunk in &self.embeds {
+            let rows = chunk.dim(0)?;
+            let (from, to) = (start.max(first), (start + len).min(first + rows));
+            if from < to {
+                pieces.push(chunk.narrow(0, from - first, to - from)?);
+            }
+            first += rows;
+        }
+        Tensor::cat(&pieces, 0)
+    }
 }
 
 /// The part of a live recording the next mel frames read.
@@ -157,44 +191,31 @@ impl VoxtralRealtime {
                 .frames(audio, offset, ended, done * per, (needed - done) * per)?;
             work.push((seq.request_id.clone(), mel));
         }
-        // Out of the map while encoding, so that each stream can be borrowed mutably.
-        let mut taken = Vec::with_capacity(work.len());
+        // Encoded from copies of the streams' states, kept only if every stream
+        // encodes: a failed step is retried sequence by sequence from the same state.
+        let mut states = Vec::with_capacity(work.len());
         for (id, _) in &work {
-            let stream = match self.streams.remove(id) {
-                Some(stream) => stream,
-                None => Stream {
-                    live: None,
-                    encoder: self.encoder.new_stream()?,
-                    embeds: None,
-                    positions: 0,
-                },
-            };
-            taken.push(stream);
+            states.push(match self.streams.get(id) {
+                Some(stream) => stream.encoder.clone(),
+                None => self.encoder.new_stream()?,
+            });
         }
         let mels: Vec<Tensor> = work.iter().map(|(_, mel)| mel.clone()).collect();
-        let mut encoders: Vec<&mut EncoderStream> =
-            taken.iter_mut().map(|s| &mut s.encoder).collect();
-        let encoded = self.encoder.encode(&mut encoders, &mels);
-        let mut result = Ok(());
-        match encoded {
-            Ok(embeds) => {
-                for (stream, new) in taken.iter_mut().zip(embeds) {
-                    stream.positions += new.dim(0)?;
-                    if let Some(live) = &mut stream.live {
-                        live.forget_before(stream.positions * per);
-                    }
-                    stream.embeds = Some(match stream.embeds.take() {
-                        Some(old) => Tensor::cat(&[&old, &new], 0)?,
-                        None => new,
-                    });
-                }
+        let mut refs: Vec<&mut EncoderStream> = states.iter_mut().collect();
+        let embeds = self.encoder.encode(&mut refs, &mels)?;
+        for (((id, _), state), new) in work.into_iter().zip(states).zip(embeds) {
+            let stream = self
+                .streams
+                .entry(id)
+                .or_insert_with(|| Stream::new(None, state.clone()));
+            stream.encoder = state;
+            stream.positions += new.dim(0)?;
+            stream.embeds.push(new);
+            if let Some(live) = &mut stream.live {
+                live.forget_before(stream.positions * per);
             }
-            Err(e) => result = Err(e),
         }
-        for ((id, _), stream) in work.into_iter().zip(taken) {
-            self.streams.insert(id, stream);
-        }
-        result
+        Ok(())
     }
 }
 
@@ -223,12 +244,10 @@ impl ModelExecutor for VoxtralRealtime {
             .sequences
             .iter()
             .map(|seq| {
-                let embeds = self
-                    .streams
+                self.streams
                     .get(&seq.request_id)
-                    .and_then(|s| s.embeds.as_ref())
-                    .ok_or_else(|| candle_core::Error::msg("stream not encoded"))?;
-                embeds.narrow(0, seq.start_pos, seq.tokens.len())
+                    .ok_or_else(|| candle_core::Error::msg("stream not encoded"))?
+                    .embeddings(seq.start_pos, seq.tokens.len())
             })
             .collect::<Result<Vec<_>>>()?;
         let audio = Tensor::cat(&rows, 0)?;
@@ -246,12 +265,7 @@ impl ModelExecutor for VoxtralRealtime {
         ended: bool,
     ) -> Result<usize> {
         if !self.streams.contains_key(request_id) {
-            let stream = Stream {
-                live: Some(LiveAudio::default()),
-                encoder: self.encoder.new_stream()?,
-                embeds: None,
-                positions: 0,
-            };
+            let stream = Stream::new(Some(LiveAudio::default()), self.encoder.new_stream()?);
             self.streams.insert(request_id.clone(), stream);
         }
         let stream = self.streams.get_mut(request_id).expect("inserted above");
