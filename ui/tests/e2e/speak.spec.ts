@@ -58,7 +58,8 @@ test('type text → generate (sentences play as they come) → progress → Save
 })
 
 test('cancel a speech while it is being made', async ({ page }) => {
-  await start(page, { jobStepMs: 400 })
+  // Slow enough that the speech cannot be done before the click, on a loaded machine too.
+  await start(page, { jobStepMs: 3000 })
   const job = await recorded<Job>(page, 'speakJob')
   expect(job.kind).toBe('speak')
   await page.keyboard.press('Control+4')

@@ -41,6 +41,35 @@ describe('transcription options', () => {
     expect(screen.getByRole('radio', { name: 'Translate' })).toBeDisabled()
   })
 
+  it('offers a streaming model without languages or translation', async () => {
+    const voxtral = model({
+      id: 'local/voxtral',
+      name: 'voxtral',
+      family: 'voxtral_realtime',
+      status: 'installed',
+      languages: [],
+    })
+    commands.listModels.mockResolvedValue(ok([multi, voxtral]))
+    commands.getSettings.mockResolvedValue(ok(settings({ default_transcribe_model: 'whisper-base' })))
+    await Promise.all([loadModels(), loadSettings()])
+    setChoices({ task: 'translate', language: 'de' })
+    render(<TranscribePage />)
+    await userEvent.selectOptions(screen.getByRole('combobox', { name: 'Model' }), 'local/voxtral')
+    expect(
+      within(screen.getByRole('combobox', { name: 'Language' }))
+        .getAllByRole('option')
+        .map((o) => o.textContent),
+    ).toEqual(['Detect automatically'])
+    expect(screen.getByRole('radio', { name: 'Translate' })).toBeDisabled()
+    expect(screen.getByText(/voxtral writes what it hears/)).toBeInTheDocument()
+    expect(currentChoices().options).toEqual({
+      modelId: 'local/voxtral',
+      language: null,
+      task: 'transcribe',
+      wordTimestamps: false,
+    })
+  })
+
   it('offers Auto and the model’s languages, and translation, for a multilingual model', async () => {
     await setup('whisper-base.en')
     await userEvent.selectOptions(screen.getByRole('combobox', { name: 'Model' }), 'whisper-base')

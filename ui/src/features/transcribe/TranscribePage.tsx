@@ -102,18 +102,20 @@ function Options() {
               role="radio"
               aria-checked={c.task === t}
               className={c.task === t ? 'segmented-on' : ''}
-              disabled={!c.model || (c.englishOnly && t === 'translate')}
-              aria-describedby={t === 'translate' && c.englishOnly ? 'translate-why' : undefined}
-              data-tooltip={t === 'translate' && !c.englishOnly ? 'Into English' : undefined}
+              disabled={!c.model || (!c.translates && t === 'translate')}
+              aria-describedby={t === 'translate' && !c.translates ? 'translate-why' : undefined}
+              data-tooltip={t === 'translate' && c.translates ? 'Into English' : undefined}
               onClick={() => setChoices({ task: t })}
             >
               {t === 'transcribe' ? 'Transcribe' : 'Translate'}
             </button>
           ))}
         </div>
-        {c.englishOnly && c.model && (
+        {!c.translates && c.model && (
           <span id="translate-why" className="field-note">
-            {c.model.name} knows only English; to translate, pick a multilingual model.
+            {c.englishOnly
+              ? `${c.model.name} knows only English; to translate, pick a multilingual model.`
+              : `${c.model.name} writes what it hears; to translate, pick a multilingual Whisper model.`}
           </span>
         )}
       </div>

@@ -75,6 +75,8 @@ export interface Resolved {
   task: Task
   wordTimestamps: boolean
   englishOnly: boolean
+  /** Whether the model can translate: not an English-only one, not a streaming one. */
+  translates: boolean
   options: QueueOptions | null
 }
 
@@ -88,7 +90,9 @@ export function resolveChoices(models: ModelInfo[], defaultModel: string | null,
   const languages = model ? languagesOf(model, models) : []
   const englishOnly = isEnglishOnly(languages)
   const language = englishOnly ? 'en' : languages.includes(choices.language) ? choices.language : 'auto'
-  const task: Task = englishOnly ? 'transcribe' : choices.task
+  // Voxtral Realtime writes what it hears, in the language it hears.
+  const translates = !!model && !englishOnly && model.family !== 'voxtral_realtime'
+  const task: Task = translates ? choices.task : 'transcribe'
   return {
     installed,
     model,
@@ -97,6 +101,7 @@ export function resolveChoices(models: ModelInfo[], defaultModel: string | null,
     task,
     wordTimestamps: choices.wordTimestamps,
     englishOnly,
+    translates,
     options: model
       ? {
           modelId: model.id,
