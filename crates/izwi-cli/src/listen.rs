@@ -23,6 +23,11 @@ pub struct ListenArgs {
     /// Spoken language as an ISO code (en, de, ...); detected when omitted.
     #[arg(long)]
     language: Option<String>,
+    /// Voxtral Realtime only: how far the text runs behind the speech, in milliseconds
+    /// (a multiple of 80 up to 2400). Shorter shows words sooner; longer lets the model
+    /// hear more before it writes. Default: the checkpoint's (480 for Mistral's).
+    #[arg(long)]
+    delay_ms: Option<u32>,
     /// The microphone (`izwi devices`). Default: the one chosen for voice chat, else
     /// the system's.
     #[arg(long, conflicts_with = "input")]
@@ -74,6 +79,7 @@ pub fn run(data_dir: Option<PathBuf>, args: ListenArgs) -> Result<()> {
         };
         let options = DictationOptions {
             language: args.language.clone(),
+            delay_ms: args.delay_ms,
             ..DictationOptions::new(model_id)
         };
         let json = args.json;

@@ -46,6 +46,10 @@ pub struct TranscribeArgs {
     /// show one cue per word with the word underlined as it is said.
     #[arg(long)]
     word_timestamps: bool,
+    /// Voxtral Realtime only: how far its text runs behind the audio, in milliseconds
+    /// (a multiple of 80 up to 2400). Default: the checkpoint's (480 for Mistral's).
+    #[arg(long)]
+    delay_ms: Option<u32>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -94,6 +98,7 @@ async fn transcribe_all(runtime: &Runtime, args: &TranscribeArgs) -> Result<()> 
             initial_prompt: args.prompt.clone(),
             beam_size: args.beam_size.max(1),
             word_timestamps: args.word_timestamps,
+            delay_ms: args.delay_ms,
             ..TranscribeRequest::new(file.clone(), model_id.clone())
         };
         jobs.push((file, runtime.transcribe(request).await?));

@@ -158,3 +158,72 @@ fn live_dictation_streams_the_reference_text_and_is_saved() {
         .collect();
     assert_eq!(squeeze(&text), reference_text());
 }
+
+/// The reference transcript of the fixture's audio with the text 160 ms behind it.
+fn reference_text_at_160ms() -> String {
+    let reference: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture().join("reference.json")).unwrap())
+            .unwrap();
+    squeeze(reference["delay_160ms"]["text"].as_str().unwrap())
+}
+
+#[test]
+fn a_chosen_delay_writes_the_text_of_that_delay() {
+    let data = tempfile::tempdir().unwrap();
+    let wav = recording(data.path());
+    let model = fixture();
+    assert_ne!(reference_text_at_160ms(), reference_text());
+    let args = [
+        "transcribe",
+        wav.to_str().unwrap(),
+        "--model",
+        model.to_str().unwrap(),
+        "--delay-ms",
+        "160",
+    ];
+    assert_eq!(
+        squeeze(&ok(izwi(data.path(), &args), &args)),
+        reference_text_at_160ms()
+    );
+    let args = [
+        "listen",
+        "--model",
+        model.to_str().unwrap(),
+        "--input",
+        wav.to_str().unwrap(),
+        "--realtime",
+        "--json",
+        "--delay-ms",
+        "160",
+        "--no-save",
+    ];
+    let out = ok(izwi(data.path(), &args), &args);
+    let heard: String = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("one JSON object per line"))
+        .filter(|e| e["type"] == "final")
+        .map(|e| e["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(squeeze(&heard), reference_text_at_160ms());
+
+    // A delay that is not a whole number of 80 ms positions is refused by name, before
+    // a job is made.
+    for (command, delay) in [("transcribe", "100"), ("listen", "2480")] {
+        let mut args = vec![command, "--model", model.to_str().unwrap()];
+        match command {
+            "transcribe" => args.push(wav.to_str().unwrap()),
+            _ => args.extend(["--input", wav.to_str().unwrap(), "--realtime"]),
+        }
+        args.extend(["--delay-ms", delay]);
+        let refused = izwi(data.path(), &args);
+        assert!(!refused.status.success(), "{args:?}");
+        let message = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            message.contains(&format!("a delay of {delay} ms")),
+            "{message}"
+        );
+    }
+    let jobs: Value =
+        serde_json::from_str(&ok(izwi(data.path(), &["history", "--json"]), &["history"])).unwrap();
+    assert_eq!(jobs.as_array().unwrap().len(), 1, "{jobs}");
+}

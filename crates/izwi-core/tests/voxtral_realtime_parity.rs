@@ -143,6 +143,55 @@ fn greedy_transcription_on_the_engine_equals_transformers() {
     assert_eq!(core.kv_cache_stats().used_blocks(), 0);
 }
 
+#[test]
+fn another_delay_changes_prompt_and_text_as_in_transformers() {
+    let reference = reference();
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir().join("reference.json")).expect("reference.json"),
+    )
+    .expect("json");
+    let want = &json["delay_160ms"];
+    let model = VoxtralRealtime::from_dir(&dir(), Some(160.0), DType::F32, &Device::Cpu)
+        .expect("model loads with a delay of 160 ms");
+    let format = model.format().clone();
+    assert_eq!(format.delay_ms(), 160.0);
+    assert_eq!(format.default_delay_ms(), 480.0);
+    let generated: Vec<u32> = want["generated"]
+        .as_array()
+        .expect("tokens")
+        .iter()
+        .map(|t| t.as_u64().expect("token id") as u32)
+        .collect();
+    let prompt_len = want["prompt_len"].as_u64().expect("prompt length") as usize;
+    assert_eq!(format.prompt(), &generated[..prompt_len]);
+    let config = EngineCoreConfig {
+        block_size: 4,
+        num_blocks: Some(64),
+        ..EngineCoreConfig::default()
+    };
+    let mut core = EngineCore::new(config, Box::new(model)).expect("engine");
+    core.add_request(format.recording_request(&floats(&reference["audio"])))
+        .expect("accepted");
+    let mut outputs = Vec::new();
+    while core.has_unfinished() {
+        outputs.extend(core.step().into_iter().filter_map(|o| o.finished));
+    }
+    let out = outputs.pop().expect("finished");
+    assert_eq!(out.tokens, generated[prompt_len..]);
+    assert_eq!(
+        format.tokenizer().decode(&out.tokens),
+        want["text"].as_str().expect("text")
+    );
+    // The default delay's text differs, so the delay is what changed it.
+    let default_prompt = ids(&reference["input_ids"]).len();
+    assert_ne!(out.tokens, ids(&reference["generated"])[default_prompt..]);
+
+    let error = VoxtralRealtime::from_dir(&dir(), Some(100.0), DType::F32, &Device::Cpu)
+        .err()
+        .expect("100 ms is not a whole number of positions");
+    assert!(error.to_string().contains("100 ms"), "{error}");
+}
+
 /// Runs requests arriving at the given steps; returns each one's tokens by index.
 fn run(core: &mut EngineCore, requests: Vec<(usize, EngineCoreRequest)>) -> Vec<Vec<u32>> {
     let mut ids = HashMap::new();

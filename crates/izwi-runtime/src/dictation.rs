@@ -27,6 +27,7 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::transcribe::{check_delay_ms, check_voxtral_request, refuse_delay};
 use crate::{Runtime, RuntimeError};
 
 /// Audio kept before the detector's start of speech, which fires a little late.
@@ -56,6 +57,9 @@ pub struct DictationOptions {
     pub step_seconds: f64,
     /// The pause that ends what was said and makes it final.
     pub end_silence_ms: u32,
+    /// Voxtral Realtime only: how far its text runs behind the audio, in milliseconds;
+    /// None takes the checkpoint's default.
+    pub delay_ms: Option<u32>,
 }
 
 impl DictationOptions {
@@ -65,6 +69,7 @@ impl DictationOptions {
             language: None,
             step_seconds: 1.0,
             end_silence_ms: 600,
+            delay_ms: None,
         }
     }
 }
@@ -136,15 +141,17 @@ impl Runtime {
         on_event: impl Fn(DictationEvent),
     ) -> Result<Vec<DictatedText>, RuntimeError> {
         let inner = &self.inner;
-        if inner.hub.info(&options.model_id)?.family == Family::VoxtralRealtime {
-            if options.language.is_some() {
-                return Err(RuntimeError::InvalidRequest(
-                    "Voxtral Realtime does not take a language: it writes what it hears".into(),
-                ));
-            }
-            let model = inner.models.voxtral(&options.model_id).await?;
+        let info = inner.hub.info(&options.model_id)?;
+        if info.family == Family::VoxtralRealtime {
+            check_voxtral_request(&info.name, false, options.language.is_some(), false)?;
+            check_delay_ms(options.delay_ms)?;
+            let model = inner
+                .models
+                .voxtral(&options.model_id, options.delay_ms)
+                .await?;
             return crate::streaming_dictation::dictate(&model, audio, on_event).await;
         }
+        refuse_delay(&info.name, options.delay_ms)?;
         let vad = inner.vad.get(self.data_dir()).await.ok_or_else(no_vad)?;
         let whisper = inner.models.whisper(&options.model_id).await?;
         let mut detector = VadStream::new(

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use izwi_core::engine::{BatchStrategy, Engine, EngineCoreConfig};
 use izwi_core::models::vits::Vits;
-use izwi_core::models::voxtral_realtime::{StreamingFormat, VoxtralRealtime, VoxtralTranscriber};
+use izwi_core::models::voxtral_realtime::{VoxtralRealtime, VoxtralTranscriber};
 use izwi_core::models::whisper::{Transcriber, Whisper, WhisperExecutor, WhisperTokenizer};
 use izwi_core::{DType, Device};
 use izwi_hub::{CancellationToken, Family, Hub, ModelInfo, ModelStatus};
@@ -139,8 +139,33 @@ impl ModelManager {
         }
     }
 
-    /// The Voxtral Realtime model `id`, loading it if needed.
-    pub async fn voxtral(&self, id: &str) -> Result<Arc<VoxtralTranscriber>, RuntimeError> {
+    /// The Voxtral Realtime model `id` writing `delay_ms` behind the audio (None: the
+    /// checkpoint's default), loading it if needed. A model is loaded for one delay:
+    /// asked for another, it is reloaded once no job is using it.
+    pub async fn voxtral(
+        &self,
+        id: &str,
+        delay_ms: Option<u32>,
+    ) -> Result<Arc<VoxtralTranscriber>, RuntimeError> {
+        let busy = |loaded: &VoxtralTranscriber| {
+            RuntimeError::InvalidRequest(format!(
+                "{id} is in use with a delay of {} ms; wait for its job to finish or ask for the \
+             same delay",
+                loaded.format().delay_ms()
+            ))
+        };
+        let loaded_for_other_delay = match self.lock().get(id).map(|slot| slot.model.clone()) {
+            Some(Loaded::Voxtral(m)) if !has_delay(&m, delay_ms) => Some(m),
+            _ => None,
+        };
+        if let Some(loaded) = loaded_for_other_delay {
+            // Two holders: the slot and `loaded`.
+            if Arc::strong_count(&loaded) > 2 {
+                return Err(busy(&loaded));
+            }
+            drop(loaded);
+            self.unload(id);
+        }
         let dir = || -> Result<PathBuf, RuntimeError> {
             let info = self.hub.info(id)?;
             if info.family != Family::VoxtralRealtime {
@@ -152,19 +177,29 @@ impl ModelManager {
         let strategy = self.batch_strategy.unwrap_or(BatchStrategy::DecodeMaximal);
         let loaded = self
             .get_or_load(id, dir, weights_bytes, move |dir| {
-                load_voxtral(dir, &device, strategy).map(|m| Loaded::Voxtral(Arc::new(m)))
+                load_voxtral(dir, delay_ms, &device, strategy).map(|m| Loaded::Voxtral(Arc::new(m)))
             })
             .await?;
         match loaded {
+            // Another job may have loaded it for its own delay meanwhile.
+            Loaded::Voxtral(m) if !has_delay(&m, delay_ms) => Err(busy(&m)),
             Loaded::Voxtral(m) => Ok(m),
             other => Err(wrong_family(id, other.family(), "transcribe")),
         }
     }
 
-    /// The transcription model `id` (Whisper or Voxtral Realtime), loading it if needed.
-    pub async fn transcription(&self, id: &str) -> Result<TranscriptionModel, RuntimeError> {
+    /// The transcription model `id` (Whisper or Voxtral Realtime, the latter writing
+    /// `delay_ms` behind the audio), loading it if needed.
+    pub async fn transcription(
+        &self,
+        id: &str,
+        delay_ms: Option<u32>,
+    ) -> Result<TranscriptionModel, RuntimeError> {
         match self.hub.info(id)?.family {
-            Family::VoxtralRealtime => self.voxtral(id).await.map(TranscriptionModel::Voxtral),
+            Family::VoxtralRealtime => self
+                .voxtral(id, delay_ms)
+                .await
+                .map(TranscriptionModel::Voxtral),
             _ => self.whisper(id).await.map(TranscriptionModel::Whisper),
         }
     }
@@ -463,14 +498,21 @@ fn load_whisper(
     })
 }
 
+/// Whether `model` writes `delay_ms` behind the audio (None: its checkpoint's default).
+fn has_delay(model: &VoxtralTranscriber, delay_ms: Option<u32>) -> bool {
+    let format = model.format();
+    delay_ms.map_or(format.default_delay_ms(), f64::from) == format.delay_ms()
+}
+
 fn load_voxtral(
     dir: &Path,
+    delay_ms: Option<u32>,
     device: &Device,
     batch_strategy: BatchStrategy,
 ) -> Result<VoxtralTranscriber, String> {
-    let format = StreamingFormat::from_dir(dir, None).map_err(|e| format!("{e:#}"))?;
-    let model =
-        VoxtralRealtime::from_dir(dir, None, DType::F32, device).map_err(|e| format!("{e:#}"))?;
+    let model = VoxtralRealtime::from_dir(dir, delay_ms.map(f64::from), DType::F32, device)
+        .map_err(|e| format!("{e:#}"))?;
+    let format = model.format().clone();
     let config = EngineCoreConfig {
         // The model's own limit: its decoder's attention window.
         max_seq_len: usize::MAX,
@@ -479,7 +521,7 @@ fn load_voxtral(
         ..EngineCoreConfig::default()
     };
     let engine = Engine::new(config, Box::new(model)).map_err(|e| format!("{e:#}"))?;
-    Ok(VoxtralTranscriber::new(Arc::new(engine), Arc::new(format)))
+    Ok(VoxtralTranscriber::new(Arc::new(engine), format))
 }
 
 impl Runtime {

@@ -14,6 +14,7 @@ use izwi_store::{JobKind, JobMetrics, JobStatus, NewJob, NewTranscript, SegmentR
 use tokio::sync::mpsc;
 
 use crate::dictation::no_vad;
+use crate::transcribe::{check_delay_ms, check_voxtral_request, refuse_delay};
 use crate::{
     AudioChunks, DictatedText, DictationEvent, DictationOptions, Event, Runtime, RuntimeError,
     TranscribeRequest,
@@ -62,10 +63,11 @@ impl Runtime {
         if !streaming && inner.vad.get(self.data_dir()).await.is_none() {
             return Err(no_vad());
         }
-        if streaming && options.language.is_some() {
-            return Err(RuntimeError::InvalidRequest(
-                "Voxtral Realtime does not take a language: it writes what it hears".into(),
-            ));
+        if streaming {
+            check_voxtral_request(&info.name, false, options.language.is_some(), false)?;
+            check_delay_ms(options.delay_ms)?;
+        } else {
+            refuse_delay(&info.name, options.delay_ms)?;
         }
         let dir = inner.store.recordings_dir();
         std::fs::create_dir_all(&dir).map_err(|source| RuntimeError::Io {
@@ -86,6 +88,7 @@ impl Runtime {
             language: options.language.clone(),
             // A streaming model's words have their times anyway.
             word_timestamps: !streaming,
+            delay_ms: options.delay_ms,
             ..TranscribeRequest::new(&path, &options.model_id)
         };
         let job = inner

@@ -46,6 +46,10 @@ pub struct TranscribeRequest {
     /// Each word's time too (one more decoder pass per window).
     #[serde(default)]
     pub word_timestamps: bool,
+    /// Voxtral Realtime only: how far its text runs behind the audio, in milliseconds
+    /// (a multiple of 80 up to 2400); None takes the checkpoint's default.
+    #[serde(default)]
+    pub delay_ms: Option<u32>,
 }
 
 fn yes() -> bool {
@@ -67,6 +71,7 @@ impl TranscribeRequest {
             initial_prompt: None,
             beam_size: default_beam_size(),
             word_timestamps: false,
+            delay_ms: None,
         }
     }
 
@@ -152,13 +157,19 @@ pub(crate) async fn run(
     let (model, audio) = if loaded {
         stage(JobStage::Decoding);
         (
-            inner.models.transcription(&request.model_id).await,
+            inner
+                .models
+                .transcription(&request.model_id, request.delay_ms)
+                .await,
             audio.await,
         )
     } else {
         stage(JobStage::LoadingModel);
         let model = async {
-            let model = inner.models.transcription(&request.model_id).await;
+            let model = inner
+                .models
+                .transcription(&request.model_id, request.delay_ms)
+                .await;
             stage(JobStage::Decoding);
             model
         };
@@ -439,18 +450,13 @@ impl Runtime {
         match info.family {
             Family::Whisper => self.check_whisper_request(&info, &request).await?,
             Family::VoxtralRealtime => {
-                // It writes what it hears in the language it hears, from audio alone.
-                let unsupported = [
-                    (request.task == Task::Translate, "translate"),
-                    (request.language.is_some(), "take a language"),
-                    (request.initial_prompt.is_some(), "take a prompt"),
-                ];
-                if let Some((_, what)) = unsupported.iter().find(|(asked, _)| *asked) {
-                    return Err(RuntimeError::InvalidRequest(format!(
-                        "{} (Voxtral Realtime) cannot {what}; it transcribes what it hears",
-                        info.name
-                    )));
-                }
+                check_voxtral_request(
+                    &info.name,
+                    request.task == Task::Translate,
+                    request.language.is_some(),
+                    request.initial_prompt.is_some(),
+                )?;
+                check_delay_ms(request.delay_ms)?;
                 self.inner.hub.model_dir(&request.model_id)?;
             }
             family => {
@@ -496,6 +502,7 @@ impl Runtime {
         request: &TranscribeRequest,
     ) -> Result<(), RuntimeError> {
         let dir = self.inner.hub.model_dir(&request.model_id)?;
+        refuse_delay(&info.name, request.delay_ms)?;
         let english_only = !is_multilingual_dir(&dir).map_err(TranscribeError::from)?;
         if request.task == Task::Translate && english_only {
             return Err(RuntimeError::InvalidRequest(format!(
@@ -534,5 +541,78 @@ impl Runtime {
             }
         }
         Ok(())
+    }
+}
+
+/// The longest delay Voxtral Realtime is made for (Mistral's range is 80 ms to 2.4 s,
+/// in 80 ms positions).
+const MAX_DELAY_MS: u32 = 2400;
+
+/// A delay Voxtral Realtime can be loaded with: a whole number of its 80 ms positions
+/// up to [`MAX_DELAY_MS`].
+pub(crate) fn check_delay_ms(delay_ms: Option<u32>) -> Result<(), RuntimeError> {
+    match delay_ms {
+        Some(ms) if ms == 0 || ms % 80 != 0 || ms > MAX_DELAY_MS => {
+            Err(RuntimeError::InvalidRequest(format!(
+                "a delay of {ms} ms is not one Voxtral Realtime takes: give a multiple of 80 \
+                 ms from 80 to {MAX_DELAY_MS}"
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Only Voxtral Realtime writes a chosen delay behind the audio.
+pub(crate) fn refuse_delay(model_name: &str, delay_ms: Option<u32>) -> Result<(), RuntimeError> {
+    match delay_ms {
+        Some(_) => Err(RuntimeError::InvalidRequest(format!(
+            "{model_name} does not take a delay: only Voxtral Realtime models do"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Voxtral Realtime writes what it hears, in the language it hears, from audio alone:
+/// a translation, a language or a prompt asked of it is refused by name.
+pub(crate) fn check_voxtral_request(
+    model_name: &str,
+    translate: bool,
+    language: bool,
+    prompt: bool,
+) -> Result<(), RuntimeError> {
+    let unsupported = [
+        (translate, "translate"),
+        (language, "take a language"),
+        (prompt, "take a prompt"),
+    ];
+    match unsupported.iter().find(|(asked, _)| *asked) {
+        Some((_, what)) => Err(RuntimeError::InvalidRequest(format!(
+            "{model_name} (Voxtral Realtime) cannot {what}; it transcribes what it hears"
+        ))),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_delay_is_a_whole_number_of_positions_within_voxtral_s_range() {
+        for ms in [None, Some(80), Some(480), Some(2400)] {
+            assert!(check_delay_ms(ms).is_ok(), "{ms:?}");
+        }
+        for ms in [0, 40, 100, 2480, u32::MAX] {
+            let error = check_delay_ms(Some(ms)).unwrap_err().to_string();
+            assert!(error.contains(&format!("a delay of {ms} ms")), "{error}");
+        }
+        assert!(refuse_delay("whisper-tiny", None).is_ok());
+        let error = refuse_delay("whisper-tiny", Some(480))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("whisper-tiny does not take a delay"),
+            "{error}"
+        );
     }
 }

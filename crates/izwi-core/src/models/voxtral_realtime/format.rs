@@ -27,14 +27,13 @@ pub struct StreamingFormat {
     samples_per_token: usize,
     left_pad_tokens: usize,
     delay_tokens: usize,
+    default_delay_tokens: usize,
 }
 
 impl StreamingFormat {
     /// `delay_ms`: how far the text runs behind the audio, a whole number of positions
     /// (80 ms each for the real checkpoint); None takes the tokenizer's default.
     pub fn from_dir(dir: &Path, delay_ms: Option<f64>) -> Result<Self> {
-        let tokenizer =
-            Tekken::from_file(&dir.join("tekken.json")).map_err(candle_core::Error::wrap)?;
         let config_path = dir.join("config.json");
         let config: VoxtralRealtimeConfig = std::fs::read_to_string(&config_path)
             .map_err(|e| format!("cannot read {}: {e}", config_path.display()))
@@ -43,6 +42,17 @@ impl StreamingFormat {
                     .map_err(|e| format!("invalid {}: {e}", config_path.display()))
             })
             .map_err(candle_core::Error::msg)?;
+        Self::with_config(dir, &config, delay_ms)
+    }
+
+    /// As [`from_dir`](Self::from_dir), with the checkpoint's `config.json` already read.
+    pub fn with_config(
+        dir: &Path,
+        config: &VoxtralRealtimeConfig,
+        delay_ms: Option<f64>,
+    ) -> Result<Self> {
+        let tokenizer =
+            Tekken::from_file(&dir.join("tekken.json")).map_err(candle_core::Error::wrap)?;
         let audio = tokenizer
             .audio()
             .ok_or_else(|| candle_core::Error::msg("tekken.json has no audio section"))?;
@@ -61,7 +71,11 @@ impl StreamingFormat {
         {
             candle_core::bail!("unsupported audio settings in tekken.json: {audio:?}");
         }
-        let delay_tokens = match delay_ms.or(audio.transcription_delay_ms) {
+        let default_delay_tokens = match audio.transcription_delay_ms {
+            Some(ms) => audio.delay_tokens(ms),
+            None => config.default_num_delay_tokens,
+        };
+        let delay_tokens = match delay_ms {
             Some(ms) => {
                 let tokens = audio.delay_tokens(ms);
                 let exact = (tokens * samples_per_token) as f64 == ms / 1000.0 * SAMPLE_RATE as f64;
@@ -73,7 +87,7 @@ impl StreamingFormat {
                 }
                 tokens
             }
-            None => config.default_num_delay_tokens,
+            None => default_delay_tokens,
         };
         let left_pad_tokens = audio.streaming_n_left_pad_tokens.unwrap_or(0);
         let special = |name: &str| {
@@ -92,6 +106,7 @@ impl StreamingFormat {
             samples_per_token,
             left_pad_tokens,
             delay_tokens,
+            default_delay_tokens,
         })
     }
 
@@ -106,6 +121,20 @@ impl StreamingFormat {
 
     pub fn delay_tokens(&self) -> usize {
         self.delay_tokens
+    }
+
+    /// How far the text runs behind the audio, in milliseconds.
+    pub fn delay_ms(&self) -> f64 {
+        self.positions_ms(self.delay_tokens)
+    }
+
+    /// The delay the checkpoint is made for (its `tekken.json`'s, else its config's).
+    pub fn default_delay_ms(&self) -> f64 {
+        self.positions_ms(self.default_delay_tokens)
+    }
+
+    fn positions_ms(&self, positions: usize) -> f64 {
+        (positions * self.samples_per_token) as f64 * 1000.0 / SAMPLE_RATE as f64
     }
 
     /// Seconds of audio one position stands for.

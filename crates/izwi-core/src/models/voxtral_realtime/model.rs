@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use candle_core::{DType, Device, Result, Tensor};
 
@@ -92,7 +93,7 @@ pub struct VoxtralRealtime {
     encoder: AudioEncoder,
     decoder: TextDecoder,
     mel: StreamingMel,
-    format: StreamingFormat,
+    format: Arc<StreamingFormat>,
     spec: ModelSpec,
     streams: HashMap<RequestId, Stream>,
 }
@@ -108,9 +109,9 @@ impl VoxtralRealtime {
         dtype: DType,
         device: &Device,
     ) -> Result<Self> {
-        let format = StreamingFormat::from_dir(dir, delay_ms)?;
-        let delay_tokens = format.delay_tokens();
         let (config, vb): (VoxtralRealtimeConfig, _) = load_model_dir(dir, dtype, device)?;
+        let format = Arc::new(StreamingFormat::with_config(dir, &config, delay_ms)?);
+        let delay_tokens = format.delay_tokens();
         let global_max = read_global_log_mel_max(dir)?;
         let encoder = AudioEncoder::load(&config, &vb)?;
         let decoder = TextDecoder::load(&config.text_config, delay_tokens, &vb)?;
@@ -144,7 +145,7 @@ impl VoxtralRealtime {
     }
 
     /// The prompt, padding and tokenizer requests to this model are made with.
-    pub fn format(&self) -> &StreamingFormat {
+    pub fn format(&self) -> &Arc<StreamingFormat> {
         &self.format
     }
 
