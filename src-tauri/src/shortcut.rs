@@ -121,7 +121,7 @@ fn toggle(app: &AppHandle) {
             to_page(event);
         });
         let state = app.state::<AppState>();
-        if let Err(e) = state.start_dictation(None, None, events).await {
+        if let Err(e) = state.start_dictation(None, None, None, events).await {
             // The Dictate screen says why, as for a dictation that failed.
             webview(DictateEvent::Stopped {
                 job_id: None,

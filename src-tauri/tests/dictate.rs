@@ -64,7 +64,7 @@ async fn dictation_from_the_microphone_is_shown_live_and_saved() {
     let into = seen.clone();
     let events = Arc::new(move |e| into.lock().unwrap().push(e));
     state
-        .start_dictation(Some(tiny.clone()), Some("en".into()), events.clone())
+        .start_dictation(Some(tiny.clone()), Some("en".into()), None, events.clone())
         .await
         .unwrap();
     let minute = Duration::from_secs(60);
@@ -73,7 +73,7 @@ async fn dictation_from_the_microphone_is_shown_live_and_saved() {
     })
     .await;
     assert!(state.dictating());
-    let busy = state.start_dictation(Some(tiny), None, events).await;
+    let busy = state.start_dictation(Some(tiny), None, None, events).await;
     assert!(busy.is_err(), "one dictation at a time");
     let DictateEvent::Listening {
         job_id: running, ..

@@ -79,7 +79,7 @@ export const commands = {
 	/**  Stops the reply being written or the voice chat; false when none was under way. */
 	stopChat: () => typedError<boolean, AppError>(__TAURI_INVOKE("stop_chat")),
 	/**  Starts dictating; the text comes as `DictateEvent`s. */
-	startDictation: (modelId: string | null, language: string | null) => typedError<null, AppError>(__TAURI_INVOKE("start_dictation", { modelId, language })),
+	startDictation: (modelId: string | null, language: string | null, delayMs: number | null) => typedError<null, AppError>(__TAURI_INVOKE("start_dictation", { modelId, language, delayMs })),
 	/**  Ends the dictation; false when none was under way. */
 	stopDictation: () => typedError<boolean, AppError>(__TAURI_INVOKE("stop_dictation")),
 	/**  Whether a dictation is under way (started here or by the shortcut). */
@@ -631,6 +631,11 @@ export type TranscribeOptions = {
 	initial_prompt: string | null,
 	/**  Each word's time too (highlighted as the audio plays). */
 	word_timestamps?: boolean,
+	/**
+	 *  Voxtral Realtime only: how far its text runs behind the audio, in milliseconds;
+	 *  None takes the model's default.
+	 */
+	delay_ms?: number | null,
 };
 
 /**  A transcription job and its transcript (none while queued, or when it failed). */

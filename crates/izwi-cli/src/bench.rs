@@ -5,6 +5,7 @@ mod lfm2;
 mod load;
 mod piper;
 mod process;
+mod voxtral;
 mod whisper;
 
 use std::path::PathBuf;
@@ -46,6 +47,9 @@ pub enum BenchCommand {
     /// LFM2 decode throughput on the engine (random weights of LFM2-350M's shape)
     /// beside transformers decoding the same checkpoint in the same run.
     Lfm2(lfm2::Lfm2BenchArgs),
+    /// Voxtral Realtime transcription throughput on the engine (seconds of audio per
+    /// second, 1 and 4 streams) beside transformers on the same checkpoint.
+    Voxtral(voxtral::VoxtralBenchArgs),
     /// Piper voice synthesis speed (real-time factor) of our VITS beside piper's own
     /// runtime (onnxruntime) on the same voice and phoneme ids.
     Piper(piper::PiperBenchArgs),
@@ -133,6 +137,7 @@ pub fn run(data_dir: Option<PathBuf>, command: BenchCommand) -> Result<()> {
         BenchCommand::Whisper(args) => whisper::run(args),
         BenchCommand::Piper(args) => piper::run(args),
         BenchCommand::Lfm2(args) => lfm2::run(args),
+        BenchCommand::Voxtral(args) => voxtral::run(args),
         BenchCommand::Chat(args) => chat::run(args),
         BenchCommand::Engine {
             batch_sizes,
@@ -191,5 +196,27 @@ pub fn run(data_dir: Option<PathBuf>, command: BenchCommand) -> Result<()> {
             }
             Ok(())
         }
+    }
+}
+
+/// One row of a table of our figure beside a peer's: the label, ours, theirs and the
+/// ratio, or dashes where the peer was not run. `widths`: ours' and theirs' columns.
+fn print_beside(
+    label: usize,
+    ours: f64,
+    theirs: Option<f64>,
+    widths: (usize, usize),
+    digits: usize,
+) {
+    let (w_ours, w_theirs) = widths;
+    match theirs {
+        Some(theirs) => println!(
+            "{label:<8} {ours:>w_ours$.digits$} {theirs:>w_theirs$.digits$} {:>7.2}x",
+            ours / theirs
+        ),
+        None => println!(
+            "{label:<8} {ours:>w_ours$.digits$} {:>w_theirs$} {:>8}",
+            "-", "-"
+        ),
     }
 }

@@ -42,6 +42,20 @@ fn izwi(data: &Path, args: &[&str]) -> std::process::Output {
         .expect("izwi runs")
 }
 
+/// `izwi listen` fed `wav` at its own pace by the model folder, with `extra` arguments.
+fn listen<'a>(model: &'a Path, wav: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "listen",
+        "--model",
+        model.to_str().unwrap(),
+        "--input",
+        wav.to_str().unwrap(),
+        "--realtime",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 fn ok(output: std::process::Output, args: &[&str]) -> String {
     assert!(
         output.status.success(),
@@ -107,15 +121,7 @@ fn live_dictation_streams_the_reference_text_and_is_saved() {
     let data = tempfile::tempdir().unwrap();
     let wav = recording(data.path());
     let model = fixture();
-    let args = [
-        "listen",
-        "--model",
-        model.to_str().unwrap(),
-        "--input",
-        wav.to_str().unwrap(),
-        "--realtime",
-        "--json",
-    ];
+    let args = listen(&model, &wav, &["--json"]);
     let out = ok(izwi(data.path(), &args), &args);
     let events: Vec<Value> = out
         .lines()
@@ -185,18 +191,7 @@ fn a_chosen_delay_writes_the_text_of_that_delay() {
         squeeze(&ok(izwi(data.path(), &args), &args)),
         reference_text_at_160ms()
     );
-    let args = [
-        "listen",
-        "--model",
-        model.to_str().unwrap(),
-        "--input",
-        wav.to_str().unwrap(),
-        "--realtime",
-        "--json",
-        "--delay-ms",
-        "160",
-        "--no-save",
-    ];
+    let args = listen(&model, &wav, &["--json", "--delay-ms", "160", "--no-save"]);
     let out = ok(izwi(data.path(), &args), &args);
     let heard: String = out
         .lines()
@@ -208,13 +203,22 @@ fn a_chosen_delay_writes_the_text_of_that_delay() {
 
     // A delay that is not a whole number of 80 ms positions is refused by name, before
     // a job is made.
-    for (command, delay) in [("transcribe", "100"), ("listen", "2480")] {
-        let mut args = vec![command, "--model", model.to_str().unwrap()];
-        match command {
-            "transcribe" => args.push(wav.to_str().unwrap()),
-            _ => args.extend(["--input", wav.to_str().unwrap(), "--realtime"]),
-        }
-        args.extend(["--delay-ms", delay]);
+    let wav_arg = wav.to_str().unwrap();
+    let model_arg = model.to_str().unwrap();
+    for (args, delay) in [
+        (
+            vec![
+                "transcribe",
+                wav_arg,
+                "--model",
+                model_arg,
+                "--delay-ms",
+                "100",
+            ],
+            "100",
+        ),
+        (listen(&model, &wav, &["--delay-ms", "2480"]), "2480"),
+    ] {
         let refused = izwi(data.path(), &args);
         assert!(!refused.status.success(), "{args:?}");
         let message = String::from_utf8_lossy(&refused.stderr);
@@ -226,4 +230,34 @@ fn a_chosen_delay_writes_the_text_of_that_delay() {
     let jobs: Value =
         serde_json::from_str(&ok(izwi(data.path(), &["history", "--json"]), &["history"])).unwrap();
     assert_eq!(jobs.as_array().unwrap().len(), 1, "{jobs}");
+}
+
+#[test]
+fn the_bench_measures_a_folder_on_the_engine_alone() {
+    let data = tempfile::tempdir().unwrap();
+    let model = fixture();
+    let args = [
+        "bench",
+        "voxtral",
+        "--checkpoint",
+        model.to_str().unwrap(),
+        "--streams",
+        "1,2",
+        "--seconds",
+        "2",
+    ];
+    let out = ok(izwi(data.path(), &args), &args);
+    for streams in ["1", "2"] {
+        let row: Vec<&str> = out
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|cells| cells.first() == Some(&streams))
+            .unwrap_or_else(|| panic!("no row for {streams} streams: {out}"));
+        let rate: f64 = row[1].parse().expect("audio seconds per second");
+        assert!(rate > 0.0, "{out}");
+        assert_eq!(&row[2..], ["-", "-"], "no reference side was run: {out}");
+    }
+    let refused = izwi(data.path(), &["bench", "voxtral"]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("give --python"));
 }

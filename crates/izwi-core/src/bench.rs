@@ -14,6 +14,7 @@ use crate::engine::{
 };
 use crate::models::lfm2::{Lfm2, Lfm2Config};
 use crate::models::llama::{DenseKvCache, Llama, LlamaConfig};
+use crate::models::voxtral_realtime::VoxtralRealtime;
 
 #[derive(Debug, Clone)]
 pub struct DecodeBenchConfig {
@@ -131,6 +132,68 @@ pub fn lfm2_decode_throughput(
             .collect()
     };
     engine_decode(&make, batch_sizes, &prompt, prompt_len, new_tokens)
+}
+
+/// One row of [`voxtral_throughput`]: `streams` recordings transcribed at once.
+#[derive(Debug, Clone, Serialize)]
+pub struct StreamsRow {
+    pub streams: usize,
+    pub seconds: f64,
+    pub audio_seconds_per_second: f64,
+}
+
+/// Voxtral Realtime on the engine: `audio` (16 kHz mono) transcribed by each number of
+/// `streams` at once, every position decoded (the end token ignored, as the reference
+/// side does), timed from the requests' arrival to the last token, the model's load
+/// excluded. The checkpoint in `dir` is a Hugging Face folder.
+pub fn voxtral_throughput(
+    dir: &Path,
+    streams: &[usize],
+    audio: &[f32],
+) -> Result<Vec<StreamsRow>, EngineError> {
+    let model = VoxtralRealtime::from_dir(dir, None, DType::F32, &Device::Cpu)?;
+    let format = model.format().clone();
+    let most = streams.iter().copied().max().unwrap_or(1);
+    let request = |max_tokens: Option<usize>| {
+        let mut request = format.recording_request(audio);
+        request.params.ignore_eos = true;
+        if let Some(max) = max_tokens {
+            request.params.max_tokens = max;
+        }
+        request
+    };
+    let positions = format.prompt().len() + request(None).params.max_tokens;
+    let config = EngineCoreConfig {
+        block_size: 16,
+        max_batch_size: most,
+        num_blocks: Some(most * positions.div_ceil(16) + 1),
+        enable_prefix_caching: false,
+        ..EngineCoreConfig::default()
+    };
+    let mut core = EngineCore::new(config, Box::new(model))?;
+    let seconds_of_audio = audio.len() as f64 / 16_000.0;
+    // A first short request warms the caches and the thread pool.
+    core.add_request(request(Some(2)))?;
+    while core.has_unfinished() {
+        core.step();
+    }
+    let mut rows = Vec::new();
+    for &n in streams {
+        let started = Instant::now();
+        for _ in 0..n {
+            core.add_request(request(None))?;
+        }
+        while core.has_unfinished() {
+            core.step();
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        rows.push(StreamsRow {
+            streams: n,
+            seconds,
+            audio_seconds_per_second: n as f64 * seconds_of_audio / seconds,
+        });
+    }
+    Ok(rows)
 }
 
 /// Decodes `new_tokens` after a prompt in each of `batch_size` sequences on a fresh

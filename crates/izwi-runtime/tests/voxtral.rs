@@ -81,27 +81,20 @@ async fn another_delay_reloads_the_model_and_writes_that_delay_s_text() {
 
     // Refused before a job is made: a delay Voxtral does not take, and any delay for
     // Whisper.
-    let error = runtime
-        .transcribe(TranscribeRequest {
-            delay_ms: Some(500),
-            ..TranscribeRequest::new(&wav, &model.id)
-        })
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(error.contains("a delay of 500 ms"), "{error}");
     let whisper = runtime
         .import_model(&asset("models/whisper-tiny.en"), Some("tiny"))
         .unwrap();
-    let error = runtime
-        .transcribe(TranscribeRequest {
-            delay_ms: Some(480),
-            ..TranscribeRequest::new(&wav, &whisper.id)
-        })
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(error.contains("does not take a delay"), "{error}");
+    for (model_id, delay_ms, why) in [
+        (&model.id, 500, "a delay of 500 ms"),
+        (&whisper.id, 480, "does not take a delay"),
+    ] {
+        let request = TranscribeRequest {
+            delay_ms: Some(delay_ms),
+            ..TranscribeRequest::new(&wav, model_id)
+        };
+        let error = runtime.transcribe(request).await.unwrap_err().to_string();
+        assert!(error.contains(why), "{error}");
+    }
     let jobs = runtime
         .jobs(&izwi_runtime::JobFilter::default())
         .await

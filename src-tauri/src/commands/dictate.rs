@@ -57,6 +57,7 @@ impl AppState {
         &self,
         model_id: Option<String>,
         language: Option<String>,
+        delay_ms: Option<u32>,
         events: DictateEvents,
     ) -> AppResult<()> {
         // The place is taken before anything is awaited, so a stop (the shortcut pressed
@@ -90,6 +91,7 @@ impl AppState {
         let audio = microphone_chunks(microphone, stop.clone());
         let options = DictationOptions {
             language,
+            delay_ms,
             ..DictationOptions::new(model_id)
         };
         let runtime = self.runtime.clone();
@@ -168,9 +170,10 @@ pub async fn start_dictation(
     state: State<'_, AppState>,
     model_id: Option<String>,
     language: Option<String>,
+    delay_ms: Option<u32>,
 ) -> AppResult<()> {
     state
-        .start_dictation(model_id, language, to_webview(app))
+        .start_dictation(model_id, language, delay_ms, to_webview(app))
         .await
 }
 

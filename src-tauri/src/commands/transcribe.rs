@@ -26,6 +26,10 @@ pub struct TranscribeOptions {
     /// Each word's time too (highlighted as the audio plays).
     #[serde(default)]
     pub word_timestamps: bool,
+    /// Voxtral Realtime only: how far its text runs behind the audio, in milliseconds;
+    /// None takes the model's default.
+    #[serde(default)]
+    pub delay_ms: Option<u32>,
 }
 
 impl Default for TranscribeOptions {
@@ -38,6 +42,7 @@ impl Default for TranscribeOptions {
             beam_size: 1,
             initial_prompt: None,
             word_timestamps: false,
+            delay_ms: None,
         }
     }
 }
@@ -90,6 +95,7 @@ impl AppState {
             request.beam_size = options.beam_size.clamp(1, 16) as usize;
             request.word_timestamps = options.word_timestamps;
             request.initial_prompt = non_empty(options.initial_prompt.clone());
+            request.delay_ms = options.delay_ms;
             let path = request.path.clone();
             jobs.push(self.runtime.transcribe(request).await?);
             // The UI plays the file while it is transcribed.

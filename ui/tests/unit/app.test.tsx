@@ -28,6 +28,7 @@ describe('app', () => {
       beam_size: 1,
       initial_prompt: null,
       word_timestamps: false,
+      delay_ms: null,
     })
     // Listening started before the files were queued, so no event is missed.
     expect(commands.takeOpenedFiles.mock.invocationCallOrder[0]).toBeGreaterThan(0)

@@ -32,7 +32,9 @@ describe('Dictate', () => {
     await userEvent.selectOptions(screen.getByRole('combobox', { name: 'Model' }), 'whisper-base')
     await userEvent.selectOptions(screen.getByRole('combobox', { name: 'Language' }), 'de')
     await userEvent.click(screen.getByRole('button', { name: 'Start dictating' }))
-    expect(commands.startDictation).toHaveBeenCalledWith('whisper-base', 'de')
+    expect(commands.startDictation).toHaveBeenCalledWith('whisper-base', 'de', null)
+    // Only a streaming model has a delay to choose.
+    expect(screen.queryByRole('combobox', { name: 'Delay' })).not.toBeInTheDocument()
     // The model cannot change while it listens.
     expect(screen.getByRole('combobox', { name: 'Model' })).toBeDisabled()
 
@@ -86,6 +88,19 @@ describe('Dictate', () => {
     // What was heard stays on screen.
     expect(text()).toHaveTextContent('Hello.')
     expect(screen.queryByRole('button', { name: 'Open in History' })).not.toBeInTheDocument()
+  })
+
+  it('dictates with a streaming model at the delay chosen, which cannot change while it listens', async () => {
+    const voxtral = model({ id: 'local/voxtral', name: 'voxtral', family: 'voxtral_realtime', status: 'installed' })
+    commands.listModels.mockResolvedValue(ok([tiny, voxtral]))
+    await loadModels()
+    await loadSettings()
+    render(<DictatePage />)
+    await userEvent.selectOptions(screen.getByRole('combobox', { name: 'Model' }), 'local/voxtral')
+    await userEvent.selectOptions(screen.getByRole('combobox', { name: 'Delay' }), '240')
+    await userEvent.click(screen.getByRole('button', { name: 'Start dictating' }))
+    expect(commands.startDictation).toHaveBeenCalledWith('local/voxtral', null, 240)
+    expect(screen.getByRole('combobox', { name: 'Delay' })).toBeDisabled()
   })
 
   it('picks up a dictation already under way when the page opens', async () => {

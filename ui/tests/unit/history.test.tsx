@@ -142,6 +142,7 @@ describe('history', () => {
       beam_size: 1,
       initial_prompt: null,
       word_timestamps: true,
+      delay_ms: null,
     })
     await waitFor(() => expect(navStore.get()).toMatchObject({ view: 'transcribe', transcribe: { jobId: 13 } }))
   })

@@ -145,6 +145,7 @@ describe('queue rows', () => {
       beam_size: 3,
       initial_prompt: 'Bundestag',
       word_timestamps: false,
+      delay_ms: null,
     })
     // The new job takes the failed row's place (the failed one stays in History).
     const rows = await screen.findAllByRole('listitem')

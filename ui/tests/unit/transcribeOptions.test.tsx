@@ -67,7 +67,24 @@ describe('transcription options', () => {
       language: null,
       task: 'transcribe',
       wordTimestamps: false,
+      delayMs: null,
     })
+    // Its delay can be chosen, is sent with the files, and is remembered; a Whisper model
+    // offers none and sends none.
+    const delay = screen.getByRole('combobox', { name: 'Delay' })
+    expect(within(delay).getAllByRole('option')[0]).toHaveTextContent('Model default')
+    await userEvent.selectOptions(delay, '960')
+    commands.choosePaths.mockResolvedValueOnce(ok(['/home/ada/Audio/talk.wav']))
+    commands.transcribeFiles.mockResolvedValue(ok(queued([job({ id: 12, input: '/home/ada/Audio/talk.wav' })])))
+    await userEvent.click(screen.getAllByRole('button', { name: /Open files/ })[0])
+    expect(commands.transcribeFiles).toHaveBeenCalledWith(
+      ['/home/ada/Audio/talk.wav'],
+      expect.objectContaining({ model_id: 'local/voxtral', delay_ms: 960 }),
+    )
+    expect(JSON.parse(localStorage.getItem('izwi.transcribe.choices') ?? '{}').delayMs).toBe(960)
+    await userEvent.selectOptions(screen.getByRole('combobox', { name: 'Model' }), 'whisper-base')
+    expect(screen.queryByRole('combobox', { name: 'Delay' })).not.toBeInTheDocument()
+    expect(currentChoices().options?.delayMs).toBeNull()
   })
 
   it('offers Auto and the model’s languages, and translation, for a multilingual model', async () => {
@@ -95,6 +112,7 @@ describe('transcription options', () => {
       beam_size: 1,
       initial_prompt: null,
       word_timestamps: false,
+      delay_ms: null,
     })
     expect(await screen.findByRole('listitem', { name: 'rede.mp3' })).toBeInTheDocument()
   })

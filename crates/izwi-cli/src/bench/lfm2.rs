@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{ensure, Result};
 use clap::Args;
 use izwi_core::bench::lfm2_decode_throughput;
 use serde::Deserialize;
@@ -56,24 +56,15 @@ pub fn run(args: Lfm2BenchArgs) -> Result<()> {
                 .join("../../tests/fixtures/bench_lfm2_transformers.py");
             eprintln!("transformers: making the checkpoint and decoding it");
             let sizes: Vec<String> = args.batch_sizes.iter().map(|b| b.to_string()).collect();
-            let output = Command::new(python)
+            let mut command = Command::new(python);
+            command
                 .arg(&script)
                 .arg("--out")
                 .arg(scratch.path())
                 .args(["--batch-sizes", &sizes.join(",")])
                 .args(["--prompt", &args.prompt.to_string()])
-                .args(["--tokens", &args.tokens.to_string()])
-                .output()
-                .with_context(|| format!("running {}", python.display()))?;
-            if !output.status.success() {
-                bail!(
-                    "the transformers side failed: {}",
-                    String::from_utf8_lossy(&output.stderr)
-                );
-            }
-            let line = String::from_utf8_lossy(&output.stdout);
-            let last = line.lines().last().unwrap_or_default();
-            Some(serde_json::from_str::<Reference>(last).context("the transformers side's JSON")?)
+                .args(["--tokens", &args.tokens.to_string()]);
+            Some(super::process::reference_json::<Reference>(command)?)
         }
         None => None,
     };
@@ -100,19 +91,7 @@ pub fn run(args: Lfm2BenchArgs) -> Result<()> {
                 .find(|t| t.batch_size == row.batch_size)
                 .map(|t| t.tokens_per_sec)
         });
-        match theirs {
-            Some(theirs) => println!(
-                "{:<8} {:>16.1} {:>22.1} {:>7.2}x",
-                row.batch_size,
-                row.tokens_per_sec,
-                theirs,
-                row.tokens_per_sec / theirs
-            ),
-            None => println!(
-                "{:<8} {:>16.1} {:>22} {:>8}",
-                row.batch_size, row.tokens_per_sec, "-", "-"
-            ),
-        }
+        super::print_beside(row.batch_size, row.tokens_per_sec, theirs, (16, 22), 1);
     }
     Ok(())
 }

@@ -103,3 +103,18 @@ fn wait(child: std::process::Child) -> Result<(std::process::Output, Option<f64>
 fn wait(child: std::process::Child) -> Result<(std::process::Output, Option<f64>)> {
     Ok((child.wait_with_output()?, None))
 }
+
+/// Runs a reference side (a Python script) to its end and reads the JSON object it
+/// prints last; its standard error is the error when it fails.
+pub fn reference_json<T: serde::de::DeserializeOwned>(mut command: Command) -> Result<T> {
+    let output = command.output().context("running the reference side")?;
+    if !output.status.success() {
+        bail!(
+            "the reference side failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(last).context("the reference side's JSON")
+}

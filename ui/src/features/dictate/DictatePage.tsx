@@ -11,6 +11,7 @@ import { languageName } from '../../lib/format'
 import { navigate, openTranscript } from '../../lib/nav'
 import { useStore } from '../../lib/store'
 import { settingsStore } from '../settings/settingsStore'
+import { DelayChoice } from '../transcribe/DelayChoice'
 import { setChoices, useChoices } from '../transcribe/options'
 import { listenDictateEvents, startDictation, stopDictation, useDictate } from './dictateStore'
 
@@ -61,6 +62,7 @@ function ModelChoice({ disabled }: { disabled: boolean }) {
           ))}
         </select>
       </label>
+      <DelayChoice disabled={disabled} />
     </>
   )
 }
@@ -80,7 +82,7 @@ export function DictatePage() {
   }, [])
 
   const running = phase !== 'idle'
-  const start = () => void startDictation(c.model?.id ?? null, c.language === 'auto' ? null : c.language)
+  const start = () => void startDictation(c.model?.id ?? null, c.language === 'auto' ? null : c.language, c.delayMs)
   const text = finals.join(' ')
 
   return (

@@ -91,10 +91,14 @@ export function resetDictate(): void {
   listening = null
 }
 
-export async function startDictation(modelId: string | null, language: string | null): Promise<void> {
+export async function startDictation(
+  modelId: string | null,
+  language: string | null,
+  delayMs: number | null,
+): Promise<void> {
   dictateStore.set((s) => ({ ...s, phase: 'starting', finals: [], partial: '', savedJobId: null, error: null }))
   try {
-    await api.startDictation(modelId, language)
+    await api.startDictation(modelId, language, delayMs)
   } catch (error) {
     dictateStore.set((s) => ({ ...s, phase: 'idle', error: { title: 'Could not start dictating', error } }))
   }

@@ -11,6 +11,7 @@ import { closeTranscript, navigate, openTranscript, useNav } from '../../lib/nav
 import { shortcutLabel } from '../../lib/platform'
 import { useAction } from '../../lib/shortcuts'
 import { downloadModel, loadModels, useModels } from '../models/modelsStore'
+import { DelayChoice } from './DelayChoice'
 import { clearSubmitError, setWaiting, useJobs } from './jobsStore'
 import { setChoices, useChoices } from './options'
 import { Queue } from './Queue'
@@ -131,6 +132,7 @@ function Options() {
         />
         <span>Word timestamps</span>
       </label>
+      <DelayChoice />
     </div>
   )
 }

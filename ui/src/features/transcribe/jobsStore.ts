@@ -181,6 +181,8 @@ export interface QueueOptions {
   language: string | null
   task: Task
   wordTimestamps: boolean
+  /** Voxtral Realtime only; null: the model's default delay. */
+  delayMs: number | null
 }
 
 export function transcribeOptions(o: QueueOptions): TranscribeOptions {
@@ -192,6 +194,7 @@ export function transcribeOptions(o: QueueOptions): TranscribeOptions {
     beam_size: 1,
     initial_prompt: null,
     word_timestamps: o.wordTimestamps,
+    delay_ms: o.delayMs,
   }
 }
 
@@ -243,6 +246,7 @@ export function optionsOf(job: Job): TranscribeOptions {
     beam_size: typeof p.beam_size === 'number' ? p.beam_size : 1,
     initial_prompt: typeof p.initial_prompt === 'string' ? p.initial_prompt : null,
     word_timestamps: p.word_timestamps === true,
+    delay_ms: typeof p.delay_ms === 'number' ? p.delay_ms : null,
   }
 }
 

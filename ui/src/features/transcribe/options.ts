@@ -1,5 +1,5 @@
-// What a new transcription uses: model, language, task, word timestamps. Remembered
-// between sessions.
+// What a new transcription uses: model, language, task, word timestamps, and for a
+// streaming model how far its text runs behind the audio. Remembered between sessions.
 
 import { useEffect } from 'react'
 import type { ModelInfo, Task } from '../../bindings'
@@ -17,7 +17,12 @@ export interface Choices {
   task: Task
   /** Each word's time too, highlighted as the audio plays. */
   wordTimestamps: boolean
+  /** Voxtral Realtime: milliseconds its text runs behind the audio; null: the model's default. */
+  delayMs: number | null
 }
+
+/** Delays offered for a streaming model: shorter shows words sooner, longer hears more first. */
+export const DELAYS_MS = [80, 160, 240, 320, 480, 720, 960, 1440, 2400]
 
 const KEY = 'izwi.transcribe.choices'
 
@@ -30,18 +35,19 @@ function remembered(): Choices {
         language: typeof raw.language === 'string' ? raw.language : 'auto',
         task: raw.task === 'translate' ? 'translate' : 'transcribe',
         wordTimestamps: raw.wordTimestamps === true,
+        delayMs: typeof raw.delayMs === 'number' && DELAYS_MS.includes(raw.delayMs) ? raw.delayMs : null,
       }
     }
   } catch {
     /* ignore */
   }
-  return { modelId: null, language: 'auto', task: 'transcribe', wordTimestamps: false }
+  return { modelId: null, language: 'auto', task: 'transcribe', wordTimestamps: false, delayMs: null }
 }
 
 export const choicesStore = createStore<Choices>(remembered())
 
 export function resetChoices(): void {
-  choicesStore.set({ modelId: null, language: 'auto', task: 'transcribe', wordTimestamps: false })
+  choicesStore.set({ modelId: null, language: 'auto', task: 'transcribe', wordTimestamps: false, delayMs: null })
 }
 
 export function setChoices(patch: Partial<Choices>): void {
@@ -77,6 +83,10 @@ export interface Resolved {
   englishOnly: boolean
   /** Whether the model can translate: not an English-only one, not a streaming one. */
   translates: boolean
+  /** A streaming model (Voxtral Realtime), whose delay can be chosen. */
+  streaming: boolean
+  /** The delay a streaming model is asked for; null: its default (always null for others). */
+  delayMs: number | null
   options: QueueOptions | null
 }
 
@@ -90,8 +100,10 @@ export function resolveChoices(models: ModelInfo[], defaultModel: string | null,
   const languages = model ? languagesOf(model, models) : []
   const englishOnly = isEnglishOnly(languages)
   const language = englishOnly ? 'en' : languages.includes(choices.language) ? choices.language : 'auto'
-  // Voxtral Realtime writes what it hears, in the language it hears.
-  const translates = !!model && !englishOnly && model.family !== 'voxtral_realtime'
+  // Voxtral Realtime writes what it hears, in the language it hears, a chosen delay behind.
+  const streaming = model?.family === 'voxtral_realtime'
+  const translates = !!model && !englishOnly && !streaming
+  const delayMs = streaming ? choices.delayMs : null
   const task: Task = translates ? choices.task : 'transcribe'
   return {
     installed,
@@ -102,12 +114,15 @@ export function resolveChoices(models: ModelInfo[], defaultModel: string | null,
     wordTimestamps: choices.wordTimestamps,
     englishOnly,
     translates,
+    streaming,
+    delayMs,
     options: model
       ? {
           modelId: model.id,
           language: language === 'auto' ? null : language,
           task,
           wordTimestamps: choices.wordTimestamps,
+          delayMs,
         }
       : null,
   }
