@@ -67,7 +67,6 @@ pub use speak::{
     read_lines, SpeakBatchRequest, SpeakFileRequest, SpeakRequest, SpeechClip, MANIFEST_NAME,
     MAX_SPEAK_CHARS, SENTENCE_GAP_SECONDS,
 };
-pub use streaming_dictation::MAX_STREAMING_DICTATION_SECONDS;
 pub use transcribe::TranscribeRequest;
 pub use vad::vad_path;
 pub use voice_chat::{NoPlayback, ReplyOutput, TurnEvent, VoiceChatSetup, VoiceTurn};

@@ -2,35 +2,66 @@
 //! engine as it arrives and the model writes its text a fixed delay behind it, once
 //! and for good, so there are no passes and nothing to agree on. A word is final as
 //! soon as the next one begins; the word being written is the partial text.
+//!
+//! The decoder keeps every position (one per 80 ms) in the KV cache, so a dictation of
+//! any length goes through the engine in segments of a few minutes: once a segment has
+//! heard [`Segments::target_s`], it ends at the end of its last final word, and a new
+//! request picks up the audio from there (the word being written is heard again from
+//! its start). Each segment is a new context for the model, as a window is for Whisper.
 
 use std::time::Instant;
 
-use izwi_core::models::voxtral_realtime::{words_of, VoxtralTranscriber};
+use izwi_audio::ASR_SAMPLE_RATE;
+use izwi_core::models::voxtral_realtime::{words_of, LiveTranscription, VoxtralTranscriber};
 use izwi_core::transcript::Word;
 
 use crate::dictation::{AudioChunks, DictatedText, DictationEvent};
 use crate::RuntimeError;
 
-/// The longest dictation a streaming model takes in one go: its decoder holds every
-/// position (one per 80 ms) in the KV cache.
-pub const MAX_STREAMING_DICTATION_SECONDS: f64 = 300.0;
+/// How long a segment runs before it ends at its last final word, and the most it may
+/// run when no word ends (silence): then it ends where the audio is.
+#[derive(Debug, Clone, Copy)]
+struct Segments {
+    target_s: f64,
+    limit_s: f64,
+}
 
-/// Dictates from `audio` with a streaming model until the audio ends (or reaches
-/// [`MAX_STREAMING_DICTATION_SECONDS`]); returns the final texts in order.
+/// Four minutes a segment, five at the most: well inside the real checkpoint's
+/// attention window (8192 positions, 11 minutes) and its KV cache a few hundred MB.
+const SEGMENTS: Segments = Segments {
+    target_s: 240.0,
+    limit_s: 300.0,
+};
+
+/// Dictates from `audio` with a streaming model until the audio ends; returns the final
+/// texts in order.
 pub(crate) async fn dictate(
+    model: &VoxtralTranscriber,
+    audio: AudioChunks,
+    on_event: impl Fn(DictationEvent),
+) -> Result<Vec<DictatedText>, RuntimeError> {
+    dictate_in_segments(model, audio, on_event, SEGMENTS).await
+}
+
+fn engine_error(e: izwi_core::engine::EngineError) -> RuntimeError {
+    RuntimeError::from(izwi_core::models::whisper::TranscribeError::from(e))
+}
+
+async fn dictate_in_segments(
     model: &VoxtralTranscriber,
     mut audio: AudioChunks,
     on_event: impl Fn(DictationEvent),
+    segments: Segments,
 ) -> Result<Vec<DictatedText>, RuntimeError> {
-    let engine_error = |e| RuntimeError::from(izwi_core::models::whisper::TranscribeError::from(e));
+    let rate = f64::from(ASR_SAMPLE_RATE);
+    // Room past the limit for the delay and the end's silence.
+    let request_seconds = segments.limit_s + 10.0;
     let mut live = model
-        .start_live(MAX_STREAMING_DICTATION_SECONDS)
+        .start_live(request_seconds)
         .await
         .map_err(engine_error)?;
     let mut state = State {
-        tokens: Vec::new(),
-        logprobs: Vec::new(),
-        words_final: 0,
+        segment: Segment::default(),
         confirmed: Vec::new(),
         first_audio: None,
         recorded: 0,
@@ -43,7 +74,11 @@ pub(crate) async fn dictate(
                     let chunk = chunk?;
                     state.first_audio.get_or_insert_with(Instant::now);
                     state.recorded += chunk.len();
+                    state.segment.audio.extend_from_slice(&chunk);
                     live.push(chunk).await.map_err(engine_error)?;
+                    if let Some(cut) = state.cut(model, segments, rate) {
+                        live = state.next_segment(model, cut, request_seconds).await?;
+                    }
                 }
                 None => {
                     audio_open = false;
@@ -52,20 +87,14 @@ pub(crate) async fn dictate(
             },
             output = live.next() => {
                 let Some(output) = output else { break };
-                state.tokens.extend(&output.tokens);
+                state.segment.tokens.extend(&output.tokens);
                 if let Some(done) = output.finished {
                     if let izwi_core::engine::FinishReason::Failed(message) = done.finish_reason {
                         return Err(RuntimeError::InvalidRequest(format!(
                             "the model failed: {message}"
                         )));
                     }
-                    if audio_open {
-                        tracing::warn!(
-                            "dictation stopped at the {MAX_STREAMING_DICTATION_SECONDS} s a \
-                             streaming model takes in one go"
-                        );
-                    }
-                    state.logprobs = done.logprobs;
+                    state.segment.logprobs = done.logprobs;
                     state.show(model, true, &on_event);
                     break;
                 }
@@ -76,12 +105,24 @@ pub(crate) async fn dictate(
     Ok(state.confirmed)
 }
 
-struct State {
+/// What the current engine request has heard and written.
+#[derive(Default)]
+struct Segment {
+    /// Where it starts in the recording, in samples.
+    offset: usize,
+    /// Its audio so far, kept to be heard again by the next segment from its cut.
+    audio: Vec<f32>,
     tokens: Vec<u32>,
     /// Known at the end; word probabilities are not shown while dictating.
     logprobs: Vec<f32>,
-    /// Words already given as final.
+    /// Its words already given as final.
     words_final: usize,
+    /// Where its last final word ends, in samples into the segment.
+    final_end: usize,
+}
+
+struct State {
+    segment: Segment,
     confirmed: Vec<DictatedText>,
     first_audio: Option<Instant>,
     /// Samples recorded so far.
@@ -89,6 +130,62 @@ struct State {
 }
 
 impl State {
+    /// The segment's words, timed in the recording.
+    fn words(&self, model: &VoxtralTranscriber) -> Vec<Word> {
+        let rate = f64::from(ASR_SAMPLE_RATE);
+        let heard = self.recorded as f64 / rate;
+        let offset = self.segment.offset as f64 / rate;
+        words_of(
+            model.format(),
+            &self.segment.tokens,
+            &self.segment.logprobs,
+            offset,
+            heard,
+        )
+    }
+
+    /// Where the segment ends, in samples into it, once it has run long enough: at the
+    /// end of its last final word, or at the limit where the audio is.
+    fn cut(&self, model: &VoxtralTranscriber, segments: Segments, rate: f64) -> Option<usize> {
+        let heard = self.segment.audio.len();
+        if (heard as f64) < segments.target_s * rate {
+            return None;
+        }
+        if self.segment.final_end > 0 {
+            return Some(self.segment.final_end);
+        }
+        // No word has ended: silence, or one word longer than the whole margin. The
+        // next segment starts one delay back, where the model has not written yet.
+        let delay = (model.format().delay_ms() / 1000.0 * rate) as usize;
+        (heard as f64 >= segments.limit_s * rate).then(|| heard.saturating_sub(delay))
+    }
+
+    /// Ends the segment `cut` samples in (its request aborted: nothing after its last
+    /// final word is kept) and starts the next one on the audio from there.
+    async fn next_segment(
+        &mut self,
+        model: &VoxtralTranscriber,
+        cut: usize,
+        request_seconds: f64,
+    ) -> Result<LiveTranscription, RuntimeError> {
+        let tail = self.segment.audio.split_off(cut);
+        tracing::debug!(
+            at_s = (self.segment.offset + cut) as f64 / f64::from(ASR_SAMPLE_RATE),
+            "streaming dictation: next segment"
+        );
+        self.segment = Segment {
+            offset: self.segment.offset + cut,
+            audio: tail.clone(),
+            ..Segment::default()
+        };
+        let mut live = model
+            .start_live(request_seconds)
+            .await
+            .map_err(engine_error)?;
+        live.push(tail).await.map_err(engine_error)?;
+        Ok(live)
+    }
+
     /// Words no longer being written become final; the last one is partial until the
     /// next begins or the text ends.
     fn show(
@@ -97,16 +194,18 @@ impl State {
         ended: bool,
         on_event: &impl Fn(DictationEvent),
     ) {
-        let heard = self.recorded as f64 / f64::from(izwi_audio::ASR_SAMPLE_RATE);
-        let words = words_of(model.format(), &self.tokens, &self.logprobs, 0.0, heard);
+        let words = self.words(model);
         let complete = if ended {
             words.len()
         } else {
             words.len().saturating_sub(1)
         };
-        if complete > self.words_final {
-            let text = self.text_of(&words[self.words_final..complete]);
-            self.words_final = complete;
+        if complete > self.segment.words_final {
+            let text = self.text_of(&words[self.segment.words_final..complete]);
+            self.segment.words_final = complete;
+            let rate = f64::from(ASR_SAMPLE_RATE);
+            let end = words[complete - 1].end - self.segment.offset as f64 / rate;
+            self.segment.final_end = ((end * rate) as usize).min(self.segment.audio.len());
             if let Some(text) = text {
                 self.confirmed.push(text.clone());
                 on_event(DictationEvent::Final(text));
@@ -128,5 +227,122 @@ impl State {
             end_s: words.last().map_or(0.0, |w| w.end),
             emitted_at_s: self.first_audio.map_or(0.0, |t| t.elapsed().as_secs_f64()),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::sync::{Arc, Mutex};
+
+    use izwi_core::engine::{Engine, EngineCoreConfig};
+    use izwi_core::models::voxtral_realtime::VoxtralRealtime;
+
+    use super::*;
+
+    /// The tiny random-weight checkpoint of izwi-core's parity tests on its engine.
+    fn model() -> VoxtralTranscriber {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../izwi-core/tests/fixtures/voxtral-realtime-tiny");
+        let model =
+            VoxtralRealtime::from_dir(&dir, None, izwi_core::DType::F32, &izwi_core::Device::Cpu)
+                .expect("the fixture loads");
+        let format = model.format().clone();
+        let engine = Engine::new(EngineCoreConfig::default(), Box::new(model)).expect("engine");
+        VoxtralTranscriber::new(Arc::new(engine), format)
+    }
+
+    /// Dictates the first 6 s of jfk.wav, fed in 100 ms chunks, in `segments`.
+    async fn finals(model: &VoxtralTranscriber, segments: Segments) -> Vec<DictatedText> {
+        let jfk = izwi_audio::load_for_asr(izwi_test_support::asset("speech/jfk.wav")).unwrap();
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        for chunk in jfk[..6 * 16_000].chunks(1600) {
+            tx.send(Ok(chunk.to_vec())).unwrap();
+        }
+        drop(tx);
+        let events = Mutex::new(Vec::new());
+        let confirmed =
+            dictate_in_segments(model, rx, |e| events.lock().unwrap().push(e), segments)
+                .await
+                .expect("dictated");
+        let finals: Vec<DictatedText> = events
+            .into_inner()
+            .unwrap()
+            .into_iter()
+            .filter_map(|e| match e {
+                DictationEvent::Final(t) => Some(t),
+                DictationEvent::Partial(_) => None,
+            })
+            .collect();
+        assert_eq!(finals, confirmed);
+        finals
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_dictation_longer_than_a_segment_goes_on_in_the_next() {
+        let model = model();
+        let whole = finals(
+            &model,
+            Segments {
+                target_s: 60.0,
+                limit_s: 70.0,
+            },
+        )
+        .await;
+        let cut = finals(
+            &model,
+            Segments {
+                target_s: 1.0,
+                limit_s: 1.5,
+            },
+        )
+        .await;
+        for finals in [&whole, &cut] {
+            assert!(!finals.is_empty());
+            for pair in finals.windows(2) {
+                assert!(pair[0].end_s <= pair[1].start_s + 1e-9, "{finals:?}");
+            }
+            assert!(
+                finals.iter().all(|f| 0.0 <= f.start_s && f.end_s <= 6.0),
+                "{finals:?}"
+            );
+        }
+        // Text goes on past the first segment's limit, to the end of the audio, as it
+        // does when the whole dictation is one request.
+        let last_end = |finals: &[DictatedText]| finals.last().map_or(0.0, |f| f.end_s);
+        assert!(last_end(&cut) > 4.0, "{cut:?}");
+        assert!(
+            (last_end(&cut) - last_end(&whole)).abs() < 1.0,
+            "{cut:?} {whole:?}"
+        );
+    }
+
+    #[test]
+    fn a_segment_ends_at_its_last_final_word_or_at_the_limit_one_delay_back() {
+        let model = model();
+        let segments = Segments {
+            target_s: 1.0,
+            limit_s: 1.5,
+        };
+        let state = |heard: usize, final_end: usize| State {
+            segment: Segment {
+                audio: vec![0.0; heard],
+                final_end,
+                ..Segment::default()
+            },
+            confirmed: Vec::new(),
+            first_audio: None,
+            recorded: heard,
+        };
+        let cut = |s: State| s.cut(&model, segments, 16_000.0);
+        assert_eq!(cut(state(15_999, 8_000)), None, "before the target");
+        assert_eq!(
+            cut(state(16_000, 8_000)),
+            Some(8_000),
+            "at the last final word"
+        );
+        assert_eq!(cut(state(20_000, 0)), None, "no word has ended yet");
+        // The fixture's delay is 480 ms.
+        assert_eq!(cut(state(24_000, 0)), Some(24_000 - 7_680), "at the limit");
     }
 }
