@@ -6,7 +6,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use candle_core::{DType, Device, Tensor};
-use izwi_core::models::lfm2_audio::{open_checkpoint, AudioEncoder};
+use izwi_core::engine::GenerationParams;
+use izwi_core::models::lfm2_audio::{open_checkpoint, AudioEncoder, AudioHead};
+use izwi_core::models::shared::sampling::Sampler;
 
 const TOLERANCE: f32 = 1e-4;
 
@@ -86,4 +88,36 @@ fn encoder_and_adapter_match_liquid_audio() {
         diff < TOLERANCE,
         "embeddings from the samples differ by {diff}"
     );
+}
+
+/// Every audio frame of the three reference turns, from the backbone output liquid-audio
+/// sampled it from: all codes of every frame, greedy, equal.
+#[test]
+fn audio_head_frames_match_liquid_audio() {
+    let reference = reference();
+    let (config, vb) = open_checkpoint(&dir(), DType::F32, &Device::Cpu).expect("checkpoint");
+    let head = AudioHead::load(&config, &vb).expect("audio head loads");
+    let mut frames_seen = 0;
+    for case in ["asr", "tts", "chat"] {
+        let kinds = reference[&format!("{case}_out_kind")]
+            .to_vec1::<i64>()
+            .unwrap();
+        let audio = reference[&format!("{case}_out_audio")]
+            .to_vec2::<i64>()
+            .unwrap();
+        let hidden = &reference[&format!("{case}_frame_hidden")];
+        let expected: Vec<Vec<u32>> = kinds
+            .iter()
+            .zip(&audio)
+            .filter(|(&k, _)| k == 1)
+            .map(|(_, f)| f.iter().map(|&c| c as u32).collect())
+            .collect();
+        assert_eq!(expected.len(), hidden.dim(0).unwrap());
+        let mut samplers = vec![Sampler::new(&GenerationParams::default()); expected.len()];
+        // All of a case's frames as one batch of rows.
+        let frames = head.frames(hidden, &mut samplers).unwrap();
+        assert_eq!(frames, expected, "{case} frames");
+        frames_seen += frames.len();
+    }
+    assert_eq!(frames_seen, 41);
 }

@@ -6,11 +6,13 @@
 
 pub mod adapter;
 pub mod audio_encoder;
+pub mod audio_head;
 pub mod checkpoint;
 pub mod config;
 pub mod conformer;
 pub mod mel;
 
 pub use audio_encoder::AudioEncoder;
+pub use audio_head::AudioHead;
 pub use checkpoint::open_checkpoint;
 pub use config::Lfm2AudioConfig;
