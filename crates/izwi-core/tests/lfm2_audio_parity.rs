@@ -7,7 +7,10 @@ use std::path::PathBuf;
 
 use candle_core::{DType, Device, Tensor};
 use izwi_core::engine::GenerationParams;
-use izwi_core::models::lfm2_audio::{open_checkpoint, AudioEncoder, AudioHead};
+use izwi_core::models::lfm2_audio::mimi::MIMI_FILE;
+use izwi_core::models::lfm2_audio::{
+    open_checkpoint, AudioEncoder, AudioHead, MimiDecoder, MimiShape,
+};
 use izwi_core::models::shared::sampling::Sampler;
 
 const TOLERANCE: f32 = 1e-4;
@@ -120,4 +123,45 @@ fn audio_head_frames_match_liquid_audio() {
         frames_seen += frames.len();
     }
     assert_eq!(frames_seen, 41);
+}
+
+fn mimi() -> MimiDecoder {
+    let text = std::fs::read_to_string(dir().join("reference.json")).expect("reference.json");
+    let json: serde_json::Value = serde_json::from_str(&text).expect("valid reference.json");
+    let shape: MimiShape = serde_json::from_value(json["mimi"].clone()).expect("mimi shape");
+    MimiDecoder::load(&dir().join(MIMI_FILE), &shape, &Device::Cpu).expect("mimi loads")
+}
+
+fn tts_frames(reference: &HashMap<String, Tensor>) -> Vec<Vec<u32>> {
+    let codes = reference["mimi_codes"].to_vec2::<i64>().unwrap(); // [8, frames]
+    (0..codes[0].len())
+        .map(|t| codes.iter().map(|row| row[t] as u32).collect())
+        .collect()
+}
+
+/// The tts turn's frames decoded by Mimi, whole and one frame at a time.
+#[test]
+fn mimi_waveform_matches_liquid_audio() {
+    let reference = reference();
+    let frames = tts_frames(&reference);
+    let expected = &reference["mimi_wave"];
+    let mut mimi = mimi();
+    let wave = mimi.decode(&frames).unwrap();
+    assert_eq!(wave.len(), frames.len() * 1920);
+    let diff = max_abs_diff(
+        &Tensor::new(wave.as_slice(), &Device::Cpu).unwrap(),
+        expected,
+    );
+    assert!(diff < TOLERANCE, "waveform differs by {diff}");
+
+    let mut streamed = Vec::new();
+    for frame in &frames {
+        streamed.extend(mimi.decode_next(std::slice::from_ref(frame)).unwrap());
+    }
+    mimi.reset();
+    let diff = max_abs_diff(
+        &Tensor::new(streamed.as_slice(), &Device::Cpu).unwrap(),
+        &reference["mimi_wave_streamed"],
+    );
+    assert!(diff < TOLERANCE, "streamed waveform differs by {diff}");
 }

@@ -11,8 +11,10 @@ pub mod checkpoint;
 pub mod config;
 pub mod conformer;
 pub mod mel;
+pub mod mimi;
 
 pub use audio_encoder::AudioEncoder;
 pub use audio_head::AudioHead;
 pub use checkpoint::open_checkpoint;
 pub use config::Lfm2AudioConfig;
+pub use mimi::{MimiDecoder, MimiShape};
