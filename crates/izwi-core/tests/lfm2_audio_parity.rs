@@ -9,9 +9,10 @@ use candle_core::{DType, Device, Tensor};
 use izwi_core::engine::GenerationParams;
 use izwi_core::models::lfm2_audio::mimi::MIMI_FILE;
 use izwi_core::models::lfm2_audio::{
-    open_checkpoint, AudioEncoder, AudioHead, MimiDecoder, MimiShape,
+    open_checkpoint, AudioEncoder, AudioHead, Depthformer, MimiDecoder, MimiShape,
 };
 use izwi_core::models::shared::sampling::Sampler;
+use izwi_core::models::shared::weights::map_safetensors;
 
 const TOLERANCE: f32 = 1e-4;
 
@@ -123,6 +124,30 @@ fn audio_head_frames_match_liquid_audio() {
         frames_seen += frames.len();
     }
     assert_eq!(frames_seen, 41);
+}
+
+/// The tiny depthformer's heads are 2 wide, where RoPE's pairing cannot show: one block
+/// of width 128 (heads of 4), run position by position over a frame's 8 codebooks.
+#[test]
+fn wide_depthformer_block_matches_liquid_audio() {
+    let reference = reference();
+    let vb = map_safetensors(
+        &[dir().join("depthformer-wide.safetensors")],
+        DType::F32,
+        &Device::Cpu,
+    )
+    .unwrap();
+    let depthformer = Depthformer::load(128, 1, 8, vb.pp("depthformer")).unwrap();
+    let inputs = &reference["depthformer_wide_in"];
+    let mut cache = depthformer.new_cache();
+    let mut outputs = Vec::new();
+    for i in 0..8 {
+        let x = inputs.narrow(0, i, 1).unwrap();
+        outputs.push(depthformer.forward(&x, &mut cache).unwrap());
+    }
+    let outputs = Tensor::cat(&outputs, 0).unwrap();
+    let diff = max_abs_diff(&outputs, &reference["depthformer_wide_out"]);
+    assert!(diff < TOLERANCE, "depthformer output differs by {diff}");
 }
 
 fn mimi() -> MimiDecoder {

@@ -108,6 +108,58 @@ impl Block {
     }
 }
 
+/// liquid-audio's depthformer: pre-norm blocks run one position at a time over a
+/// frame's codebooks, keeping their keys and values.
+pub struct Depthformer {
+    blocks: Vec<Block>,
+    rope: RotaryEmbedding,
+}
+
+/// A depthformer's keys and values for the positions run so far.
+pub struct DepthCache(Vec<LayerCache>);
+
+impl Depthformer {
+    /// `layers` blocks of width `dim` at `vb` (`layers.{i}.*`), for up to `positions`
+    /// positions.
+    pub fn load(dim: usize, layers: usize, positions: usize, vb: VarBuilder) -> Result<Self> {
+        if !dim.is_multiple_of(HEADS) || !(dim / HEADS).is_multiple_of(2) {
+            candle_core::bail!("depthformer width {dim} does not split into {HEADS} even heads");
+        }
+        let blocks = (0..layers)
+            .map(|i| Block::load(dim, vb.pp(format!("layers.{i}"))))
+            .collect::<Result<_>>()?;
+        let rope = RotaryEmbedding::new(
+            dim / HEADS,
+            positions,
+            ROPE_THETA,
+            None,
+            vb.dtype(),
+            vb.device(),
+        )?
+        .with_pairs(RotaryPairs::Interleaved);
+        Ok(Self { blocks, rope })
+    }
+
+    pub fn new_cache(&self) -> DepthCache {
+        DepthCache(
+            (0..self.blocks.len())
+                .map(|_| LayerCache { k: None, v: None })
+                .collect(),
+        )
+    }
+
+    /// The next position of every row: `x` `[rows, dim]` → `[rows, dim]`.
+    pub fn forward(&self, x: &Tensor, cache: &mut DepthCache) -> Result<Tensor> {
+        let position = cache.0[0].k.as_ref().map_or(Ok(0), |k| k.dim(2))?;
+        let position = Tensor::new(&[position as u32], x.device())?;
+        let mut x = x.clone();
+        for (block, layer_cache) in self.blocks.iter().zip(cache.0.iter_mut()) {
+            x = block.forward(&x, &position, &self.rope, layer_cache)?;
+        }
+        Ok(x)
+    }
+}
+
 /// A codebook's code embeddings and logit head.
 struct Codebook {
     table: Tensor,
@@ -117,12 +169,11 @@ struct Codebook {
 
 pub struct AudioHead {
     depth_linear: Linear,
-    blocks: Vec<Block>,
+    depthformer: Depthformer,
     codebooks: Vec<Codebook>,
     /// `[codebooks · AUDIO_VOCAB, hidden]`: codebook `i`'s code `c` at row
     /// `i · AUDIO_VOCAB + c`.
     audio_embedding: Tensor,
-    rope: RotaryEmbedding,
     dim: usize,
 }
 
@@ -133,12 +184,8 @@ impl AudioHead {
         let dim = config.depthformer.dim;
         let hidden = config.lfm.hidden_size;
         let n = config.codebooks;
-        if !dim.is_multiple_of(HEADS) || !(dim / HEADS).is_multiple_of(2) {
-            candle_core::bail!("depthformer width {dim} does not split into {HEADS} even heads");
-        }
-        let blocks = (0..config.depthformer.layers)
-            .map(|i| Block::load(dim, vb.pp(format!("depthformer.layers.{i}"))))
-            .collect::<Result<_>>()?;
+        let depthformer =
+            Depthformer::load(dim, config.depthformer.layers, n, vb.pp("depthformer"))?;
         let codebooks = (0..n)
             .map(|i| {
                 let vb = vb.pp(format!("depth_embeddings.{i}"));
@@ -160,14 +207,12 @@ impl AudioHead {
             .collect::<Result<_>>()?;
         Ok(Self {
             depth_linear: Linear::load(hidden, dim * n, vb.pp("depth_linear"))?,
-            blocks,
+            depthformer,
             codebooks,
             audio_embedding: vb.get(
                 (n * AUDIO_VOCAB, hidden),
                 "audio_embedding.embedding.weight",
             )?,
-            rope: RotaryEmbedding::new(dim / HEADS, n, ROPE_THETA, None, vb.dtype(), vb.device())?
-                .with_pairs(RotaryPairs::Interleaved),
             dim,
         })
     }
@@ -188,9 +233,7 @@ impl AudioHead {
             .depth_linear
             .forward(hidden)?
             .reshape((rows, n, self.dim))?;
-        let mut caches: Vec<LayerCache> = (0..self.blocks.len())
-            .map(|_| LayerCache { k: None, v: None })
-            .collect();
+        let mut cache = self.depthformer.new_cache();
         let mut frames = vec![Vec::with_capacity(n); rows];
         let mut previous: Option<Tensor> = None;
         for (i, codebook) in self.codebooks.iter().enumerate() {
@@ -198,10 +241,7 @@ impl AudioHead {
             if let Some(prev) = &previous {
                 x = (x + prev)?;
             }
-            let position = Tensor::new(&[i as u32], hidden.device())?;
-            for (block, cache) in self.blocks.iter().zip(caches.iter_mut()) {
-                x = block.forward(&x, &position, &self.rope, cache)?;
-            }
+            x = self.depthformer.forward(&x, &mut cache)?;
             let logits = codebook
                 .to_logits
                 .forward(&codebook.norm.forward(&x)?)?

@@ -14,7 +14,7 @@ pub mod mel;
 pub mod mimi;
 
 pub use audio_encoder::AudioEncoder;
-pub use audio_head::AudioHead;
+pub use audio_head::{AudioHead, Depthformer};
 pub use checkpoint::open_checkpoint;
 pub use config::Lfm2AudioConfig;
 pub use mimi::{MimiDecoder, MimiShape};
