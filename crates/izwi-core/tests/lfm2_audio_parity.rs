@@ -6,10 +6,14 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use candle_core::{DType, Device, Tensor};
-use izwi_core::engine::GenerationParams;
+use izwi_core::engine::{
+    EngineCore, EngineCoreConfig, EngineOutput, GenerationParams, MetricsSnapshot,
+};
+use izwi_core::models::lfm2_audio::executor::{frame_end_id, frame_id};
 use izwi_core::models::lfm2_audio::mimi::MIMI_FILE;
 use izwi_core::models::lfm2_audio::{
-    open_checkpoint, AudioEncoder, AudioHead, Depthformer, MimiDecoder, MimiShape,
+    open_checkpoint, AudioEncoder, AudioHead, Depthformer, Generation, Lfm2AudioExecutor,
+    MimiDecoder, MimiShape, Segment,
 };
 use izwi_core::models::shared::sampling::Sampler;
 use izwi_core::models::shared::weights::map_safetensors;
@@ -189,4 +193,158 @@ fn mimi_waveform_matches_liquid_audio() {
         &reference["mimi_wave_streamed"],
     );
     assert!(diff < TOLERANCE, "streamed waveform differs by {diff}");
+}
+
+const CASES: [(&str, Generation); 3] = [
+    ("asr", Generation::Sequential),
+    ("tts", Generation::Sequential),
+    ("chat", Generation::Interleaved),
+];
+
+/// A case's prompt as liquid-audio's ChatState laid it out: text runs and the audio.
+fn segments(reference: &HashMap<String, Tensor>, case: &str) -> Vec<Segment> {
+    let text = reference[&format!("{case}_text")].to_vec1::<i64>().unwrap();
+    let modality = reference[&format!("{case}_modality")]
+        .to_vec1::<i64>()
+        .unwrap();
+    let audio: std::sync::Arc<[f32]> = reference["audio"].to_vec1::<f32>().unwrap().into();
+    let mut segments = Vec::new();
+    let mut text_at = 0;
+    let mut i = 0;
+    while i < modality.len() {
+        let run = modality[i..]
+            .iter()
+            .take_while(|&&m| m == modality[i])
+            .count();
+        match modality[i] {
+            1 => {
+                let ids = text[text_at..text_at + run]
+                    .iter()
+                    .map(|&t| t as u32)
+                    .collect();
+                segments.push(Segment::Text(ids));
+                text_at += run;
+            }
+            2 => segments.push(Segment::Audio(audio.clone())),
+            other => panic!("modality {other} in a prompt"),
+        }
+        i += run;
+    }
+    assert_eq!(text_at, text.len());
+    segments
+}
+
+/// The reference's steps: (text token or -1, frame or empty).
+fn expected_steps(reference: &HashMap<String, Tensor>, case: &str) -> Vec<(i64, Vec<u32>)> {
+    let kinds = reference[&format!("{case}_out_kind")]
+        .to_vec1::<i64>()
+        .unwrap();
+    let texts = reference[&format!("{case}_out_text")]
+        .to_vec1::<i64>()
+        .unwrap();
+    let audio = reference[&format!("{case}_out_audio")]
+        .to_vec2::<i64>()
+        .unwrap();
+    kinds
+        .iter()
+        .zip(texts)
+        .zip(audio)
+        .map(|((&k, t), f)| {
+            if k == 0 {
+                (t, Vec::new())
+            } else {
+                (-1, f.iter().map(|&c| c as u32).collect())
+            }
+        })
+        .collect()
+}
+
+/// Runs the three reference turns (ASR and TTS sequential, a conversation turn
+/// interleaved) on one engine, batched, and checks every text token and every frame,
+/// greedy, against liquid-audio's generate_sequential / generate_interleaved.
+fn check_turns(config: EngineCoreConfig) -> MetricsSnapshot {
+    let reference = reference();
+    let executor = Lfm2AudioExecutor::from_dir(&dir(), &Device::Cpu).expect("model loads");
+    let requests = executor.requests();
+    let mut core = EngineCore::new(config, Box::new(executor)).expect("engine");
+    let mut ids = HashMap::new();
+    let mut receivers = HashMap::new();
+    for (case, generation) in CASES {
+        let steps = expected_steps(&reference, case).len();
+        let params = GenerationParams {
+            max_tokens: steps,
+            ..GenerationParams::default()
+        };
+        let (request, frames) = requests
+            .prepare(
+                segments(&reference, case),
+                generation,
+                params,
+                &GenerationParams::default(),
+            )
+            .unwrap();
+        ids.insert(core.add_request(request).expect("accepted"), case);
+        receivers.insert(case, frames);
+    }
+    let mut done: HashMap<&str, EngineOutput> = HashMap::new();
+    let mut step = 0;
+    while done.len() < CASES.len() {
+        for out in core.step().into_iter().filter_map(|o| o.finished) {
+            done.insert(ids[&out.request_id], out);
+        }
+        step += 1;
+        assert!(step < 1000, "the engine stopped making progress");
+    }
+    assert_eq!(core.num_conv_states(), 0, "every convolution state freed");
+    let vocab = 256;
+    for (case, _) in CASES {
+        let frames: Vec<Vec<u32>> = receivers[case].try_iter().collect();
+        let mut frames = frames.into_iter();
+        let got: Vec<(i64, Vec<u32>)> = done[case]
+            .tokens
+            .iter()
+            .map(|&t| {
+                if t == frame_id(vocab) || t == frame_end_id(vocab) {
+                    (-1, frames.next().expect("a frame for each frame id"))
+                } else {
+                    (t as i64, Vec::new())
+                }
+            })
+            .collect();
+        assert_eq!(got, expected_steps(&reference, case), "{case} turn");
+    }
+    core.metrics().snapshot()
+}
+
+#[test]
+fn turns_on_the_engine_match_liquid_audio() {
+    let metrics = check_turns(EngineCoreConfig {
+        block_size: 4,
+        num_blocks: Some(128),
+        chunked_prefill_threshold: 8,
+        max_tokens_per_step: 24,
+        ..EngineCoreConfig::default()
+    });
+    assert!(
+        metrics.chunked_prefills > 0,
+        "prompts were prefilled in chunks"
+    );
+    assert_eq!(metrics.preemptions, 0);
+}
+
+#[test]
+fn turns_match_after_preemptions() {
+    // Room for about one and a half turns at once: the others are preempted and
+    // recompute their convolution state, audio rows and frames included.
+    let metrics = check_turns(EngineCoreConfig {
+        block_size: 4,
+        num_blocks: Some(24),
+        chunked_prefill_threshold: 8,
+        max_tokens_per_step: 24,
+        ..EngineCoreConfig::default()
+    });
+    assert!(
+        metrics.preemptions > 0,
+        "the cache is small enough to preempt"
+    );
 }

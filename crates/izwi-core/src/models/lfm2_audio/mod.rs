@@ -10,6 +10,7 @@ pub mod audio_head;
 pub mod checkpoint;
 pub mod config;
 pub mod conformer;
+pub mod executor;
 pub mod mel;
 pub mod mimi;
 
@@ -17,4 +18,5 @@ pub use audio_encoder::AudioEncoder;
 pub use audio_head::{AudioHead, Depthformer};
 pub use checkpoint::open_checkpoint;
 pub use config::Lfm2AudioConfig;
+pub use executor::{Generation, Lfm2AudioExecutor, Lfm2AudioRequests, Segment, TurnStep};
 pub use mimi::{MimiDecoder, MimiShape};
