@@ -12,8 +12,8 @@ use izwi_core::engine::{
 use izwi_core::models::lfm2_audio::executor::{frame_end_id, frame_id};
 use izwi_core::models::lfm2_audio::mimi::MIMI_FILE;
 use izwi_core::models::lfm2_audio::{
-    open_checkpoint, AudioEncoder, AudioHead, Depthformer, Generation, Lfm2AudioExecutor,
-    MimiDecoder, MimiShape, Segment,
+    open_checkpoint, AudioEncoder, AudioHead, ChatLayout, Depthformer, Generation,
+    Lfm2AudioExecutor, Message, MimiDecoder, MimiShape, Part, Segment,
 };
 use izwi_core::models::shared::sampling::Sampler;
 use izwi_core::models::shared::weights::map_safetensors;
@@ -347,4 +347,62 @@ fn turns_match_after_preemptions() {
         metrics.preemptions > 0,
         "the cache is small enough to preempt"
     );
+}
+
+/// The reference prompts written as messages come out as liquid-audio's ChatState laid
+/// them out, token for token.
+#[test]
+fn chat_layout_matches_liquid_audio() {
+    let reference = reference();
+    let layout = ChatLayout::from_dir(&dir()).unwrap();
+    let audio: std::sync::Arc<[f32]> = reference["audio"].to_vec1::<f32>().unwrap().into();
+    let message = |role: &str, parts: Vec<Part>| Message {
+        role: role.into(),
+        parts,
+    };
+    let text = |s: &str| Part::Text(s.into());
+    let chats = [
+        (
+            "asr",
+            vec![
+                message("system", vec![text("Perform ASR.")]),
+                message("user", vec![Part::Audio(audio.clone())]),
+            ],
+        ),
+        (
+            "tts",
+            vec![
+                message("system", vec![text("Perform TTS.")]),
+                message("user", vec![text("Hello, how are you today?")]),
+            ],
+        ),
+        (
+            "chat",
+            vec![
+                message(
+                    "system",
+                    vec![text("Respond with interleaved text and audio.")],
+                ),
+                message("user", vec![Part::Audio(audio.clone())]),
+            ],
+        ),
+    ];
+    let describe = |segments: &[Segment]| -> Vec<String> {
+        segments
+            .iter()
+            .map(|s| match s {
+                Segment::Text(ids) => format!("text {ids:?}"),
+                Segment::Audio(a) => format!("audio {}", a.len()),
+                Segment::Frames(f) => format!("frames {}", f.len()),
+            })
+            .collect()
+    };
+    for (case, messages) in chats {
+        let got = layout.prompt(&messages).unwrap();
+        assert_eq!(
+            describe(&got),
+            describe(&segments(&reference, case)),
+            "{case} prompt"
+        );
+    }
 }

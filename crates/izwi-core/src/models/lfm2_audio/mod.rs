@@ -7,6 +7,7 @@
 pub mod adapter;
 pub mod audio_encoder;
 pub mod audio_head;
+pub mod chat;
 pub mod checkpoint;
 pub mod config;
 pub mod conformer;
@@ -16,6 +17,7 @@ pub mod mimi;
 
 pub use audio_encoder::AudioEncoder;
 pub use audio_head::{AudioHead, Depthformer};
+pub use chat::{ChatLayout, Message, Part};
 pub use checkpoint::open_checkpoint;
 pub use config::Lfm2AudioConfig;
 pub use executor::{Generation, Lfm2AudioExecutor, Lfm2AudioRequests, Segment, TurnStep};
