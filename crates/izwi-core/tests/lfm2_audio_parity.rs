@@ -261,8 +261,9 @@ fn expected_steps(reference: &HashMap<String, Tensor>, case: &str) -> Vec<(i64, 
 
 /// Runs the three reference turns (ASR and TTS sequential, a conversation turn
 /// interleaved) on one engine, batched, and checks every text token and every frame,
-/// greedy, against liquid-audio's generate_sequential / generate_interleaved.
-fn check_turns(config: EngineCoreConfig) -> MetricsSnapshot {
+/// greedy, against liquid-audio's generate_sequential / generate_interleaved. With
+/// `abort`, that case is aborted at that step instead, and must let go of its state.
+fn check_turns(config: EngineCoreConfig, abort: Option<(&str, usize)>) -> MetricsSnapshot {
     let reference = reference();
     let executor = Lfm2AudioExecutor::from_dir(&dir(), &Device::Cpu).expect("model loads");
     let requests = executor.requests();
@@ -288,7 +289,13 @@ fn check_turns(config: EngineCoreConfig) -> MetricsSnapshot {
     }
     let mut done: HashMap<&str, EngineOutput> = HashMap::new();
     let mut step = 0;
-    while done.len() < CASES.len() {
+    while core.has_unfinished() {
+        if let Some((case, at)) = abort {
+            if step == at {
+                let id = ids.iter().find(|(_, &c)| c == case).unwrap().0.clone();
+                assert!(core.abort_request(&id).is_some(), "{case} was running");
+            }
+        }
         for out in core.step().into_iter().filter_map(|o| o.finished) {
             done.insert(ids[&out.request_id], out);
         }
@@ -298,6 +305,17 @@ fn check_turns(config: EngineCoreConfig) -> MetricsSnapshot {
     assert_eq!(core.num_conv_states(), 0, "every convolution state freed");
     let vocab = 256;
     for (case, _) in CASES {
+        if abort.is_some_and(|(aborted, _)| aborted == case) {
+            assert!(!done.contains_key(case));
+            // The executor dropped the request's frame sender.
+            let frames = &receivers[case];
+            while frames.try_recv().is_ok() {}
+            assert!(matches!(
+                frames.try_recv(),
+                Err(std::sync::mpsc::TryRecvError::Disconnected)
+            ));
+            continue;
+        }
         let frames: Vec<Vec<u32>> = receivers[case].try_iter().collect();
         let mut frames = frames.into_iter();
         let got: Vec<(i64, Vec<u32>)> = done[case]
@@ -318,13 +336,16 @@ fn check_turns(config: EngineCoreConfig) -> MetricsSnapshot {
 
 #[test]
 fn turns_on_the_engine_match_liquid_audio() {
-    let metrics = check_turns(EngineCoreConfig {
-        block_size: 4,
-        num_blocks: Some(128),
-        chunked_prefill_threshold: 8,
-        max_tokens_per_step: 24,
-        ..EngineCoreConfig::default()
-    });
+    let metrics = check_turns(
+        EngineCoreConfig {
+            block_size: 4,
+            num_blocks: Some(128),
+            chunked_prefill_threshold: 8,
+            max_tokens_per_step: 24,
+            ..EngineCoreConfig::default()
+        },
+        None,
+    );
     assert!(
         metrics.chunked_prefills > 0,
         "prompts were prefilled in chunks"
@@ -336,13 +357,16 @@ fn turns_on_the_engine_match_liquid_audio() {
 fn turns_match_after_preemptions() {
     // Room for about one and a half turns at once: the others are preempted and
     // recompute their convolution state, audio rows and frames included.
-    let metrics = check_turns(EngineCoreConfig {
-        block_size: 4,
-        num_blocks: Some(24),
-        chunked_prefill_threshold: 8,
-        max_tokens_per_step: 24,
-        ..EngineCoreConfig::default()
-    });
+    let metrics = check_turns(
+        EngineCoreConfig {
+            block_size: 4,
+            num_blocks: Some(24),
+            chunked_prefill_threshold: 8,
+            max_tokens_per_step: 24,
+            ..EngineCoreConfig::default()
+        },
+        None,
+    );
     assert!(
         metrics.preemptions > 0,
         "the cache is small enough to preempt"
@@ -405,4 +429,19 @@ fn chat_layout_matches_liquid_audio() {
             "{case} prompt"
         );
     }
+}
+
+#[test]
+fn an_aborted_turn_leaves_the_others_unchanged() {
+    // The conversation turn aborted mid-way, after some of its frames.
+    check_turns(
+        EngineCoreConfig {
+            block_size: 4,
+            num_blocks: Some(128),
+            chunked_prefill_threshold: 8,
+            max_tokens_per_step: 24,
+            ..EngineCoreConfig::default()
+        },
+        Some(("chat", 20)),
+    );
 }

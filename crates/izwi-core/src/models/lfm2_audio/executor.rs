@@ -24,10 +24,9 @@ use crate::engine::{
 use crate::models::lfm2::Lfm2;
 use crate::models::shared::sampling::Sampler;
 
-/// Text ids liquid-audio's loops act on.
+/// Text ids liquid-audio's loops act on (`<|im_end|>`, 7, is the engine's EOS).
 pub const AUDIO_START: u32 = 128;
 pub const TEXT_END: u32 = 130;
-pub const IM_END: u32 = 7;
 
 /// Ids past the text vocabulary (`vocab` = the backbone's): a generated frame, the
 /// frame that ends the audio, and a prompt position of speech in.
@@ -66,7 +65,7 @@ pub enum Generation {
 
 /// One generated step of a turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TurnStep {
+enum TurnStep {
     Text(u32),
     /// All codebooks; an end-of-audio frame is all 2048.
     Frame(Vec<u32>),
@@ -308,7 +307,18 @@ impl Lfm2AudioExecutor {
                     Segment::Text(ids) => self
                         .backbone
                         .embed(&Tensor::new(ids.as_slice(), &self.spec.device)?)?,
-                    Segment::Audio(samples) => self.encoder.embed(samples)?,
+                    Segment::Audio(samples) => {
+                        let rows = self.encoder.embed(samples)?;
+                        let laid_out = audio_positions(&self.requests.config, samples.len());
+                        if rows.dim(0)? != laid_out {
+                            candle_core::bail!(
+                                "speech of {} samples encoded to {} positions, {laid_out} laid out",
+                                samples.len(),
+                                rows.dim(0)?
+                            );
+                        }
+                        rows
+                    }
                     Segment::Frames(frames) => self.head.frame_embeddings(frames)?,
                 });
             }

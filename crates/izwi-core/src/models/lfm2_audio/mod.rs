@@ -20,5 +20,5 @@ pub use audio_head::{AudioHead, Depthformer};
 pub use chat::{ChatLayout, Message, Part};
 pub use checkpoint::open_checkpoint;
 pub use config::Lfm2AudioConfig;
-pub use executor::{Generation, Lfm2AudioExecutor, Lfm2AudioRequests, Segment, TurnStep};
+pub use executor::{Generation, Lfm2AudioExecutor, Lfm2AudioRequests, Segment};
 pub use mimi::{MimiDecoder, MimiShape};
