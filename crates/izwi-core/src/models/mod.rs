@@ -3,6 +3,7 @@
 //! `shared` holds what families have in common.
 
 pub mod lfm2;
+pub mod lfm2_audio;
 pub mod llama;
 pub mod qwen3_tts;
 pub mod shared;

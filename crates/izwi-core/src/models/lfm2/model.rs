@@ -326,6 +326,37 @@ impl Lfm2 {
     /// One engine step over the paged KV cache and the engine's convolution state; see
     /// [`ModelExecutor::execute`].
     pub fn forward_paged(&self, batch: &ForwardBatch, kv_cache: &[LayerKvCache]) -> Result<Tensor> {
+        let tokens: Vec<u32> = batch
+            .sequences
+            .iter()
+            .flat_map(|s| s.tokens.iter().copied())
+            .collect();
+        let ids = Tensor::new(tokens.as_slice(), &self.spec.device)?;
+        let hidden = self.forward_embeddings(batch, kv_cache, &self.embed(&ids)?)?;
+        self.lm_head.forward(&hidden)?.to_dtype(DType::F32)
+    }
+
+    /// The input embeddings of token ids, in the model's dtype.
+    pub fn embed(&self, ids: &Tensor) -> Result<Tensor> {
+        self.embed_tokens
+            .forward(ids)?
+            .to_dtype(self.spec.kv_cache.dtype)
+    }
+
+    /// The text logits of final hidden states (`[n, hidden]`): `[n, vocab]`, f32.
+    pub fn logits(&self, hidden: &Tensor) -> Result<Tensor> {
+        self.lm_head.forward(hidden)?.to_dtype(DType::F32)
+    }
+
+    /// One engine step from input embeddings (`[tokens of the batch, hidden]`, one row
+    /// per token of `batch` in order) instead of token ids: the final, normed hidden
+    /// states of the sequences with `compute_logits`, in batch order.
+    pub fn forward_embeddings(
+        &self,
+        batch: &ForwardBatch,
+        kv_cache: &[LayerKvCache],
+        embeddings: &Tensor,
+    ) -> Result<Tensor> {
         let kv_width = self.config.num_key_value_heads * self.config.head_dim();
         let step = Step {
             meta: PagedAttentionMetadata::new(
@@ -342,23 +373,12 @@ impl Lfm2 {
             kv_cache,
             conv_state: &batch.conv_state,
         };
-        let tokens: Vec<u32> = batch
-            .sequences
-            .iter()
-            .flat_map(|s| s.tokens.iter().copied())
-            .collect();
-        let ids = Tensor::new(tokens.as_slice(), &self.spec.device)?;
-        let mut x = self
-            .embed_tokens
-            .forward(&ids)?
-            .to_dtype(self.spec.kv_cache.dtype)?;
+        let mut x = embeddings.to_dtype(self.spec.kv_cache.dtype)?;
         for layer in &self.layers {
             x = layer.forward(&x, &self.rope, &step)?;
         }
         let rows = x.index_select(&step.meta.logits_rows, 0)?;
-        self.lm_head
-            .forward(&self.norm.forward(&rows)?)?
-            .to_dtype(DType::F32)
+        self.norm.forward(&rows)
     }
 }
 

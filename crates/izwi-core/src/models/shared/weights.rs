@@ -35,10 +35,23 @@ pub fn load_model_dir<'a, C: DeserializeOwned>(
         candle_core::bail!("no .safetensors weights in {}", dir.display());
     }
     files.sort();
+    Ok((config, map_safetensors(&files, dtype, device)?))
+}
+
+/// Memory-maps safetensors files as one [`VarBuilder`] (f16 tensors asked for as f32
+/// widened exactly).
+pub fn map_safetensors<'a, P: AsRef<Path>>(
+    files: &[P],
+    dtype: DType,
+    device: &Device,
+) -> Result<VarBuilder<'a>> {
     // SAFETY: the files are not modified while mapped; we only read model weights.
-    let mapped = unsafe { MmapedSafetensors::multi(&files)? };
-    let weights = VarBuilder::from_backend(Box::new(Mapped(mapped)), dtype, device.clone());
-    Ok((config, weights))
+    let mapped = unsafe { MmapedSafetensors::multi(files)? };
+    Ok(VarBuilder::from_backend(
+        Box::new(Mapped(mapped)),
+        dtype,
+        device.clone(),
+    ))
 }
 
 /// Whether `path` holds weights in the Hugging Face layout: a `.safetensors` file, but
