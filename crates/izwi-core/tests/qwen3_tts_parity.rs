@@ -10,7 +10,9 @@ use candle_core::{DType, Device, Tensor};
 use izwi_core::engine::{
     EngineCore, EngineCoreConfig, EngineOutput, FinishReason, GenerationParams, RequestId,
 };
-use izwi_core::models::qwen3_tts::codec::{CodecDecoder, CodecStream, LEFT_CONTEXT_FRAMES};
+use izwi_core::models::qwen3_tts::codec::{
+    CodecDecoder, CodecEncoder, CodecStream, LEFT_CONTEXT_FRAMES,
+};
 use izwi_core::models::qwen3_tts::{
     Frame, Qwen3Tts, Qwen3TtsConfig, Qwen3TtsExecutor, SpeakOptions, SpeakerEncoder, SpeakerMel,
     SpeechPrompt, STREAM_CHUNK_FRAMES,
@@ -292,6 +294,30 @@ fn codec_decoder_matches_the_reference() {
             &format!("chunks of {chunk}, left context {context}"),
         );
     }
+}
+
+#[test]
+fn codec_encoder_matches_the_reference() {
+    let (_, tensors) = reference();
+    let encoder = CodecEncoder::from_dir(&checkpoint().join("speech_tokenizer"), &Device::Cpu)
+        .expect("encoder loads");
+    assert_eq!(encoder.sample_rate(), 24_000);
+    // One second: 25 steps in the encoder's transformer, more than its config's sliding
+    // window of 16, which the reference does not apply.
+    let audio = tensors["speaker/audio"].to_vec1::<f32>().expect("audio");
+    let latent = encoder.latent(&audio).expect("encodes");
+    let want = rows(&tensors, "encoder/latent");
+    let got = latent.to_vec2::<f32>().expect("latent");
+    assert_eq!(got.len(), want.len(), "frames");
+    let diff = max_abs_diff(&got.concat(), &want.concat());
+    assert!(diff <= TOLERANCE, "the quantizer's input differs by {diff}");
+    let codes = encoder.encode(&audio).expect("encodes");
+    let want: Vec<Vec<u32>> = tensors["encoder/codes"]
+        .to_dtype(DType::U32)
+        .and_then(|t| t.to_vec2::<u32>())
+        .expect("codes");
+    assert_eq!(want.len(), 13, "a frame per started 1920 samples");
+    assert_eq!(codes, want, "the reference's codes");
 }
 
 #[test]
