@@ -9,10 +9,10 @@ use candle_core::{DType, Device};
 use serde::Deserialize;
 use tokenizers::Tokenizer;
 
-use super::codec::{CodecDecoder, CodecStream};
+use super::codec::{CodecDecoder, CodecEncoder, CodecStream};
 use super::config::Qwen3TtsConfig;
 use super::executor::{Qwen3TtsExecutor, Qwen3TtsRequests};
-use super::prompt::SpeechPrompt;
+use super::prompt::{SpeechPrompt, VoiceReference};
 use super::speaker_encoder::SpeakerEncoder;
 use super::speaker_mel::{SpeakerMel, SAMPLE_RATE as SPEAKER_RATE};
 use super::text_tokenizer::load_text_tokenizer;
@@ -101,6 +101,19 @@ pub struct SpeakOptions {
     pub speaker: Option<String>,
     /// How to speak (CustomVoice), or a description of the voice (VoiceDesign).
     pub instruction: Option<String>,
+    /// A voice sample's transcript and codes to continue from, the reference's
+    /// in-context cloning (Base checkpoints); `speaker_embedding` must be the same
+    /// sample's.
+    pub sample: Option<VoiceSample>,
+}
+
+/// A voice sample for in-context cloning.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VoiceSample {
+    /// What is said in it.
+    pub transcript: String,
+    /// Its codes ([`Qwen3Tts::sample_codes`]).
+    pub codes: Vec<Vec<u32>>,
 }
 
 /// What an utterance took.
@@ -120,6 +133,8 @@ pub struct Qwen3Tts {
     defaults: SamplingDefaults,
     /// Base checkpoints only.
     speaker: Option<(SpeakerMel, SpeakerEncoder)>,
+    /// The speech tokenizer's encoder, for in-context cloning (Base checkpoints only).
+    encoder: Option<CodecEncoder>,
 }
 
 impl Qwen3Tts {
@@ -142,6 +157,11 @@ impl Qwen3Tts {
         let defaults = serde_json::from_str(&text)
             .map_err(|e| SpeechError::Load(format!("invalid {}: {e}", defaults_path.display())))?;
         let speaker = load_speaker_encoder(dir, device).map_err(load)?;
+        let encoder = if speaker.is_some() {
+            Some(CodecEncoder::from_dir(&dir.join("speech_tokenizer"), device).map_err(load)?)
+        } else {
+            None
+        };
         let requests = executor.requests();
         let engine = Engine::new(engine, Box::new(executor))
             .map_err(|e| SpeechError::Load(e.to_string()))?;
@@ -152,6 +172,7 @@ impl Qwen3Tts {
             tokenizer,
             defaults,
             speaker,
+            encoder,
         })
     }
 
@@ -168,7 +189,26 @@ impl Qwen3Tts {
         run().map_err(|e| SpeechError::Invalid(e.to_string()))
     }
 
-    /// The sample rate [`Qwen3Tts::speaker_embedding`] takes.
+    /// The codes of a voice sample (24 kHz mono samples) that in-context cloning
+    /// continues from.
+    pub fn sample_codes(&self, samples: &[f32]) -> Result<Vec<Vec<u32>>, SpeechError> {
+        let Some(encoder) = &self.encoder else {
+            return Err(SpeechError::Invalid(
+                "this checkpoint cannot clone a voice: only Base checkpoints can".into(),
+            ));
+        };
+        encoder
+            .encode(samples)
+            .map_err(|e| SpeechError::Invalid(e.to_string()))
+    }
+
+    /// Whether the checkpoint clones voices (a Base checkpoint).
+    pub fn can_clone(&self) -> bool {
+        self.speaker.is_some()
+    }
+
+    /// The sample rate [`Qwen3Tts::speaker_embedding`] and [`Qwen3Tts::sample_codes`]
+    /// take.
     pub fn speaker_sample_rate(&self) -> u32 {
         SPEAKER_RATE
     }
@@ -245,6 +285,24 @@ impl Qwen3Tts {
                 .as_deref()
                 .map(|i| self.encode(&format!("<|im_start|>user\n{i}<|im_end|>\n")))
                 .transpose()?,
+            reference: options
+                .sample
+                .as_ref()
+                .map(|sample| {
+                    if !sample.transcript.chars().any(char::is_alphanumeric) {
+                        return Err(SpeechError::Invalid(
+                            "the voice sample's transcript has no words".into(),
+                        ));
+                    }
+                    Ok(VoiceReference {
+                        text_ids: self.encode(&format!(
+                            "<|im_start|>assistant\n{}<|im_end|>\n",
+                            sample.transcript
+                        ))?,
+                        codes: sample.codes.clone(),
+                    })
+                })
+                .transpose()?,
         };
         let (request, frames) = self
             .requests
@@ -258,7 +316,16 @@ impl Qwen3Tts {
                 return Err(SpeechError::Invalid(e.to_string()));
             }
         };
-        let mut stream = Some(CodecStream::new(self.codec.clone(), STREAM_CHUNK_FRAMES));
+        // After a voice sample, its frames are the decoder's left context, as the
+        // reference decodes the sample and the utterance together and cuts the sample's
+        // audio off.
+        let earlier = options
+            .sample
+            .as_ref()
+            .map(|s| s.codes.clone())
+            .unwrap_or_default();
+        let mut stream =
+            Some(CodecStream::new(self.codec.clone(), STREAM_CHUNK_FRAMES).after(earlier));
         let (mut count, mut samples) = (0, 0);
         let mut ended = false;
         while let Some(chunk) = outputs.recv().await {
