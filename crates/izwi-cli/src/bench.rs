@@ -5,6 +5,7 @@ mod lfm2;
 mod load;
 mod piper;
 mod process;
+mod qwen3_tts;
 mod whisper;
 
 use std::path::PathBuf;
@@ -46,6 +47,11 @@ pub enum BenchCommand {
     /// LFM2 decode throughput on the engine (random weights of LFM2-350M's shape)
     /// beside transformers decoding the same checkpoint in the same run.
     Lfm2(lfm2::Lfm2BenchArgs),
+    /// Qwen3-TTS codec frames per second on the engine at several batch sizes and the
+    /// time to the first audio, beside qwen-tts on the same random checkpoint (the
+    /// 0.6B-Base shape) in the same run.
+    #[command(name = "qwen3-tts")]
+    Qwen3Tts(qwen3_tts::Qwen3TtsBenchArgs),
     /// Piper voice synthesis speed (real-time factor) of our VITS beside piper's own
     /// runtime (onnxruntime) on the same voice and phoneme ids.
     Piper(piper::PiperBenchArgs),
@@ -133,6 +139,7 @@ pub fn run(data_dir: Option<PathBuf>, command: BenchCommand) -> Result<()> {
         BenchCommand::Whisper(args) => whisper::run(args),
         BenchCommand::Piper(args) => piper::run(args),
         BenchCommand::Lfm2(args) => lfm2::run(args),
+        BenchCommand::Qwen3Tts(args) => qwen3_tts::run(args),
         BenchCommand::Chat(args) => chat::run(args),
         BenchCommand::Engine {
             batch_sizes,
