@@ -2,8 +2,8 @@
 //! predictor on a running engine (so concurrent utterances are batched), and the codec
 //! decoding frames to audio as they arrive.
 
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use candle_core::{DType, Device};
 use serde::Deserialize;
@@ -133,8 +133,12 @@ pub struct Qwen3Tts {
     defaults: SamplingDefaults,
     /// Base checkpoints only.
     speaker: Option<(SpeakerMel, SpeakerEncoder)>,
-    /// The speech tokenizer's encoder, for in-context cloning (Base checkpoints only).
-    encoder: Option<CodecEncoder>,
+    /// The speech tokenizer's encoder, for in-context cloning (Base checkpoints only):
+    /// loaded the first time a sample is encoded, so that other utterances never pay
+    /// for it.
+    encoder: Mutex<Option<Arc<CodecEncoder>>>,
+    speech_tokenizer: PathBuf,
+    device: Device,
 }
 
 impl Qwen3Tts {
@@ -157,11 +161,6 @@ impl Qwen3Tts {
         let defaults = serde_json::from_str(&text)
             .map_err(|e| SpeechError::Load(format!("invalid {}: {e}", defaults_path.display())))?;
         let speaker = load_speaker_encoder(dir, device).map_err(load)?;
-        let encoder = if speaker.is_some() {
-            Some(CodecEncoder::from_dir(&dir.join("speech_tokenizer"), device).map_err(load)?)
-        } else {
-            None
-        };
         let requests = executor.requests();
         let engine = Engine::new(engine, Box::new(executor))
             .map_err(|e| SpeechError::Load(e.to_string()))?;
@@ -172,7 +171,9 @@ impl Qwen3Tts {
             tokenizer,
             defaults,
             speaker,
-            encoder,
+            encoder: Mutex::new(None),
+            speech_tokenizer: dir.join("speech_tokenizer"),
+            device: device.clone(),
         })
     }
 
@@ -192,19 +193,27 @@ impl Qwen3Tts {
     /// The codes of a voice sample (24 kHz mono samples) that in-context cloning
     /// continues from.
     pub fn sample_codes(&self, samples: &[f32]) -> Result<Vec<Vec<u32>>, SpeechError> {
-        let Some(encoder) = &self.encoder else {
+        if self.speaker.is_none() {
             return Err(SpeechError::Invalid(
                 "this checkpoint cannot clone a voice: only Base checkpoints can".into(),
             ));
-        };
-        encoder
+        }
+        self.codec_encoder()?
             .encode(samples)
             .map_err(|e| SpeechError::Invalid(e.to_string()))
     }
 
-    /// Whether the checkpoint clones voices (a Base checkpoint).
-    pub fn can_clone(&self) -> bool {
-        self.speaker.is_some()
+    fn codec_encoder(&self) -> Result<Arc<CodecEncoder>, SpeechError> {
+        let mut slot = self
+            .encoder
+            .lock()
+            .map_err(|_| SpeechError::Model("the codec encoder's lock is poisoned".into()))?;
+        if let Some(encoder) = slot.as_ref() {
+            return Ok(encoder.clone());
+        }
+        let encoder = CodecEncoder::from_dir(&self.speech_tokenizer, &self.device)
+            .map_err(|e| SpeechError::Load(format!("{}: {e}", self.speech_tokenizer.display())))?;
+        Ok(slot.insert(Arc::new(encoder)).clone())
     }
 
     /// The sample rate [`Qwen3Tts::speaker_embedding`] and [`Qwen3Tts::sample_codes`]
