@@ -6,6 +6,7 @@ mod load;
 mod piper;
 mod process;
 mod voxtral;
+mod qwen3_tts;
 mod whisper;
 
 use std::path::PathBuf;
@@ -50,6 +51,11 @@ pub enum BenchCommand {
     /// Voxtral Realtime transcription throughput on the engine (seconds of audio per
     /// second, 1 and 4 streams) beside transformers on the same checkpoint.
     Voxtral(voxtral::VoxtralBenchArgs),
+    /// Qwen3-TTS codec frames per second on the engine at several batch sizes and the
+    /// time to the first audio, beside qwen-tts on the same random checkpoint (the
+    /// 0.6B-Base shape) in the same run.
+    #[command(name = "qwen3-tts")]
+    Qwen3Tts(qwen3_tts::Qwen3TtsBenchArgs),
     /// Piper voice synthesis speed (real-time factor) of our VITS beside piper's own
     /// runtime (onnxruntime) on the same voice and phoneme ids.
     Piper(piper::PiperBenchArgs),
@@ -138,6 +144,7 @@ pub fn run(data_dir: Option<PathBuf>, command: BenchCommand) -> Result<()> {
         BenchCommand::Piper(args) => piper::run(args),
         BenchCommand::Lfm2(args) => lfm2::run(args),
         BenchCommand::Voxtral(args) => voxtral::run(args),
+        BenchCommand::Qwen3Tts(args) => qwen3_tts::run(args),
         BenchCommand::Chat(args) => chat::run(args),
         BenchCommand::Engine {
             batch_sizes,

@@ -40,9 +40,14 @@ pub struct SpeakArgs {
     #[arg(long)]
     speed: Option<f32>,
     /// A recording of a voice to clone (with a Qwen3-TTS Base checkpoint as --voice, and
-    /// --text): its speaker embedding is what is cloned.
+    /// --text): its speaker embedding is what is cloned, or with --reference-text the
+    /// recording itself.
     #[arg(long, requires = "text")]
     reference_audio: Option<PathBuf>,
+    /// What is said in --reference-audio: the voice is then cloned in context, from the
+    /// recording and its transcript together.
+    #[arg(long, requires = "reference_audio")]
+    reference_text: Option<String>,
     /// A preset speaker of a Qwen3-TTS CustomVoice checkpoint (with --text).
     #[arg(long, requires = "text")]
     speaker: Option<String>,
@@ -103,6 +108,7 @@ async fn speak(runtime: &Runtime, args: SpeakArgs) -> Result<()> {
                         voice: args.voice.clone(),
                         text: text.clone(),
                         reference_audio: args.reference_audio.clone(),
+                        reference_text: args.reference_text.clone(),
                         speaker: args.speaker.clone(),
                         instructions: args.instructions.clone(),
                         language: args.language.clone(),

@@ -221,3 +221,193 @@ fn speaks_with_a_preset_speaker_instructions_and_a_language() {
         );
     }
 }
+
+/// A float32 tensor of izwi-core's Qwen3-TTS reference outputs, flattened.
+fn reference_tensor(name: &str) -> Vec<f32> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../izwi-core/tests/fixtures/qwen3-tts/reference.safetensors");
+    let bytes = std::fs::read(path).expect("reference.safetensors");
+    let header_len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header: serde_json::Value = serde_json::from_slice(&bytes[8..8 + header_len]).unwrap();
+    let entry = &header[name];
+    assert_eq!(entry["dtype"], "F32", "{name}");
+    let start = 8 + header_len + entry["data_offsets"][0].as_u64().unwrap() as usize;
+    let end = 8 + header_len + entry["data_offsets"][1].as_u64().unwrap() as usize;
+    bytes[start..end]
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect()
+}
+
+/// The tiny checkpoint copied to `dir`, with `edit` applied to its config.json and a
+/// generation_config.json that decodes greedily, as the reference's fixtures were made.
+fn checkpoint_copy(dir: &std::path::Path, edit: impl Fn(&mut serde_json::Value)) -> String {
+    fn copy(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+    copy(std::path::Path::new(&checkpoint()), dir);
+    let path = dir.join("config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    edit(&mut config);
+    std::fs::write(&path, config.to_string()).unwrap();
+    let greedy = serde_json::json!({
+        "do_sample": false,
+        "subtalker_dosample": false,
+        "repetition_penalty": 1.05,
+        "max_new_tokens": 40
+    });
+    std::fs::write(dir.join("generation_config.json"), greedy.to_string()).unwrap();
+    dir.display().to_string()
+}
+
+#[test]
+fn speaks_in_a_voice_cloned_in_context_as_the_reference_does() {
+    let data = tempfile::tempdir().unwrap();
+    let voice = checkpoint_copy(&data.path().join("base"), |_| {});
+    // The reference's voice sample and its ICL utterance (izwi-core's fixture "icl"):
+    // English, greedy, repetition penalty 1.05, at most 40 frames.
+    let sample = data.path().join("sample.wav");
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 24_000,
+        bits_per_sample: 32,
+        sample_format: hound::SampleFormat::Float,
+    };
+    let mut writer = hound::WavWriter::create(&sample, spec).unwrap();
+    for v in reference_tensor("speaker/audio") {
+        writer.write_sample(v).unwrap();
+    }
+    writer.finalize().unwrap();
+    let out = data.path().join("icl.wav");
+    let run = izwi(
+        &data,
+        &[
+            "speak",
+            "--voice",
+            &voice,
+            "--reference-audio",
+            sample.to_str().unwrap(),
+            "--reference-text",
+            "a calm low voice reads a short sentence aloud, slowly and clearly.",
+            "--language",
+            "english",
+            "--text",
+            "hello world, this is izwi.",
+            "--output",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        run.status.success(),
+        "izwi speak failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let got: Vec<f32> = hound::WavReader::open(&out)
+        .expect("a WAV")
+        .samples::<i16>()
+        .map(|s| f32::from(s.unwrap()) / 32_768.0)
+        .collect();
+    let want = reference_tensor("icl/wav");
+    assert_eq!(got.len(), want.len(), "the reference's length");
+    // The WAV holds 16-bit samples: within a step of them.
+    let diff = got
+        .iter()
+        .zip(&want)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f32::max);
+    assert!(diff <= 1.0 / 16_384.0, "the waveform differs by {diff}");
+}
+
+#[test]
+fn refuses_a_transcript_without_its_sample_or_a_checkpoint_that_cannot_clone() {
+    let data = tempfile::tempdir().unwrap();
+    let out = data.path().join("x.wav");
+    let out = out.to_str().unwrap();
+    let voice = checkpoint();
+    let run = izwi(
+        &data,
+        &[
+            "speak",
+            "--voice",
+            &voice,
+            "--reference-text",
+            "What I said.",
+            "--text",
+            "Hi.",
+            "--output",
+            out,
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        !run.status.success() && stderr.contains("--reference-audio"),
+        "{stderr}"
+    );
+
+    let sample = data.path().join("sample.wav");
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 24_000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut writer = hound::WavWriter::create(&sample, spec).unwrap();
+    for n in 0..24_000 {
+        writer.write_sample(((n % 100) * 100) as i16).unwrap();
+    }
+    writer.finalize().unwrap();
+    let custom = checkpoint_copy(&data.path().join("custom"), |config| {
+        config["tts_model_type"] = "custom_voice".into();
+    });
+    for extra in [vec![], vec!["--reference-text", "What I said."]] {
+        let mut args = vec![
+            "speak",
+            "--voice",
+            &custom,
+            "--reference-audio",
+            sample.to_str().unwrap(),
+            "--text",
+            "Hi.",
+            "--output",
+            out,
+        ];
+        args.extend(extra);
+        let run = izwi(&data, &args);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            !run.status.success() && stderr.contains("only Base checkpoints clone"),
+            "{args:?}: {stderr}"
+        );
+    }
+    let run = izwi(
+        &data,
+        &[
+            "speak",
+            "--voice",
+            &voice,
+            "--reference-audio",
+            sample.to_str().unwrap(),
+            "--reference-text",
+            " ... ",
+            "--text",
+            "Hi.",
+            "--output",
+            out,
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        !run.status.success() && stderr.contains("has no words"),
+        "{stderr}"
+    );
+}

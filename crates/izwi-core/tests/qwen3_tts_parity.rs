@@ -10,10 +10,12 @@ use candle_core::{DType, Device, Tensor};
 use izwi_core::engine::{
     EngineCore, EngineCoreConfig, EngineOutput, FinishReason, GenerationParams, RequestId,
 };
-use izwi_core::models::qwen3_tts::codec::{CodecDecoder, CodecStream, LEFT_CONTEXT_FRAMES};
+use izwi_core::models::qwen3_tts::codec::{
+    CodecDecoder, CodecEncoder, CodecStream, LEFT_CONTEXT_FRAMES,
+};
 use izwi_core::models::qwen3_tts::{
     Frame, Qwen3Tts, Qwen3TtsConfig, Qwen3TtsExecutor, SpeakOptions, SpeakerEncoder, SpeakerMel,
-    SpeechPrompt, STREAM_CHUNK_FRAMES,
+    SpeechPrompt, VoiceReference, VoiceSample, STREAM_CHUNK_FRAMES,
 };
 use izwi_core::models::shared::sampling::argmax;
 use serde::Deserialize;
@@ -35,6 +37,9 @@ struct Case {
     speaker: Option<String>,
     instruct: Option<String>,
     instruct_ids: Option<Vec<u32>>,
+    /// In-context cloning: the voice sample's transcript and its tokens.
+    ref_text: Option<String>,
+    ref_ids: Option<Vec<u32>>,
     repetition_penalty: f32,
     max_new_tokens: usize,
     frames: Vec<Vec<u32>>,
@@ -82,7 +87,19 @@ fn prompt(case: &Case, tensors: &HashMap<String, Tensor>) -> SpeechPrompt {
         }),
         speaker: case.speaker.clone(),
         instruct_ids: case.instruct_ids.clone(),
+        reference: case.ref_ids.as_ref().map(|ids| VoiceReference {
+            text_ids: ids.clone(),
+            codes: sample_codes(tensors),
+        }),
     }
+}
+
+/// The reference's codes of the voice sample.
+fn sample_codes(tensors: &HashMap<String, Tensor>) -> Vec<Vec<u32>> {
+    tensors["encoder/codes"]
+        .to_dtype(DType::U32)
+        .and_then(|t| t.to_vec2::<u32>())
+        .expect("codes")
 }
 
 fn greedy(case: &Case) -> GenerationParams {
@@ -295,6 +312,27 @@ fn codec_decoder_matches_the_reference() {
 }
 
 #[test]
+fn codec_encoder_matches_the_reference() {
+    let (_, tensors) = reference();
+    let encoder = CodecEncoder::from_dir(&checkpoint().join("speech_tokenizer"), &Device::Cpu)
+        .expect("encoder loads");
+    assert_eq!(encoder.sample_rate(), 24_000);
+    // One second: 25 steps in the encoder's transformer, more than its config's sliding
+    // window of 16, which the reference does not apply.
+    let audio = tensors["speaker/audio"].to_vec1::<f32>().expect("audio");
+    let latent = encoder.latent(&audio).expect("encodes");
+    let want = rows(&tensors, "encoder/latent");
+    let got = latent.to_vec2::<f32>().expect("latent");
+    assert_eq!(got.len(), want.len(), "frames");
+    let diff = max_abs_diff(&got.concat(), &want.concat());
+    assert!(diff <= TOLERANCE, "the quantizer's input differs by {diff}");
+    let codes = encoder.encode(&audio).expect("encodes");
+    let want = sample_codes(&tensors);
+    assert_eq!(want.len(), 13, "a frame per started 1920 samples");
+    assert_eq!(codes, want, "the reference's codes");
+}
+
+#[test]
 fn streamed_decode_equals_the_chunked_decode() {
     let (_, tensors) = reference();
     let codec = std::sync::Arc::new(codec());
@@ -467,7 +505,7 @@ async fn a_voice_cloned_from_audio_says_the_reference_frames() {
     let (cases, tensors) = reference();
     let case = cases
         .iter()
-        .find(|c| c.speaker_embedding)
+        .find(|c| c.speaker_embedding && c.ref_text.is_none())
         .expect("an x-vector case");
     let tts = Qwen3Tts::from_dir(&checkpoint(), &Device::Cpu, config()).expect("loads");
     let audio = tensors["speaker/audio"].to_vec1::<f32>().expect("audio");
@@ -488,4 +526,96 @@ async fn a_voice_cloned_from_audio_says_the_reference_frames() {
         .decode_chunked(&case.frames, STREAM_CHUNK_FRAMES, LEFT_CONTEXT_FRAMES)
         .expect("decodes");
     assert_eq!(audio_out, want, "the reference's frames, decoded");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_voice_cloned_in_context_says_the_reference_utterance() {
+    let (cases, tensors) = reference();
+    let tts = Qwen3Tts::from_dir(&checkpoint(), &Device::Cpu, config()).expect("loads");
+    let audio = tensors["speaker/audio"].to_vec1::<f32>().expect("audio");
+    let codes = tts.sample_codes(&audio).expect("encodes");
+    assert_eq!(codes, sample_codes(&tensors), "the sample's codes");
+    let embedding = tts.speaker_embedding(&audio).expect("embeds");
+    for case in cases.iter().filter(|c| c.ref_text.is_some()) {
+        let options = SpeakOptions {
+            greedy: true,
+            language: (case.language != "auto").then(|| case.language.clone()),
+            repetition_penalty: Some(case.repetition_penalty),
+            max_frames: Some(case.max_new_tokens),
+            speaker_embedding: Some(embedding.clone()),
+            sample: Some(VoiceSample {
+                transcript: case.ref_text.clone().expect("a transcript"),
+                codes: codes.clone(),
+            }),
+            ..SpeakOptions::default()
+        };
+        let mut wav = Vec::new();
+        let stats = tts
+            .speak(&case.text, &options, |piece| wav.extend(piece))
+            .await
+            .expect("speaks");
+        assert_eq!(stats.frames, case.frames.len(), "{}: frames", case.name);
+        assert_eq!(stats.samples, case.frames.len() * 1920, "{}", case.name);
+        if let Some(want) = tensors.get(&format!("{}/wav", case.name)) {
+            // The reference decodes the sample's frames and the utterance's together
+            // and cuts off the sample's share; here the sample's frames are the left
+            // context of the first chunks, the same audio.
+            assert_audio(&wav, want, &case.name);
+        }
+    }
+    assert!(
+        tensors.contains_key("icl/wav"),
+        "the fixture keeps one waveform"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_context_cloning_refuses_what_it_cannot_use() {
+    let tts = Qwen3Tts::from_dir(&checkpoint(), &Device::Cpu, config()).expect("loads");
+    let (_, tensors) = reference();
+    let sample = VoiceSample {
+        transcript: "hello.".into(),
+        codes: sample_codes(&tensors),
+    };
+    let say = |options: SpeakOptions| {
+        let tts = &tts;
+        async move {
+            tts.speak("this is izwi.", &options, |_| {})
+                .await
+                .expect_err("refused")
+                .to_string()
+        }
+    };
+    let without_embedding = say(SpeakOptions {
+        sample: Some(sample.clone()),
+        ..SpeakOptions::default()
+    })
+    .await;
+    assert!(
+        without_embedding.contains("speaker embedding"),
+        "{without_embedding}"
+    );
+    let hidden = tensors["speaker/embedding"].dim(0).expect("size");
+    let silent = say(SpeakOptions {
+        speaker_embedding: Some(vec![0.0; hidden]),
+        sample: Some(VoiceSample {
+            transcript: " . ".into(),
+            ..sample.clone()
+        }),
+        ..SpeakOptions::default()
+    })
+    .await;
+    assert!(silent.contains("transcript has no words"), "{silent}");
+    let mut bad = sample.clone();
+    bad.codes[0][3] = 10_000;
+    let out_of_range = say(SpeakOptions {
+        speaker_embedding: Some(vec![0.0; hidden]),
+        sample: Some(bad),
+        ..SpeakOptions::default()
+    })
+    .await;
+    assert!(
+        out_of_range.contains("outside the codebook"),
+        "{out_of_range}"
+    );
 }

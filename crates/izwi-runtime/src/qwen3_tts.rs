@@ -1,7 +1,7 @@
 //! Speech from a Qwen3-TTS checkpoint folder named as the voice (`izwi speak --voice
 //! DIR`): the folder is loaded for the job, the text spoken on its engine (in a voice
-//! cloned from a sample, when one is given), and the audio appended to the WAV as the
-//! codec decodes it.
+//! cloned from a sample, by its speaker embedding or, with its transcript, in context,
+//! when one is given), and the audio appended to the WAV as the codec decodes it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use izwi_audio::WavFile;
 use izwi_core::engine::EngineCoreConfig;
-use izwi_core::models::qwen3_tts::{Qwen3Tts, SpeakOptions};
+use izwi_core::models::qwen3_tts::{Qwen3Tts, SpeakOptions, VoiceSample};
 use izwi_store::{Job, JobKind, JobMetrics, NewJob};
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +23,24 @@ pub(crate) fn checkpoint(voice: &str) -> Option<PathBuf> {
     let text = std::fs::read_to_string(dir.join("config.json")).ok()?;
     let config: serde_json::Value = serde_json::from_str(&text).ok()?;
     (config.get("model_type")?.as_str()? == "qwen3_tts").then(|| dir.to_path_buf())
+}
+
+/// Why a checkpoint cannot clone a voice from a sample, if it cannot: only Base
+/// checkpoints (with a speaker encoder) can.
+fn cannot_clone(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("config.json")).ok()?;
+    let config: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let kind = config
+        .get("tts_model_type")
+        .and_then(|v| v.as_str())
+        .unwrap_or("unknown");
+    let base = kind == "base" && config.get("speaker_encoder_config").is_some();
+    (!base).then(|| {
+        format!(
+            "{} is a {kind} checkpoint: only Base checkpoints clone a voice from a sample",
+            dir.display()
+        )
+    })
 }
 
 /// Text files and batches go sentence by sentence through a Piper voice; a Qwen3-TTS
@@ -51,6 +69,11 @@ pub struct Qwen3SpeakRequest {
     /// [`MAX_REFERENCE_SECONDS`]); its speaker embedding is what is cloned.
     #[serde(default)]
     pub reference_audio: Option<PathBuf>,
+    /// What is said in `reference_audio`: with it the voice is cloned in context (the
+    /// talker continues from the sample's codes and transcript), closer than by the
+    /// speaker embedding alone.
+    #[serde(default)]
+    pub reference_text: Option<String>,
     /// A preset speaker (CustomVoice checkpoints).
     #[serde(default)]
     pub speaker: Option<String>,
@@ -72,6 +95,8 @@ struct Params<'a> {
     chars: usize,
     output: Option<&'a Path>,
     reference_audio: Option<&'a Path>,
+    /// Whether the sample's transcript was given (the transcript itself is not kept).
+    in_context: bool,
     speaker: Option<&'a str>,
     instructions: Option<&'a str>,
     language: Option<&'a str>,
@@ -87,7 +112,24 @@ impl Runtime {
                 request.voice
             )));
         };
+        if let Some(transcript) = &request.reference_text {
+            if request.reference_audio.is_none() {
+                return Err(RuntimeError::InvalidRequest(
+                    "a reference text is the transcript of a voice sample: give the sample \
+                     (reference audio) too"
+                        .into(),
+                ));
+            }
+            if !transcript.chars().any(char::is_alphanumeric) {
+                return Err(RuntimeError::InvalidRequest(
+                    "the reference text has no words: give what is said in the sample".into(),
+                ));
+            }
+        }
         if let Some(sample) = &request.reference_audio {
+            if let Some(why) = cannot_clone(&dir) {
+                return Err(RuntimeError::InvalidRequest(why));
+            }
             if !sample.is_file() {
                 return Err(RuntimeError::InvalidRequest(format!(
                     "no voice sample at {}",
@@ -132,6 +174,7 @@ impl Runtime {
             chars: request.text.chars().count(),
             output: request.output.as_deref(),
             reference_audio: request.reference_audio.as_deref(),
+            in_context: request.reference_text.is_some(),
             speaker: request.speaker.as_deref(),
             instructions: request.instructions.as_deref(),
             language: request.language.as_deref(),
@@ -184,6 +227,7 @@ async fn run(
     .await
     .map_err(|e| RuntimeError::Speech(format!("loading stopped: {e}")))?
     .map_err(|e| RuntimeError::Speech(e.to_string()))?;
+    let tts = Arc::new(tts);
     let mut options = SpeakOptions {
         speaker: request.speaker.clone(),
         instruction: request.instructions.clone(),
@@ -191,14 +235,27 @@ async fn run(
         ..SpeakOptions::default()
     };
     if let Some(reference) = &request.reference_audio {
-        let (path, rate) = (reference.to_path_buf(), tts.speaker_sample_rate());
-        let sample = tokio::task::spawn_blocking(move || voice_sample(&path, rate))
-            .await
-            .map_err(|e| RuntimeError::Speech(format!("reading the sample stopped: {e}")))??;
-        options.speaker_embedding = Some(
-            tts.speaker_embedding(&sample)
-                .map_err(|e| RuntimeError::Speech(e.to_string()))?,
-        );
+        let (path, model) = (reference.to_path_buf(), tts.clone());
+        let transcript = request.reference_text.clone();
+        // Reading, resampling and encoding the sample is heavy: off the async thread.
+        let (embedding, sample) = tokio::task::spawn_blocking(move || {
+            let audio = voice_sample(&path, model.speaker_sample_rate())?;
+            let speech =
+                |e: izwi_core::models::qwen3_tts::SpeechError| RuntimeError::Speech(e.to_string());
+            let embedding = model.speaker_embedding(&audio).map_err(speech)?;
+            let sample = match transcript {
+                Some(transcript) => Some(VoiceSample {
+                    transcript,
+                    codes: model.sample_codes(&audio).map_err(speech)?,
+                }),
+                None => None,
+            };
+            Ok::<_, RuntimeError>((embedding, sample))
+        })
+        .await
+        .map_err(|e| RuntimeError::Speech(format!("reading the sample stopped: {e}")))??;
+        options.speaker_embedding = Some(embedding);
+        options.sample = sample;
     }
     let audio_error = |source| RuntimeError::Audio {
         path: output.to_path_buf(),

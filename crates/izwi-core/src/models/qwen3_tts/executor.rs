@@ -13,7 +13,7 @@ use candle_core::{DType, Device, Result, Tensor};
 
 use super::code_predictor::CodePredictor;
 use super::config::Qwen3TtsConfig;
-use super::prompt::{PromptEmbeddings, PromptLayout, SpeechPrompt};
+use super::prompt::{frame_embeddings, PromptEmbeddings, PromptLayout, SpeechPrompt};
 use super::talker::Talker;
 use crate::engine::{
     EngineCoreRequest, ForwardBatch, GenerationParams, KvCacheShape, LayerKvCache, ModelExecutor,
@@ -212,7 +212,9 @@ impl Qwen3TtsExecutor {
                     seq.request_id
                 );
             };
-            let embeddings = pending.layout.embed(&self.config, &self.talker)?;
+            let embeddings = pending
+                .layout
+                .embed(&self.config, &self.talker, &self.predictor)?;
             self.live.insert(
                 seq.request_id.clone(),
                 Live {
@@ -324,11 +326,7 @@ impl Qwen3TtsExecutor {
 
     /// Inputs of output positions `first..` with these frames.
     fn frame_inputs(&self, live: &Live, first: usize, frames: &[Frame]) -> Result<Tensor> {
-        let column = |g: usize| -> Vec<u32> { frames.iter().map(|f| f[g]).collect() };
-        let mut x = self.talker.codec(&column(0))?;
-        for g in 0..self.predictor.groups() {
-            x = (x + self.predictor.embed(g, &column(g + 1))?)?;
-        }
+        let x = frame_embeddings(&self.talker, &self.predictor, frames)?;
         let trailing = &live.embeddings.trailing;
         let text_rows = trailing.dim(0)?;
         let due: Vec<u32> = (first..first + frames.len())

@@ -18,11 +18,12 @@ mod text_tokenizer;
 pub use code_predictor::CodePredictor;
 pub use config::{CodePredictorConfig, Qwen3TtsConfig, TalkerConfig};
 pub use executor::{Frame, Qwen3TtsExecutor, Qwen3TtsRequests, FRAME_SECONDS};
-pub use prompt::SpeechPrompt;
+pub use prompt::{SpeechPrompt, VoiceReference};
 pub use speaker_encoder::{SpeakerEncoder, SpeakerEncoderConfig};
 pub use speaker_mel::SpeakerMel;
 pub use speech::{
-    Qwen3Tts, SamplingDefaults, SpeakOptions, SpeechError, SpeechStats, STREAM_CHUNK_FRAMES,
+    Qwen3Tts, SamplingDefaults, SpeakOptions, SpeechError, SpeechStats, VoiceSample,
+    STREAM_CHUNK_FRAMES,
 };
 pub use talker::{Talker, TalkerOutput};
 pub use text_tokenizer::load_text_tokenizer;

@@ -4,6 +4,7 @@
 
 use candle_core::{Result, Tensor};
 
+use super::code_predictor::CodePredictor;
 use super::config::Qwen3TtsConfig;
 use super::talker::Talker;
 
@@ -22,7 +23,24 @@ pub struct SpeechPrompt {
     /// The tokens of `<|im_start|>user\n{instruction}<|im_end|>\n`: how to speak
     /// (CustomVoice) or the voice to design (VoiceDesign).
     pub instruct_ids: Option<Vec<u32>>,
+    /// A voice sample and its transcript to continue from (the reference's in-context
+    /// cloning; Base checkpoints, with the sample's `speaker_embedding`).
+    pub reference: Option<VoiceReference>,
 }
+
+/// A voice sample for in-context cloning: the talker reads its transcript and hears its
+/// codes, then says the text in the same voice.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VoiceReference {
+    /// The tokens of `<|im_start|>assistant\n{transcript}<|im_end|>\n`.
+    pub text_ids: Vec<u32>,
+    /// The sample's frames of codes from the speech tokenizer's encoder.
+    pub codes: Vec<Vec<u32>>,
+}
+
+/// Tokens around the transcript in [`VoiceReference::text_ids`]: the role before it,
+/// `<|im_end|>\n` after it.
+const REFERENCE_TAIL_TOKENS: usize = 2;
 
 /// Tokens around the text in `text_ids`: `<|im_start|>assistant\n` before it,
 /// `<|im_end|>\n<|im_start|>assistant\n` after it.
@@ -67,6 +85,9 @@ impl PromptLayout {
             .find(|&&id| id as usize >= t.text_vocab_size)
         {
             candle_core::bail!("instruction token {bad} is outside the vocabulary");
+        }
+        if let Some(reference) = &prompt.reference {
+            check_reference(reference, &prompt, config)?;
         }
         let preset = match &prompt.speaker {
             None => None,
@@ -147,16 +168,23 @@ impl PromptLayout {
     }
 
     /// Positions of the prompt: the instruction, the role, the codec control tokens
-    /// beside text padding, and the first text token with the codec's begin token.
+    /// beside text padding, and the first text token with the codec's begin token; with
+    /// a voice sample, its frames after the begin token.
     pub fn len(&self) -> usize {
-        self.instruct_len() + ROLE_TOKENS + self.codec.len()
+        let sample = self.prompt.reference.as_ref().map_or(0, |r| r.codes.len());
+        self.instruct_len() + ROLE_TOKENS + self.codec.len() + sample
     }
 
     fn instruct_len(&self) -> usize {
         self.prompt.instruct_ids.as_ref().map_or(0, Vec::len)
     }
 
-    pub fn embed(&self, config: &Qwen3TtsConfig, talker: &Talker) -> Result<PromptEmbeddings> {
+    pub fn embed(
+        &self,
+        config: &Qwen3TtsConfig,
+        talker: &Talker,
+        predictor: &CodePredictor,
+    ) -> Result<PromptEmbeddings> {
         let ids = &self.prompt.text_ids;
         let specials = talker.text(&[
             config.tts_bos_token_id,
@@ -197,22 +225,110 @@ impl PromptLayout {
             let text = if i + 2 < n { &pad } else { &bos };
             rows.push((text + codec_row)?);
         }
-        let first = talker
-            .text(&ids[ROLE_TOKENS..ROLE_TOKENS + 1])?
-            .squeeze(0)?;
-        rows.push((first + &codec_rows[n - 1])?);
-        let rest = &ids[ROLE_TOKENS + 1..ids.len() - TAIL_TOKENS];
-        let trailing = if rest.is_empty() {
-            eos.unsqueeze(0)?
-        } else {
-            Tensor::cat(&[talker.text(rest)?, eos.unsqueeze(0)?], 0)?
+        let text = &ids[ROLE_TOKENS..ids.len() - TAIL_TOKENS];
+        let Some(reference) = &self.prompt.reference else {
+            let first = talker.text(&text[..1])?.squeeze(0)?;
+            rows.push((first + &codec_rows[n - 1])?);
+            let trailing = if text.len() == 1 {
+                eos.unsqueeze(0)?
+            } else {
+                Tensor::cat(&[talker.text(&text[1..])?, eos.unsqueeze(0)?], 0)?
+            };
+            return Ok(PromptEmbeddings {
+                prefill: Tensor::stack(&rows, 0)?,
+                trailing,
+                pad: pad.unsqueeze(0)?,
+            });
         };
+        // In-context cloning: the transcript and the text as one text, beside the
+        // codec's begin token and the sample's frames; what text is left over enters
+        // while the talker speaks, as ever.
+        let transcript =
+            &reference.text_ids[ROLE_TOKENS..reference.text_ids.len() - REFERENCE_TAIL_TOKENS];
+        let text = Tensor::cat(
+            &[
+                talker.text(&[transcript, text].concat())?,
+                eos.unsqueeze(0)?,
+            ],
+            0,
+        )?;
+        let codec = Tensor::cat(
+            &[
+                codec_rows[n - 1].unsqueeze(0)?,
+                frame_embeddings(talker, predictor, &reference.codes)?,
+            ],
+            0,
+        )?;
+        let (text_len, codec_len) = (text.dim(0)?, codec.dim(0)?);
+        let (beside, trailing) = if text_len > codec_len {
+            (
+                text.narrow(0, 0, codec_len)?,
+                text.narrow(0, codec_len, text_len - codec_len)?,
+            )
+        } else {
+            let padding = pad.unsqueeze(0)?.repeat((codec_len - text_len, 1))?;
+            (Tensor::cat(&[text, padding], 0)?, pad.unsqueeze(0)?)
+        };
+        let prefix = Tensor::stack(&rows, 0)?;
         Ok(PromptEmbeddings {
-            prefill: Tensor::stack(&rows, 0)?,
+            prefill: Tensor::cat(&[prefix, (beside + codec)?], 0)?,
             trailing,
             pad: pad.unsqueeze(0)?,
         })
     }
+}
+
+/// The talker's input for whole frames: the sum of their codes' embeddings, codebook 0
+/// from the talker's table, the others from the code predictor's (`[frames, hidden]`).
+pub(crate) fn frame_embeddings(
+    talker: &Talker,
+    predictor: &CodePredictor,
+    frames: &[Vec<u32>],
+) -> Result<Tensor> {
+    let column = |g: usize| -> Vec<u32> { frames.iter().map(|f| f[g]).collect() };
+    let mut x = talker.codec(&column(0))?;
+    for g in 0..predictor.groups() {
+        x = (x + predictor.embed(g, &column(g + 1))?)?;
+    }
+    Ok(x)
+}
+
+fn check_reference(
+    reference: &VoiceReference,
+    prompt: &SpeechPrompt,
+    config: &Qwen3TtsConfig,
+) -> Result<()> {
+    let t = &config.talker_config;
+    if prompt.speaker_embedding.is_none() {
+        candle_core::bail!("in-context cloning needs the sample's speaker embedding too");
+    }
+    if reference.text_ids.len() <= ROLE_TOKENS + REFERENCE_TAIL_TOKENS {
+        candle_core::bail!("the voice sample's transcript is empty");
+    }
+    if let Some(&bad) = reference
+        .text_ids
+        .iter()
+        .find(|&&id| id as usize >= t.text_vocab_size)
+    {
+        candle_core::bail!("transcript token {bad} is outside the vocabulary");
+    }
+    if reference.codes.is_empty() {
+        candle_core::bail!("the voice sample has no frames");
+    }
+    let books = t.num_code_groups;
+    let size = t.code_predictor_config.vocab_size;
+    for frame in &reference.codes {
+        if frame.len() != books {
+            candle_core::bail!(
+                "a frame of the voice sample has {} codes; this model takes {books}",
+                frame.len()
+            );
+        }
+        if let Some(&bad) = frame.iter().find(|&&c| c as usize >= size) {
+            candle_core::bail!("code {bad} of the voice sample is outside the codebook of {size}");
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -235,6 +351,7 @@ mod tests {
             speaker_embedding: None,
             speaker: None,
             instruct_ids: None,
+            reference: None,
         }
     }
 
@@ -274,6 +391,51 @@ mod tests {
         let layout = PromptLayout::new(dialect, &c).expect("valid");
         let beijing = c.talker_config.codec_language_id["beijing_dialect"];
         assert!(layout.codec.contains(&Some(beijing)));
+        // A voice sample adds its frames after the codec's begin token.
+        let in_context = SpeechPrompt {
+            speaker_embedding: Some(vec![0.0; c.talker_config.hidden_size]),
+            reference: Some(sample(3)),
+            ..prompt()
+        };
+        assert_eq!(len(in_context), 12);
+    }
+
+    fn sample(frames: usize) -> VoiceReference {
+        VoiceReference {
+            text_ids: (10..17).collect(),
+            codes: vec![vec![1; 16]; frames],
+        }
+    }
+
+    #[test]
+    fn bad_voice_samples_are_refused_with_the_reason() {
+        let hidden = config().talker_config.hidden_size;
+        let with = |reference: VoiceReference| SpeechPrompt {
+            speaker_embedding: Some(vec![0.0; hidden]),
+            reference: Some(reference),
+            ..prompt()
+        };
+        assert!(refused(SpeechPrompt {
+            reference: Some(sample(2)),
+            ..prompt()
+        })
+        .contains("speaker embedding"));
+        assert!(refused(with(VoiceReference {
+            text_ids: vec![10; 5],
+            ..sample(2)
+        }))
+        .contains("transcript is empty"));
+        assert!(refused(with(sample(0))).contains("no frames"));
+        assert!(refused(with(VoiceReference {
+            codes: vec![vec![1; 15]],
+            ..sample(1)
+        }))
+        .contains("15 codes"));
+        assert!(refused(with(VoiceReference {
+            codes: vec![vec![64; 16]],
+            ..sample(1)
+        }))
+        .contains("outside the codebook of 64"));
     }
 
     #[test]

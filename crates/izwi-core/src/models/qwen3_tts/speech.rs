@@ -2,17 +2,17 @@
 //! predictor on a running engine (so concurrent utterances are batched), and the codec
 //! decoding frames to audio as they arrive.
 
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use candle_core::{DType, Device};
 use serde::Deserialize;
 use tokenizers::Tokenizer;
 
-use super::codec::{CodecDecoder, CodecStream};
+use super::codec::{CodecDecoder, CodecEncoder, CodecStream};
 use super::config::Qwen3TtsConfig;
 use super::executor::{Qwen3TtsExecutor, Qwen3TtsRequests};
-use super::prompt::SpeechPrompt;
+use super::prompt::{SpeechPrompt, VoiceReference};
 use super::speaker_encoder::SpeakerEncoder;
 use super::speaker_mel::{SpeakerMel, SAMPLE_RATE as SPEAKER_RATE};
 use super::text_tokenizer::load_text_tokenizer;
@@ -101,6 +101,19 @@ pub struct SpeakOptions {
     pub speaker: Option<String>,
     /// How to speak (CustomVoice), or a description of the voice (VoiceDesign).
     pub instruction: Option<String>,
+    /// A voice sample's transcript and codes to continue from, the reference's
+    /// in-context cloning (Base checkpoints); `speaker_embedding` must be the same
+    /// sample's.
+    pub sample: Option<VoiceSample>,
+}
+
+/// A voice sample for in-context cloning.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VoiceSample {
+    /// What is said in it.
+    pub transcript: String,
+    /// Its codes ([`Qwen3Tts::sample_codes`]).
+    pub codes: Vec<Vec<u32>>,
 }
 
 /// What an utterance took.
@@ -120,6 +133,12 @@ pub struct Qwen3Tts {
     defaults: SamplingDefaults,
     /// Base checkpoints only.
     speaker: Option<(SpeakerMel, SpeakerEncoder)>,
+    /// The speech tokenizer's encoder, for in-context cloning (Base checkpoints only):
+    /// loaded the first time a sample is encoded, so that other utterances never pay
+    /// for it.
+    encoder: Mutex<Option<Arc<CodecEncoder>>>,
+    speech_tokenizer: PathBuf,
+    device: Device,
 }
 
 impl Qwen3Tts {
@@ -152,6 +171,9 @@ impl Qwen3Tts {
             tokenizer,
             defaults,
             speaker,
+            encoder: Mutex::new(None),
+            speech_tokenizer: dir.join("speech_tokenizer"),
+            device: device.clone(),
         })
     }
 
@@ -168,7 +190,34 @@ impl Qwen3Tts {
         run().map_err(|e| SpeechError::Invalid(e.to_string()))
     }
 
-    /// The sample rate [`Qwen3Tts::speaker_embedding`] takes.
+    /// The codes of a voice sample (24 kHz mono samples) that in-context cloning
+    /// continues from.
+    pub fn sample_codes(&self, samples: &[f32]) -> Result<Vec<Vec<u32>>, SpeechError> {
+        if self.speaker.is_none() {
+            return Err(SpeechError::Invalid(
+                "this checkpoint cannot clone a voice: only Base checkpoints can".into(),
+            ));
+        }
+        self.codec_encoder()?
+            .encode(samples)
+            .map_err(|e| SpeechError::Invalid(e.to_string()))
+    }
+
+    fn codec_encoder(&self) -> Result<Arc<CodecEncoder>, SpeechError> {
+        let mut slot = self
+            .encoder
+            .lock()
+            .map_err(|_| SpeechError::Model("the codec encoder's lock is poisoned".into()))?;
+        if let Some(encoder) = slot.as_ref() {
+            return Ok(encoder.clone());
+        }
+        let encoder = CodecEncoder::from_dir(&self.speech_tokenizer, &self.device)
+            .map_err(|e| SpeechError::Load(format!("{}: {e}", self.speech_tokenizer.display())))?;
+        Ok(slot.insert(Arc::new(encoder)).clone())
+    }
+
+    /// The sample rate [`Qwen3Tts::speaker_embedding`] and [`Qwen3Tts::sample_codes`]
+    /// take.
     pub fn speaker_sample_rate(&self) -> u32 {
         SPEAKER_RATE
     }
@@ -245,6 +294,24 @@ impl Qwen3Tts {
                 .as_deref()
                 .map(|i| self.encode(&format!("<|im_start|>user\n{i}<|im_end|>\n")))
                 .transpose()?,
+            reference: options
+                .sample
+                .as_ref()
+                .map(|sample| {
+                    if !sample.transcript.chars().any(char::is_alphanumeric) {
+                        return Err(SpeechError::Invalid(
+                            "the voice sample's transcript has no words".into(),
+                        ));
+                    }
+                    Ok(VoiceReference {
+                        text_ids: self.encode(&format!(
+                            "<|im_start|>assistant\n{}<|im_end|>\n",
+                            sample.transcript
+                        ))?,
+                        codes: sample.codes.clone(),
+                    })
+                })
+                .transpose()?,
         };
         let (request, frames) = self
             .requests
@@ -258,7 +325,16 @@ impl Qwen3Tts {
                 return Err(SpeechError::Invalid(e.to_string()));
             }
         };
-        let mut stream = Some(CodecStream::new(self.codec.clone(), STREAM_CHUNK_FRAMES));
+        // After a voice sample, its frames are the decoder's left context, as the
+        // reference decodes the sample and the utterance together and cuts the sample's
+        // audio off.
+        let earlier = options
+            .sample
+            .as_ref()
+            .map(|s| s.codes.clone())
+            .unwrap_or_default();
+        let mut stream =
+            Some(CodecStream::new(self.codec.clone(), STREAM_CHUNK_FRAMES).after(earlier));
         let (mut count, mut samples) = (0, 0);
         let mut ended = false;
         while let Some(chunk) = outputs.recv().await {

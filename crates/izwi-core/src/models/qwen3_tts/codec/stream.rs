@@ -36,6 +36,14 @@ impl CodecStream {
         }
     }
 
+    /// A stream that continues from `earlier` frames (a voice sample's): they are only
+    /// the left context of the first chunks, their audio is not given out.
+    pub fn after(mut self, earlier: Vec<Vec<u32>>) -> Self {
+        self.decoded = earlier.len();
+        self.frames = earlier;
+        self
+    }
+
     /// Adds a frame; returns the next chunk's audio once it is complete.
     pub fn push(&mut self, frame: Vec<u32>) -> Result<Option<Vec<f32>>> {
         self.frames.push(frame);

@@ -8,12 +8,80 @@ use super::config::CodecDecoderConfig;
 use crate::models::shared::linear::Linear;
 use crate::models::shared::rope::RotaryEmbedding;
 
-struct Layer {
-    input_layernorm: RmsNorm,
+/// Self-attention with RoPE and grouped key/value heads, no query/key norms; the
+/// codec's decoder and encoder attend alike.
+pub(super) struct Attention {
     q_proj: Linear,
     k_proj: Linear,
     v_proj: Linear,
     o_proj: Linear,
+    heads: usize,
+    kv_heads: usize,
+    head_dim: usize,
+}
+
+impl Attention {
+    /// `(heads, kv_heads, head_dim)`; projections with a bias when `bias`.
+    pub fn load(
+        vb: VarBuilder,
+        hidden: usize,
+        (heads, kv_heads, d): (usize, usize, usize),
+        bias: bool,
+    ) -> Result<Self> {
+        let linear = |i, o, vb: VarBuilder| {
+            if bias {
+                Linear::load(i, o, vb)
+            } else {
+                Linear::load_no_bias(i, o, vb)
+            }
+        };
+        Ok(Self {
+            q_proj: linear(hidden, heads * d, vb.pp("q_proj"))?,
+            k_proj: linear(hidden, kv_heads * d, vb.pp("k_proj"))?,
+            v_proj: linear(hidden, kv_heads * d, vb.pp("v_proj"))?,
+            o_proj: linear(heads * d, hidden, vb.pp("o_proj"))?,
+            heads,
+            kv_heads,
+            head_dim: d,
+        })
+    }
+
+    /// `x`: `[time, hidden]`; `mask`: `[time, time]`, added to the scores.
+    pub fn forward(
+        &self,
+        x: &Tensor,
+        rope: &RotaryEmbedding,
+        positions: &Tensor,
+        mask: &Tensor,
+    ) -> Result<Tensor> {
+        let len = x.dim(0)?;
+        let (heads, kv_heads, d) = (self.heads, self.kv_heads, self.head_dim);
+        let q = self.q_proj.forward(x)?.reshape((len, heads, d))?;
+        let k = self.k_proj.forward(x)?.reshape((len, kv_heads, d))?;
+        let v = self.v_proj.forward(x)?.reshape((len, kv_heads, d))?;
+        let q = rope.apply(&q, positions)?.transpose(0, 1)?.contiguous()?;
+        let k = rope.apply(&k, positions)?.transpose(0, 1)?.contiguous()?;
+        let v = v.transpose(0, 1)?.contiguous()?;
+        let groups = heads / kv_heads;
+        let repeat = |t: &Tensor| -> Result<Tensor> {
+            t.unsqueeze(1)?
+                .broadcast_as((kv_heads, groups, len, d))?
+                .reshape((heads, len, d))
+        };
+        let (k, v) = (repeat(&k)?, repeat(&v)?);
+        let scores = (q.matmul(&k.t()?)? * (1.0 / (d as f64).sqrt()))?.broadcast_add(mask)?;
+        let probs = candle_nn::ops::softmax(&scores, D::Minus1)?;
+        let out = probs
+            .matmul(&v)?
+            .transpose(0, 1)?
+            .reshape((len, heads * d))?;
+        self.o_proj.forward(&out)
+    }
+}
+
+struct Layer {
+    input_layernorm: RmsNorm,
+    attn: Attention,
     attn_scale: Tensor,
     post_attention_layernorm: RmsNorm,
     gate_proj: Linear,
@@ -28,9 +96,6 @@ pub struct CodecTransformer {
     norm: RmsNorm,
     output_proj: Linear,
     rope: RotaryEmbedding,
-    heads: usize,
-    kv_heads: usize,
-    head_dim: usize,
     window: usize,
 }
 
@@ -45,10 +110,7 @@ impl CodecTransformer {
                 let mlp = vb.pp("mlp");
                 Ok(Layer {
                     input_layernorm: rms_norm(hidden, c.rms_norm_eps, vb.pp("input_layernorm"))?,
-                    q_proj: Linear::load_no_bias(hidden, heads * d, attn.pp("q_proj"))?,
-                    k_proj: Linear::load_no_bias(hidden, kv_heads * d, attn.pp("k_proj"))?,
-                    v_proj: Linear::load_no_bias(hidden, kv_heads * d, attn.pp("v_proj"))?,
-                    o_proj: Linear::load_no_bias(heads * d, hidden, attn.pp("o_proj"))?,
+                    attn: Attention::load(attn, hidden, (heads, kv_heads, d), false)?,
                     attn_scale: vb.get(hidden, "self_attn_layer_scale.scale")?,
                     post_attention_layernorm: rms_norm(
                         hidden,
@@ -83,9 +145,6 @@ impl CodecTransformer {
                 vb.dtype(),
                 vb.device(),
             )?,
-            heads,
-            kv_heads,
-            head_dim: d,
             window: c.sliding_window,
         })
     }
@@ -98,7 +157,7 @@ impl CodecTransformer {
         let mut x = self.input_proj.forward(x)?;
         for layer in &self.layers {
             let h = layer.input_layernorm.forward(&x)?;
-            let h = self.attention(layer, &h, &positions, &mask)?;
+            let h = layer.attn.forward(&h, &self.rope, &positions, &mask)?;
             x = (x + h.broadcast_mul(&layer.attn_scale)?)?;
             let h = layer.post_attention_layernorm.forward(&x)?;
             let gate = candle_nn::ops::silu(&layer.gate_proj.forward(&h)?)?;
@@ -125,44 +184,5 @@ impl CodecTransformer {
             })
             .collect();
         Tensor::from_vec(mask, (len, len), like.device())?.to_dtype(like.dtype())
-    }
-
-    fn attention(
-        &self,
-        layer: &Layer,
-        x: &Tensor,
-        positions: &Tensor,
-        mask: &Tensor,
-    ) -> Result<Tensor> {
-        let len = x.dim(0)?;
-        let (heads, kv_heads, d) = (self.heads, self.kv_heads, self.head_dim);
-        let q = layer.q_proj.forward(x)?.reshape((len, heads, d))?;
-        let k = layer.k_proj.forward(x)?.reshape((len, kv_heads, d))?;
-        let v = layer.v_proj.forward(x)?.reshape((len, kv_heads, d))?;
-        let q = self
-            .rope
-            .apply(&q, positions)?
-            .transpose(0, 1)?
-            .contiguous()?;
-        let k = self
-            .rope
-            .apply(&k, positions)?
-            .transpose(0, 1)?
-            .contiguous()?;
-        let v = v.transpose(0, 1)?.contiguous()?;
-        let groups = heads / kv_heads;
-        let repeat = |t: &Tensor| -> Result<Tensor> {
-            t.unsqueeze(1)?
-                .broadcast_as((kv_heads, groups, len, d))?
-                .reshape((heads, len, d))
-        };
-        let (k, v) = (repeat(&k)?, repeat(&v)?);
-        let scores = (q.matmul(&k.t()?)? * (1.0 / (d as f64).sqrt()))?.broadcast_add(mask)?;
-        let probs = candle_nn::ops::softmax(&scores, D::Minus1)?;
-        let out = probs
-            .matmul(&v)?
-            .transpose(0, 1)?
-            .reshape((len, heads * d))?;
-        layer.o_proj.forward(&out)
     }
 }
