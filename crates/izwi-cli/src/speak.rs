@@ -16,7 +16,7 @@ use crate::progress::Bars;
 #[command(group(ArgGroup::new("input").required(true).args(["text", "file", "lines"])))]
 pub struct SpeakArgs {
     /// A voice from `izwi voices` (id or name), a voice model's id, a Piper .onnx file, or
-    /// a Qwen3-TTS checkpoint folder (with --text; docs/qwen3-tts.md).
+    /// a Qwen3-TTS checkpoint folder (docs/qwen3-tts.md).
     #[arg(long)]
     voice: String,
     /// What to say (up to the limit of one request; longer texts go in --file).
@@ -54,6 +54,10 @@ pub struct SpeakArgs {
     /// when not given.
     #[arg(long, requires = "text")]
     language: Option<String>,
+    /// Seeds a Qwen3-TTS voice's sampling (with --text): the same seed says the same text
+    /// the same way.
+    #[arg(long, requires = "text")]
+    seed: Option<u64>,
 }
 
 impl SpeakArgs {
@@ -63,6 +67,7 @@ impl SpeakArgs {
             || self.speaker.is_some()
             || self.instructions.is_some()
             || self.language.is_some()
+            || self.seed.is_some()
     }
 }
 
@@ -106,6 +111,7 @@ async fn speak(runtime: &Runtime, args: SpeakArgs) -> Result<()> {
                         speaker: args.speaker.clone(),
                         instructions: args.instructions.clone(),
                         language: args.language.clone(),
+                        seed: args.seed,
                         output: Some(output),
                     })
                     .await?

@@ -8,11 +8,13 @@ mod dictation;
 mod error;
 mod events;
 mod files;
+mod hear_back;
 mod history;
 mod jobs;
 mod live_chat;
 mod models;
 mod qwen3_tts;
+mod qwen3_voices;
 mod remote;
 mod runtime;
 mod saved_dictation;
@@ -57,6 +59,7 @@ pub use izwi_store::{
 pub use live_chat::{LiveChatOptions, LiveEvent, LEVEL_SECONDS};
 pub use models::LoadedModel;
 pub use qwen3_tts::{Qwen3SpeakRequest, MAX_REFERENCE_SECONDS};
+pub use qwen3_voices::{CloneVoiceRequest, ClonedVoice, TranscriptSource};
 pub use remote::{
     BackendChoice, RemoteInfo, RemoteSettings, REMOTE_BACKEND, REMOTE_SPEECH_MODEL,
     REMOTE_TRANSCRIBE_MODEL,

@@ -184,7 +184,7 @@ impl Speaker {
     ) -> Result<Speaker, RuntimeError> {
         let settings = VoiceSettings {
             speed: speed.unwrap_or(choice.settings().speed),
-            ..choice.settings().clone()
+            ..choice.settings()
         };
         check_settings(&settings)?;
         let stop = StopFlag::default();
@@ -194,6 +194,13 @@ impl Speaker {
         let vits = match choice {
             VoiceChoice::Model { model_id, .. } => inner.models.voice(model_id).await?,
             VoiceChoice::File { path, .. } => inner.models.voice_file(path).await?,
+            VoiceChoice::Qwen3(voice) => {
+                return Err(RuntimeError::InvalidRequest(format!(
+                    "{} is a Qwen3-TTS voice: it speaks texts and batches, not previews or \
+                     voice chat replies yet",
+                    voice.model_id
+                )))
+            }
         };
         let defaults = vits.config().inference;
         let pitch_ratio = 2f64.powf(f64::from(settings.pitch) / 12.0);
@@ -812,7 +819,7 @@ fn parse_csv(text: &str) -> Result<Vec<csv::StringRecord>, String> {
 fn check_voice_ready(choice: &VoiceChoice, speed: Option<f32>) -> Result<(), RuntimeError> {
     let settings = VoiceSettings {
         speed: speed.unwrap_or(choice.settings().speed),
-        ..choice.settings().clone()
+        ..choice.settings()
     };
     check_settings(&settings)?;
     izwi_core::text::Espeak::find().map_err(|e| RuntimeError::Speech(e.to_string()))?;
@@ -856,10 +863,12 @@ impl Runtime {
     /// file (the job's output), each sentence reported as `Event::SpeechAudio` as soon
     /// as it is made.
     pub async fn speak(&self, request: SpeakRequest) -> Result<Job, RuntimeError> {
-        if let Some(dir) = crate::qwen3_tts::checkpoint(&request.voice) {
-            return self.speak_in_checkpoint(dir, &request).await;
-        }
         check_text(&request.text)?;
+        if self.inner.remote().is_none() {
+            if let VoiceChoice::Qwen3(voice) = self.inner.choose_voice(&request.voice).await? {
+                return self.speak_in_qwen3(voice, &request).await;
+            }
+        }
         let params = SpeakParams {
             voice: &request.voice,
             chars: Some(request.text.chars().count()),
@@ -907,8 +916,13 @@ impl Runtime {
         if let Some(remote) = self.inner.remote() {
             return self.speak_remote(remote, params, input, script).await;
         }
-        crate::qwen3_tts::refuse_beyond_text(params.voice)?;
         let choice = self.inner.choose_voice(params.voice).await?;
+        if let VoiceChoice::Qwen3(voice) = &choice {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "{} is a Qwen3-TTS voice; it can only speak a --text or a batch of lines, not a file",
+                voice.model_id
+            )));
+        }
         check_voice_ready(&choice, params.speed)?;
         if let Some(output) = params.output {
             check_output_file(output)?;
@@ -1008,8 +1022,13 @@ impl Runtime {
                 remote.url()
             )));
         }
-        crate::qwen3_tts::refuse_beyond_text(&request.voice)?;
         let choice = self.inner.choose_voice(&request.voice).await?;
+        if let VoiceChoice::Qwen3(voice) = &choice {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "{} is a Qwen3-TTS voice; it can only speak a --text so far, not batches",
+                voice.model_id
+            )));
+        }
         check_voice_ready(&choice, request.speed)?;
         let dir = &request.output_dir;
         std::fs::create_dir_all(dir).map_err(|source| RuntimeError::Io {
@@ -1116,10 +1135,7 @@ impl Runtime {
         input: String,
         request: &R,
     ) -> Result<Job, RuntimeError> {
-        let model_id = match choice {
-            VoiceChoice::Model { model_id, .. } => Some(model_id.clone()),
-            VoiceChoice::File { path, .. } => Some(path.display().to_string()),
-        };
+        let model_id = Some(choice.model_id());
         let job = self
             .inner
             .store
