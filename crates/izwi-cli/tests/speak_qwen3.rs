@@ -72,10 +72,6 @@ fn refuses_what_a_checkpoint_cannot_do_yet() {
             vec!["--file", script.to_str().unwrap(), "--output", out],
             "speak a --text",
         ),
-        (
-            vec!["--lines", script.to_str().unwrap(), "--output-dir", out],
-            "speak a --text",
-        ),
     ] {
         let mut all = vec!["speak", "--voice", &voice];
         all.extend(args);

@@ -41,6 +41,7 @@ pub(crate) async fn transcribe_samples(
     inner: &Inner,
     model_id: &str,
     samples: Vec<f32>,
+    options: &TranscribeOptions,
 ) -> Result<String, RuntimeError> {
     let whisper = inner.models.whisper(model_id).await?;
     let samples = Arc::new(samples);
@@ -50,7 +51,7 @@ pub(crate) async fn transcribe_samples(
     }
     let transcript = whisper
         .transcriber
-        .transcribe(&samples, &windows, &TranscribeOptions::default(), |_| {})
+        .transcribe(&samples, &windows, options, |_| {})
         .await?;
     Ok(transcript.text().trim().to_string())
 }

@@ -2,6 +2,7 @@
 //! call: models (catalog, downloads, imports, loading), jobs that run on the engine
 //! and are remembered in the store, and events that report their progress.
 
+mod batch;
 mod chat;
 mod chat_settings;
 mod dictation;
@@ -25,6 +26,7 @@ mod vad;
 mod voice_chat;
 mod voices;
 
+pub use batch::{read_manifest, ManifestRow, RetakeRequest, DEFAULT_MAX_WER};
 pub use chat::{ChatJob, ChatModel, ChatParams, ChatReply, Conversation, DEFAULT_SYSTEM_PROMPT};
 pub use chat_settings::{ChatSettings, END_SILENCE_MS_RANGE};
 pub use dictation::{

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use izwi_core::models::whisper::TranscribeOptions;
 use izwi_hub::{Family, ModelInfo, ModelStatus};
 use izwi_store::{NewVoice, VoiceRecord, VoiceSettings, VoiceSource};
 use serde::{Deserialize, Serialize};
@@ -285,7 +286,8 @@ impl Inner {
                 },
             );
         };
-        match crate::hear_back::transcribe_samples(self, &model_id, samples).await {
+        let options = TranscribeOptions::default();
+        match crate::hear_back::transcribe_samples(self, &model_id, samples, &options).await {
             Ok(text) if text.chars().any(char::is_alphanumeric) => {
                 (Some(text), TranscriptSource::Whisper { model_id })
             }
