@@ -29,8 +29,10 @@ pub struct VoiceInfo {
     pub installed: bool,
     pub settings: VoiceSettings,
     /// A cloned voice's recording, relative to the data folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_audio: Option<String>,
     /// What is said in that recording, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_text: Option<String>,
 }
 
