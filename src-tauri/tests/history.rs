@@ -57,6 +57,7 @@ async fn details_grant_exactly_the_recordings_a_job_made() {
             lines: vec!["One.".into(), "Two.".into()],
             output_dir: out.clone(),
             speed: None,
+            max_wer: None,
         })
         .await
         .unwrap();

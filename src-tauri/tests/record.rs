@@ -322,6 +322,7 @@ async fn record_fixtures() {
         noise_w: None,
         pitch: -1.0,
         speaker: None,
+        ..VoiceSettings::default()
     };
     let updated = state
         .update_voice_settings(added.id, narrator.clone())

@@ -344,7 +344,12 @@ export type Family = "whisper" | "piper" |
  *  Mistral's streaming speech recognition (Voxtral Realtime), a Hugging Face
  *  folder with its `tekken.json`.
  */
-"voxtral_realtime";
+"voxtral_realtime" | 
+/**
+ *  Alibaba's Qwen3-TTS (12 Hz Base, CustomVoice and VoiceDesign checkpoints), a
+ *  Hugging Face folder with its `speech_tokenizer/` codec.
+ */
+"qwen3_tts";
 
 /**
  *  Files a second launch of Izwi was opened with (it hands them over and exits), to be
@@ -682,6 +687,10 @@ export type VoiceInfo = {
 	/**  The model's files are on disk. */
 	installed: boolean,
 	settings: VoiceSettings,
+	/**  A cloned voice's recording, relative to the data folder. */
+	reference_audio?: string | null,
+	/**  What is said in that recording, when known. */
+	reference_text?: string | null,
 };
 
 /**  How a voice speaks, stored as JSON. Missing fields read as their defaults. */
@@ -694,6 +703,13 @@ export type VoiceSettings = {
 	pitch?: number,
 	/**  Speaker id within a multi-speaker model. */
 	speaker?: number | null,
+	/**  A preset speaker of a Qwen3-TTS CustomVoice checkpoint, by name. */
+	speaker_name?: string | null,
+	/**
+	 *  Qwen3-TTS: the description a designed voice is made from (VoiceDesign), or how a
+	 *  preset speaker speaks (CustomVoice).
+	 */
+	instructions?: string | null,
 };
 
 /**  Where a voice came from. */

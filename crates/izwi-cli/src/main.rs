@@ -79,7 +79,7 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Say text in a voice, to a WAV; or a script, one WAV per line.
     Speak(speak::SpeakArgs),
-    /// The voice library: list, add, rename, remove.
+    /// The voice library: list, add, clone, design, rename, remove.
     Voices {
         #[command(subcommand)]
         command: Option<voices::VoicesCommand>,

@@ -6,17 +6,21 @@ use std::sync::Arc;
 use anyhow::{bail, Result};
 use clap::{ArgGroup, Args};
 use izwi_runtime::{
-    read_lines, JobStatus, Qwen3SpeakRequest, Runtime, SpeakBatchRequest, SpeakFileRequest,
-    SpeakRequest,
+    read_lines, JobKind, JobStatus, Qwen3SpeakRequest, RetakeRequest, Runtime, SpeakBatchRequest,
+    SpeakFileRequest, SpeakRequest, DEFAULT_MAX_WER,
 };
 
 use crate::progress::Bars;
 
 #[derive(Args)]
-#[command(group(ArgGroup::new("input").required(true).args(["text", "file", "lines"])))]
+#[command(group(
+    ArgGroup::new("input")
+        .required(true)
+        .args(["text", "file", "lines", "retake_flagged"])
+))]
 pub struct SpeakArgs {
     /// A voice from `izwi voices` (id or name), a voice model's id, a Piper .onnx file, or
-    /// a Qwen3-TTS checkpoint folder (with --text; docs/qwen3-tts.md).
+    /// a Qwen3-TTS checkpoint folder (docs/qwen3-tts.md).
     #[arg(long)]
     voice: String,
     /// What to say (up to the limit of one request; longer texts go in --file).
@@ -33,9 +37,18 @@ pub struct SpeakArgs {
     /// The WAV to write (with --text or --file).
     #[arg(long, short)]
     output: Option<PathBuf>,
-    /// The folder for a script's WAVs (with --lines).
+    /// The folder for a script's WAVs (with --lines), or of the batch to re-take (with
+    /// --retake-flagged).
     #[arg(long)]
     output_dir: Option<PathBuf>,
+    /// Say again, with a new seed, the lines of the batch in --output-dir that its
+    /// self-check flagged; they are checked again.
+    #[arg(long, requires = "output_dir")]
+    retake_flagged: bool,
+    /// The self-check's threshold (with --lines or --retake-flagged): a line whose
+    /// Whisper transcript has a higher word error rate is flagged (default 0.25).
+    #[arg(long)]
+    max_wer: Option<f64>,
     /// 1 is the voice's normal pace; 0.25 to 4.
     #[arg(long)]
     speed: Option<f32>,
@@ -59,6 +72,10 @@ pub struct SpeakArgs {
     /// when not given.
     #[arg(long, requires = "text")]
     language: Option<String>,
+    /// Seeds a Qwen3-TTS voice's sampling (with --text): the same seed says the same text
+    /// the same way.
+    #[arg(long, requires = "text")]
+    seed: Option<u64>,
 }
 
 impl SpeakArgs {
@@ -68,6 +85,7 @@ impl SpeakArgs {
             || self.speaker.is_some()
             || self.instructions.is_some()
             || self.language.is_some()
+            || self.seed.is_some()
     }
 }
 
@@ -84,7 +102,19 @@ pub fn run(data_dir: Option<PathBuf>, args: SpeakArgs) -> Result<()> {
 }
 
 async fn speak(runtime: &Runtime, args: SpeakArgs) -> Result<()> {
-    let job = if let Some(script) = &args.lines {
+    let job = if args.retake_flagged {
+        let Some(output_dir) = args.output_dir.clone() else {
+            bail!("--retake-flagged needs --output-dir, the batch's folder");
+        };
+        runtime
+            .retake_flagged(RetakeRequest {
+                voice: args.voice.clone(),
+                output_dir,
+                speed: args.speed,
+                max_wer: args.max_wer,
+            })
+            .await?
+    } else if let Some(script) = &args.lines {
         let Some(output_dir) = args.output_dir.clone() else {
             bail!("--lines needs --output-dir, the folder for the WAVs");
         };
@@ -95,6 +125,7 @@ async fn speak(runtime: &Runtime, args: SpeakArgs) -> Result<()> {
                 lines,
                 output_dir,
                 speed: args.speed,
+                max_wer: args.max_wer,
             })
             .await?
     } else {
@@ -112,6 +143,7 @@ async fn speak(runtime: &Runtime, args: SpeakArgs) -> Result<()> {
                         speaker: args.speaker.clone(),
                         instructions: args.instructions.clone(),
                         language: args.language.clone(),
+                        seed: args.seed,
                         output: Some(output),
                     })
                     .await?
@@ -146,9 +178,13 @@ async fn speak(runtime: &Runtime, args: SpeakArgs) -> Result<()> {
             let rtf = job.metrics.rtf.unwrap_or(0.0);
             println!(
                 "{} ({seconds:.1} s of speech, {:.1}x real time)",
-                job.output.unwrap_or_default(),
+                job.output.clone().unwrap_or_default(),
                 if rtf > 0.0 { 1.0 / rtf } else { 0.0 }
             );
+            if job.kind == JobKind::SpeakBatch {
+                let dir = PathBuf::from(job.output.unwrap_or_default());
+                report_check(runtime, &dir, args.max_wer.unwrap_or(DEFAULT_MAX_WER))?;
+            }
             Ok(())
         }
         JobStatus::Cancelled => bail!(
@@ -160,4 +196,37 @@ async fn speak(runtime: &Runtime, args: SpeakArgs) -> Result<()> {
             job.error.unwrap_or_else(|| "no reason recorded".into())
         ),
     }
+}
+
+/// What the batch's self-check found.
+fn report_check(runtime: &Runtime, dir: &std::path::Path, max_wer: f64) -> Result<()> {
+    let rows = runtime.batch_manifest(dir)?;
+    if rows.iter().all(|r| r.wer.is_none()) {
+        println!(
+            "not checked: no Whisper model is installed to transcribe the lines back \
+             (`izwi models download whisper-base`)"
+        );
+        return Ok(());
+    }
+    let flagged: Vec<String> = rows
+        .iter()
+        .filter(|r| r.flagged)
+        .map(|r| r.file.clone())
+        .collect();
+    if flagged.is_empty() {
+        println!(
+            "checked: every line's transcript is within {:.0}% word errors of its text",
+            max_wer * 100.0
+        );
+    } else {
+        println!(
+            "checked: {} of {} lines flagged (over {:.0}% word errors): {}; \
+             `--retake-flagged` says them again",
+            flagged.len(),
+            rows.len(),
+            max_wer * 100.0,
+            flagged.join(", ")
+        );
+    }
+    Ok(())
 }

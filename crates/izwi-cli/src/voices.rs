@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use izwi_runtime::{NoEvents, VoiceSettings};
+use izwi_runtime::{CloneVoiceRequest, NoEvents, TranscriptSource, VoiceSettings};
 
 #[derive(Subcommand)]
 pub enum VoicesCommand {
@@ -16,6 +16,11 @@ pub enum VoicesCommand {
     },
     /// Add a voice on a Piper model, with its own settings.
     Add(AddArgs),
+    /// Clone a voice from a recording (at most 60 s) with a Qwen3-TTS Base model; the
+    /// recording is copied into Izwi's data folder.
+    Clone(CloneArgs),
+    /// Design a voice from a description with a Qwen3-TTS VoiceDesign model.
+    Design(DesignArgs),
     /// Rename a voice.
     Rename { id: i64, name: String },
     /// Delete a voice (the last voice of an installed model stays; remove the model).
@@ -45,6 +50,34 @@ pub struct AddArgs {
     speaker: Option<i64>,
 }
 
+#[derive(Args)]
+pub struct CloneArgs {
+    /// The name to list it under.
+    name: String,
+    /// A Qwen3-TTS Base model: an imported `local/...` id or a checkpoint folder.
+    #[arg(long)]
+    model: String,
+    /// The recording of the voice (any format Izwi decodes).
+    #[arg(long)]
+    audio: PathBuf,
+    /// What is said in the recording; Whisper's transcript when not given (if a
+    /// Whisper model is installed).
+    #[arg(long)]
+    text: Option<String>,
+}
+
+#[derive(Args)]
+pub struct DesignArgs {
+    /// The name to list it under.
+    name: String,
+    /// A Qwen3-TTS VoiceDesign model: an imported `local/...` id or a checkpoint folder.
+    #[arg(long)]
+    model: String,
+    /// The voice, in words: "a calm, low male voice, slightly amused".
+    #[arg(long)]
+    description: String,
+}
+
 pub fn run(data_dir: Option<PathBuf>, command: Option<VoicesCommand>) -> Result<()> {
     let (tokio, runtime) = crate::open(data_dir, Arc::new(NoEvents))?;
     tokio.block_on(async {
@@ -61,14 +94,15 @@ pub fn run(data_dir: Option<PathBuf>, command: Option<VoicesCommand>) -> Result<
                     );
                 } else {
                     println!(
-                        "{:>4}  {:28} {:8} {:6} MODEL",
-                        "ID", "NAME", "LANG", "SPEED"
+                        "{:>4}  {:28} {:8} {:8} {:6} MODEL",
+                        "ID", "NAME", "KIND", "LANG", "SPEED"
                     );
                     for v in voices {
                         println!(
-                            "{:>4}  {:28} {:8} {:<6} {}{}",
+                            "{:>4}  {:28} {:8} {:8} {:<6} {}{}",
                             v.id,
                             v.name,
+                            v.source.as_str(),
                             v.language.as_deref().unwrap_or("-"),
                             v.settings.speed,
                             v.model_id,
@@ -88,10 +122,39 @@ pub fn run(data_dir: Option<PathBuf>, command: Option<VoicesCommand>) -> Result<
                             noise_scale: args.noise_scale,
                             noise_w: args.noise_w,
                             speaker: args.speaker,
+                            ..VoiceSettings::default()
                         },
                     )
                     .await?;
                 println!("added voice {} ({})", voice.id, voice.name);
+            }
+            VoicesCommand::Clone(args) => {
+                let cloned = runtime
+                    .clone_voice(CloneVoiceRequest {
+                        name: args.name,
+                        model_id: args.model,
+                        audio: args.audio,
+                        text: args.text,
+                    })
+                    .await?;
+                let voice = &cloned.voice;
+                println!("cloned voice {} ({})", voice.id, voice.name);
+                match cloned.transcript {
+                    TranscriptSource::Given => {}
+                    TranscriptSource::Whisper { model_id } => println!(
+                        "transcript by {model_id}: {}",
+                        voice.reference_text.as_deref().unwrap_or_default()
+                    ),
+                    TranscriptSource::Missing { reason } => {
+                        println!("no transcript: {reason} (give one with --text)")
+                    }
+                }
+            }
+            VoicesCommand::Design(args) => {
+                let voice = runtime
+                    .design_voice(&args.name, &args.model, &args.description)
+                    .await?;
+                println!("designed voice {} ({})", voice.id, voice.name);
             }
             VoicesCommand::Rename { id, name } => {
                 runtime.rename_voice(id, &name).await?;

@@ -19,6 +19,9 @@ pub enum Family {
     /// Mistral's streaming speech recognition (Voxtral Realtime), a Hugging Face
     /// folder with its `tekken.json`.
     VoxtralRealtime,
+    /// Alibaba's Qwen3-TTS (12 Hz Base, CustomVoice and VoiceDesign checkpoints), a
+    /// Hugging Face folder with its `speech_tokenizer/` codec.
+    Qwen3Tts,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -374,19 +374,49 @@ fn whisper_languages(dir: &Path) -> Vec<String> {
     }
 }
 
-/// The bytes of a folder's files, or of one file.
+/// The ISO 639-1 codes of the languages a Qwen3-TTS config.json names
+/// (`talker_config.codec_language_id`: `english`, `chinese`, ...; dialects are not
+/// languages of their own).
+fn qwen3_tts_languages(dir: &Path) -> Vec<String> {
+    const CODES: &[(&str, &str)] = &[
+        ("chinese", "zh"),
+        ("english", "en"),
+        ("german", "de"),
+        ("italian", "it"),
+        ("portuguese", "pt"),
+        ("spanish", "es"),
+        ("japanese", "ja"),
+        ("korean", "ko"),
+        ("french", "fr"),
+        ("russian", "ru"),
+    ];
+    let config = std::fs::read(dir.join("config.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+    let Some(named) = config.as_ref().and_then(|c| {
+        c.get("talker_config")?
+            .get("codec_language_id")?
+            .as_object()
+    }) else {
+        return Vec::new();
+    };
+    CODES
+        .iter()
+        .filter(|(name, _)| named.contains_key(*name))
+        .map(|(_, code)| code.to_string())
+        .collect()
+}
+
+/// The bytes of a folder's files (and of its folders'), or of one file.
 fn dir_size(dir: &Path) -> u64 {
-    if dir.is_file() {
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
+        return 0;
+    };
+    if !meta.is_dir() {
         return std::fs::metadata(dir).map(|m| m.len()).unwrap_or(0);
     }
     std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter_map(|e| e.metadata().ok())
-                .map(|m| m.len())
-                .sum()
-        })
+        .map(|entries| entries.flatten().map(|e| dir_size(&e.path())).sum())
         .unwrap_or(0)
 }
 
@@ -407,6 +437,10 @@ fn local_info(path: PathBuf, manifest: Manifest) -> ModelInfo {
         Family::VoxtralRealtime => (
             "Streaming speech recognition (Voxtral Realtime) imported from a local folder",
             Vec::new(),
+        ),
+        Family::Qwen3Tts => (
+            "Text to speech (Qwen3-TTS) imported from a local folder",
+            qwen3_tts_languages(&path),
         ),
     };
     ModelInfo {

@@ -2,7 +2,8 @@
 //! folder. A Whisper folder in Hugging Face layout (a snapshot of the Hugging Face
 //! cache too, whose files are links into its blobs), a CTranslate2 Whisper folder
 //! (faster-whisper's; converted by a converter the caller gives) or a Piper voice
-//! (.onnx + .onnx.json), or a chat model in one GGUF file. Files are copied byte for byte, following links, so an
+//! (.onnx + .onnx.json), a Voxtral Realtime or Qwen3-TTS folder, or a chat model in one
+//! GGUF file. Files are copied byte for byte, following links, so an
 //! import never shares a file with its source and works after the source is gone.
 //! Each file's size and sha256 go into the manifest, to verify the import later.
 //! An import is staged in a hidden folder and renamed into place once its manifest
@@ -48,6 +49,8 @@ pub struct ImportedFile {
 enum Layout {
     WhisperHf,
     VoxtralRealtime,
+    /// A Qwen3-TTS checkpoint with its `speech_tokenizer/` codec.
+    Qwen3Tts,
     WhisperCtranslate2,
     /// The voice's .onnx file.
     Piper(PathBuf),
@@ -126,6 +129,20 @@ fn stage(
             ModelTask::Transcribe,
             copy_hf_folder(src, staging)?,
         ),
+        Layout::Qwen3Tts => {
+            let mut files = copy_hf_folder(src, staging)?;
+            // Qwen2's tokenizer files beside tokenizer.json (or instead of it).
+            let merges = src.join("merges.txt");
+            if merges.is_file() {
+                files.push(copy(&merges, &staging.join("merges.txt"))?);
+            }
+            let codec = staging.join(SPEECH_TOKENIZER);
+            for mut file in copy_hf_folder(&src.join(SPEECH_TOKENIZER), &codec)? {
+                file.name = format!("{SPEECH_TOKENIZER}/{}", file.name);
+                files.push(file);
+            }
+            (Family::Qwen3Tts, ModelTask::Speak, files)
+        }
         Layout::Piper(onnx) => {
             std::fs::create_dir_all(staging).map_err(|e| HubError::io(staging, e))?;
             let json = piper_config(onnx);
@@ -194,6 +211,7 @@ pub fn usable_in_place(path: &Path) -> Result<(Family, ModelTask, PathBuf), HubE
             ModelTask::Transcribe,
             path.to_path_buf(),
         )),
+        Layout::Qwen3Tts => Ok((Family::Qwen3Tts, ModelTask::Speak, path.to_path_buf())),
         Layout::Piper(onnx) => {
             let dir = onnx.parent().unwrap_or(Path::new(".")).to_path_buf();
             Ok((Family::Piper, ModelTask::Speak, dir))
@@ -266,9 +284,12 @@ fn detect(src: &Path) -> Result<Layout, HubError> {
             }
             return Ok(Layout::VoxtralRealtime);
         }
+        if model_type.as_deref() == Some("qwen3_tts") {
+            return detect_qwen3_tts(src, has_weights);
+        }
         if model_type.as_deref() != Some("whisper") {
             return Err(not(&format!(
-                "its config.json describes {}, not Whisper or Voxtral Realtime",
+                "its config.json describes {}, not Whisper, Voxtral Realtime or Qwen3-TTS",
                 model_type.as_deref().unwrap_or("an unknown model")
             )));
         }
@@ -294,6 +315,7 @@ fn detect(src: &Path) -> Result<Layout, HubError> {
         [] => Err(not(
             "expected a Whisper folder (config.json, *.safetensors, tokenizer.json), a \
              Voxtral Realtime folder (config.json, *.safetensors, tekken.json), a \
+             Qwen3-TTS folder (config.json, *.safetensors, speech_tokenizer/), a \
              CTranslate2 Whisper folder (model.bin, config.json) or a Piper voice \
              (.onnx + .onnx.json)",
         )),
@@ -301,6 +323,39 @@ fn detect(src: &Path) -> Result<Layout, HubError> {
             "it holds several Piper voices; import one .onnx file at a time",
         )),
     }
+}
+
+/// The folder of a Qwen3-TTS checkpoint that holds its codec (the speech tokenizer).
+const SPEECH_TOKENIZER: &str = "speech_tokenizer";
+
+/// A Qwen3-TTS folder has weights, a text tokenizer (tokenizer.json, or Qwen2's
+/// vocab.json and merges.txt) and its codec in `speech_tokenizer/`.
+fn detect_qwen3_tts(src: &Path, has_weights: bool) -> Result<Layout, HubError> {
+    let not = |reason: &str| HubError::NotImportable {
+        path: src.to_path_buf(),
+        reason: reason.to_string(),
+    };
+    let has = |name: &str| src.join(name).is_file();
+    if !has_weights {
+        return Err(not("it has no .safetensors weights"));
+    }
+    let bpe = has("vocab.json") && has("merges.txt");
+    if !(has("tokenizer.json") || bpe) {
+        return Err(not(
+            "it has no text tokenizer (tokenizer.json, or vocab.json and merges.txt)",
+        ));
+    }
+    let codec = src.join(SPEECH_TOKENIZER);
+    let codec_weights = read_dir(&codec)
+        .unwrap_or_default()
+        .iter()
+        .any(|f| f.extension().is_some_and(|e| e == "safetensors") && f.is_file());
+    if !codec.join("config.json").is_file() || !codec_weights {
+        return Err(not(
+            "it has no speech_tokenizer/ folder with the codec's config.json and weights",
+        ));
+    }
+    Ok(Layout::Qwen3Tts)
 }
 
 fn piper_config(onnx: &Path) -> PathBuf {

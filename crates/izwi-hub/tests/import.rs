@@ -358,3 +358,82 @@ fn removal_touches_only_an_import_folder_inside_the_imports() {
         "the planted link is not ours either"
     );
 }
+
+/// izwi-core's tiny random Qwen3-TTS checkpoint, in the official layout.
+fn qwen3_tts_fixture() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../izwi-core/tests/fixtures/qwen3-tts-tiny")
+}
+
+fn copy_folder(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_folder(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_qwen3_tts_folder_is_imported_with_its_codec() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = hub(dir.path());
+    let info = hub
+        .import(&qwen3_tts_fixture(), Some("qwen-tiny"), &no_converter)
+        .unwrap();
+    assert_eq!(info.id, "local/qwen-tiny");
+    assert_eq!(
+        (info.family, info.task),
+        (Family::Qwen3Tts, ModelTask::Speak)
+    );
+    // The fixture's config names Chinese, English and German (and a dialect).
+    assert_eq!(info.languages, ["zh", "en", "de"]);
+    let path = info.path.clone().unwrap();
+    for file in [
+        "config.json",
+        "generation_config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "vocab.json",
+        "merges.txt",
+        "speech_tokenizer/config.json",
+        "speech_tokenizer/model.safetensors",
+        "speech_tokenizer/preprocessor_config.json",
+    ] {
+        assert_eq!(
+            std::fs::read(path.join(file)).unwrap(),
+            std::fs::read(qwen3_tts_fixture().join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    // Its size counts the codec's folder too.
+    assert!(info.size_bytes > 775_600 + 537_512, "{}", info.size_bytes);
+    hub.verify("local/qwen-tiny").unwrap();
+    std::fs::write(path.join("speech_tokenizer/model.safetensors"), b"changed").unwrap();
+    assert!(hub.verify("local/qwen-tiny").is_err());
+
+    // Used in place, it is the same family.
+    let id = qwen3_tts_fixture().display().to_string();
+    assert_eq!(hub.info(&id).unwrap().family, Family::Qwen3Tts);
+}
+
+#[test]
+fn a_qwen3_tts_folder_without_its_codec_or_tokenizer_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = hub(dir.path());
+    let reason = |path: &Path| match hub.import(path, None, &no_converter) {
+        Err(HubError::NotImportable { reason, .. }) => reason,
+        other => panic!("expected a refusal, got {other:?}"),
+    };
+    let src = dir.path().join("qwen");
+    copy_folder(&qwen3_tts_fixture(), &src);
+    std::fs::remove_file(src.join("speech_tokenizer/model.safetensors")).unwrap();
+    assert!(reason(&src).contains("speech_tokenizer/"));
+    copy_folder(&qwen3_tts_fixture(), &src);
+    for file in ["tokenizer.json", "merges.txt"] {
+        std::fs::remove_file(src.join(file)).unwrap();
+    }
+    assert!(reason(&src).contains("text tokenizer"));
+}

@@ -9,8 +9,9 @@ use izwi_store::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::batch::read_manifest;
 use crate::files::{self, ExportFormat};
-use crate::speak::{read_manifest, MANIFEST_NAME};
+use crate::speak::MANIFEST_NAME;
 use crate::{Runtime, RuntimeError};
 
 /// A job with what it made, in the shape of its kind.

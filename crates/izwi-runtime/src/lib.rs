@@ -2,17 +2,20 @@
 //! call: models (catalog, downloads, imports, loading), jobs that run on the engine
 //! and are remembered in the store, and events that report their progress.
 
+mod batch;
 mod chat;
 mod chat_settings;
 mod dictation;
 mod error;
 mod events;
 mod files;
+mod hear_back;
 mod history;
 mod jobs;
 mod live_chat;
 mod models;
 mod qwen3_tts;
+mod qwen3_voices;
 mod remote;
 mod runtime;
 mod saved_dictation;
@@ -23,6 +26,7 @@ mod vad;
 mod voice_chat;
 mod voices;
 
+pub use batch::{read_manifest, ManifestRow, RetakeRequest, DEFAULT_MAX_WER};
 pub use chat::{ChatJob, ChatModel, ChatParams, ChatReply, Conversation, DEFAULT_SYSTEM_PROMPT};
 pub use chat_settings::{ChatSettings, END_SILENCE_MS_RANGE};
 pub use dictation::{
@@ -57,6 +61,7 @@ pub use izwi_store::{
 pub use live_chat::{LiveChatOptions, LiveEvent, LEVEL_SECONDS};
 pub use models::LoadedModel;
 pub use qwen3_tts::{Qwen3SpeakRequest, MAX_REFERENCE_SECONDS};
+pub use qwen3_voices::{CloneVoiceRequest, ClonedVoice, TranscriptSource};
 pub use remote::{
     BackendChoice, RemoteInfo, RemoteSettings, REMOTE_BACKEND, REMOTE_SPEECH_MODEL,
     REMOTE_TRANSCRIBE_MODEL,

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use izwi_core::engine::{BatchStrategy, Engine, EngineCoreConfig};
+use izwi_core::models::qwen3_tts::Qwen3Tts;
 use izwi_core::models::vits::Vits;
 use izwi_core::models::voxtral_realtime::{VoxtralRealtime, VoxtralTranscriber};
 use izwi_core::models::whisper::{Transcriber, Whisper, WhisperExecutor, WhisperTokenizer};
@@ -44,6 +45,7 @@ enum Loaded {
     Whisper(Arc<LoadedWhisper>),
     Voice(Arc<Vits>),
     Voxtral(Arc<VoxtralTranscriber>),
+    Qwen3Tts(Arc<Qwen3Tts>),
 }
 
 impl Loaded {
@@ -52,6 +54,7 @@ impl Loaded {
             Loaded::Whisper(m) => Arc::strong_count(m) > 1,
             Loaded::Voice(v) => Arc::strong_count(v) > 1,
             Loaded::Voxtral(m) => Arc::strong_count(m) > 1,
+            Loaded::Qwen3Tts(m) => Arc::strong_count(m) > 1,
         }
     }
 
@@ -60,6 +63,7 @@ impl Loaded {
             Loaded::Whisper(_) => Family::Whisper,
             Loaded::Voice(_) => Family::Piper,
             Loaded::Voxtral(_) => Family::VoxtralRealtime,
+            Loaded::Qwen3Tts(_) => Family::Qwen3Tts,
         }
     }
 }
@@ -201,6 +205,32 @@ impl ModelManager {
                 .await
                 .map(TranscriptionModel::Voxtral),
             _ => self.whisper(id).await.map(TranscriptionModel::Whisper),
+        }
+    }
+
+    /// The Qwen3-TTS model `id` (an import, or a checkpoint folder's path), loading it
+    /// if needed. Every job speaking with it shares its one engine, which batches their
+    /// utterances.
+    pub async fn qwen3_tts(&self, id: &str) -> Result<Arc<Qwen3Tts>, RuntimeError> {
+        let dir = || -> Result<PathBuf, RuntimeError> {
+            let info = self.hub.info(id)?;
+            if info.family != Family::Qwen3Tts {
+                return Err(wrong_family(id, info.family, "speak"));
+            }
+            Ok(self.hub.model_dir(id)?)
+        };
+        let bytes = |dir: &Path| weights_bytes(dir) + weights_bytes(&dir.join("speech_tokenizer"));
+        let device = self.device.clone();
+        let loaded = self
+            .get_or_load(id, dir, bytes, move |dir| {
+                Qwen3Tts::from_dir(dir, &device, EngineCoreConfig::default())
+                    .map(|m| Loaded::Qwen3Tts(Arc::new(m)))
+                    .map_err(|e| e.to_string())
+            })
+            .await?;
+        match loaded {
+            Loaded::Qwen3Tts(m) => Ok(m),
+            other => Err(wrong_family(id, other.family(), "speak")),
         }
     }
 

@@ -1,20 +1,22 @@
-//! Speech from a Qwen3-TTS checkpoint folder named as the voice (`izwi speak --voice
-//! DIR`): the folder is loaded for the job, the text spoken on its engine (in a voice
-//! cloned from a sample, by its speaker embedding or, with its transcript, in context,
-//! when one is given), and the audio appended to the WAV as the codec decodes it.
+//! Speech with a Qwen3-TTS voice (`izwi speak --voice NAME|MODEL|DIR`): a library
+//! voice (cloned, designed or preset), an imported model, or a checkpoint folder. The
+//! model is loaded once and kept (models.rs), so every job speaking with it shares one
+//! engine and their utterances are batched; each job appends its audio to its WAV as
+//! the codec decodes it. A cloned voice speaks by its sample's speaker embedding or,
+//! with the sample's transcript, in context (the talker continues from the sample).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use izwi_audio::WavFile;
-use izwi_core::engine::EngineCoreConfig;
-use izwi_core::models::qwen3_tts::{Qwen3Tts, SpeakOptions, VoiceSample};
+use izwi_core::models::qwen3_tts::{Qwen3Tts, SpeakOptions, SpeechError, SpeechStats, VoiceSample};
 use izwi_store::{Job, JobKind, JobMetrics, NewJob};
 use serde::{Deserialize, Serialize};
 
 use crate::runtime::Inner;
 use crate::speak::{check_output_file, check_text, excerpt, metrics};
+use crate::voices::{Qwen3Voice, VoiceChoice};
 use crate::{Event, Runtime, RuntimeError, SpeakRequest};
 
 /// Whether `voice` is the folder of a Qwen3-TTS checkpoint (its config.json says so).
@@ -25,53 +27,24 @@ pub(crate) fn checkpoint(voice: &str) -> Option<PathBuf> {
     (config.get("model_type")?.as_str()? == "qwen3_tts").then(|| dir.to_path_buf())
 }
 
-/// Why a checkpoint cannot clone a voice from a sample, if it cannot: only Base
-/// checkpoints (with a speaker encoder) can.
-fn cannot_clone(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join("config.json")).ok()?;
-    let config: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let kind = config
-        .get("tts_model_type")
-        .and_then(|v| v.as_str())
-        .unwrap_or("unknown");
-    let base = kind == "base" && config.get("speaker_encoder_config").is_some();
-    (!base).then(|| {
-        format!(
-            "{} is a {kind} checkpoint: only Base checkpoints clone a voice from a sample",
-            dir.display()
-        )
-    })
-}
-
-/// Text files and batches go sentence by sentence through a Piper voice; a Qwen3-TTS
-/// checkpoint speaks one text so far.
-pub(crate) fn refuse_beyond_text(voice: &str) -> Result<(), RuntimeError> {
-    match checkpoint(voice) {
-        Some(dir) => Err(RuntimeError::InvalidRequest(format!(
-            "{} is a Qwen3-TTS checkpoint; it can only speak a --text so far, not files or \
-             batches",
-            dir.display()
-        ))),
-        None => Ok(()),
-    }
-}
-
 /// The longest voice sample a clone is made from.
 pub const MAX_REFERENCE_SECONDS: f64 = 60.0;
 
-/// Speech by a Qwen3-TTS checkpoint, with what its variant takes.
+/// Speech in a Qwen3-TTS voice, with what its variant takes. What the request gives
+/// is used instead of what the voice has.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Qwen3SpeakRequest {
-    /// The checkpoint's folder.
+    /// A library voice (id or name) of a Qwen3-TTS model, such a model's id, or a
+    /// checkpoint folder.
     pub voice: String,
     pub text: String,
     /// A recording of a voice to clone (Base checkpoints; any format Izwi decodes, up to
     /// [`MAX_REFERENCE_SECONDS`]); its speaker embedding is what is cloned.
     #[serde(default)]
     pub reference_audio: Option<PathBuf>,
-    /// What is said in `reference_audio`: with it the voice is cloned in context (the
-    /// talker continues from the sample's codes and transcript), closer than by the
-    /// speaker embedding alone.
+    /// What is said in the voice's recording (this request's or a cloned voice's): with
+    /// it the voice is cloned in context (the talker continues from the sample's codes
+    /// and transcript), closer than by the speaker embedding alone.
     #[serde(default)]
     pub reference_text: Option<String>,
     /// A preset speaker (CustomVoice checkpoints).
@@ -83,6 +56,9 @@ pub struct Qwen3SpeakRequest {
     /// One of the checkpoint's languages; the model tells when None.
     #[serde(default)]
     pub language: Option<String>,
+    /// Seeds sampling: the same seed and text give the same audio; None is unseeded.
+    #[serde(default)]
+    pub seed: Option<u64>,
     /// Where the WAV goes; default `<data dir>/audio/speech-<job id>.wav`.
     #[serde(default)]
     pub output: Option<PathBuf>,
@@ -95,25 +71,109 @@ struct Params<'a> {
     chars: usize,
     output: Option<&'a Path>,
     reference_audio: Option<&'a Path>,
-    /// Whether the sample's transcript was given (the transcript itself is not kept).
+    /// Whether the sample's transcript was spoken with (the transcript is not kept).
     in_context: bool,
     speaker: Option<&'a str>,
     instructions: Option<&'a str>,
     language: Option<&'a str>,
+    seed: Option<u64>,
+}
+
+/// A Qwen3-TTS voice ready to speak: its loaded model (shared with every other job on
+/// it) and the options each utterance takes.
+pub(crate) struct Qwen3Speaker {
+    tts: Arc<Qwen3Tts>,
+    options: SpeakOptions,
+}
+
+impl Qwen3Speaker {
+    /// Loads (or finds loaded) the voice's model, and takes the speaker embedding of a
+    /// cloned voice's recording and, with its transcript, the recording's codes.
+    pub(crate) async fn load(
+        inner: &Inner,
+        voice: &Qwen3Voice,
+        language: Option<String>,
+    ) -> Result<Qwen3Speaker, RuntimeError> {
+        let tts = inner.models.qwen3_tts(&voice.model_id).await?;
+        let mut options = SpeakOptions {
+            speaker: voice.speaker.clone(),
+            instruction: voice.instructions.clone(),
+            language,
+            ..SpeakOptions::default()
+        };
+        if let Some(reference) = &voice.reference_audio {
+            let (path, model) = (reference.to_path_buf(), tts.clone());
+            let transcript = voice.reference_text.clone().filter(|t| !t.trim().is_empty());
+            // Reading, resampling and encoding the sample is heavy: off the async thread.
+            let (embedding, sample) = tokio::task::spawn_blocking(move || {
+                let audio = voice_sample(&path, model.speaker_sample_rate())?;
+                let speech = |e: SpeechError| RuntimeError::Speech(e.to_string());
+                let embedding = model.speaker_embedding(&audio).map_err(speech)?;
+                let sample = match transcript {
+                    Some(transcript) => Some(VoiceSample {
+                        transcript,
+                        codes: model.sample_codes(&audio).map_err(speech)?,
+                    }),
+                    None => None,
+                };
+                Ok::<_, RuntimeError>((embedding, sample))
+            })
+            .await
+            .map_err(|e| RuntimeError::Speech(format!("reading the sample stopped: {e}")))??;
+            options.speaker_embedding = Some(embedding);
+            options.sample = sample;
+        }
+        Ok(Qwen3Speaker { tts, options })
+    }
+
+    pub(crate) fn sample_rate(&self) -> u32 {
+        self.tts.sample_rate()
+    }
+
+    /// Speaks `text`, sampled with `seed` (None: unseeded), handing each piece of audio
+    /// to `on_audio` as it is decoded.
+    pub(crate) async fn speak(
+        &self,
+        text: &str,
+        seed: Option<u64>,
+        on_audio: impl FnMut(Vec<f32>),
+    ) -> Result<SpeechStats, RuntimeError> {
+        let options = SpeakOptions {
+            seed,
+            ..self.options.clone()
+        };
+        self.tts
+            .speak(text, &options, on_audio)
+            .await
+            .map_err(|e| RuntimeError::Speech(e.to_string()))
+    }
 }
 
 impl Runtime {
-    /// Queues a speak job in a Qwen3-TTS checkpoint folder, with a cloned voice, a
-    /// preset speaker, instructions or a language as the request says.
+    /// Queues a speak job in a Qwen3-TTS voice (a library voice, a model, or a
+    /// checkpoint folder), with a cloned voice, a preset speaker, instructions or a
+    /// language as the request says.
     pub async fn speak_qwen3(&self, request: Qwen3SpeakRequest) -> Result<Job, RuntimeError> {
-        let Some(dir) = checkpoint(&request.voice) else {
+        let VoiceChoice::Qwen3(mut voice) = self.inner.choose_voice(&request.voice).await? else {
             return Err(RuntimeError::InvalidRequest(format!(
-                "{} is not a Qwen3-TTS checkpoint folder",
+                "{} is not a Qwen3-TTS voice, model or checkpoint folder",
                 request.voice
             )));
         };
+        if let Some(sample) = &request.reference_audio {
+            if !sample.is_file() {
+                return Err(RuntimeError::InvalidRequest(format!(
+                    "no voice sample at {}",
+                    sample.display()
+                )));
+            }
+            self.inner.qwen3_model(&voice.model_id, "base")?;
+            voice.reference_audio = Some(sample.clone());
+            // A stored transcript is of the voice's own recording, not this one.
+            voice.reference_text = None;
+        }
         if let Some(transcript) = &request.reference_text {
-            if request.reference_audio.is_none() {
+            if voice.reference_audio.is_none() {
                 return Err(RuntimeError::InvalidRequest(
                     "a reference text is the transcript of a voice sample: give the sample \
                      (reference audio) too"
@@ -125,25 +185,21 @@ impl Runtime {
                     "the reference text has no words: give what is said in the sample".into(),
                 ));
             }
+            voice.reference_text = Some(transcript.clone());
         }
-        if let Some(sample) = &request.reference_audio {
-            if let Some(why) = cannot_clone(&dir) {
-                return Err(RuntimeError::InvalidRequest(why));
-            }
-            if !sample.is_file() {
-                return Err(RuntimeError::InvalidRequest(format!(
-                    "no voice sample at {}",
-                    sample.display()
-                )));
-            }
+        if request.speaker.is_some() {
+            voice.speaker = request.speaker.clone();
         }
-        self.start_qwen3(dir, request).await
+        if request.instructions.is_some() {
+            voice.instructions = request.instructions.clone();
+        }
+        self.start_qwen3(voice, request).await
     }
 
-    /// Queues a plain speak request whose voice is a Qwen3-TTS checkpoint at `dir`.
-    pub(crate) async fn speak_in_checkpoint(
+    /// Queues a plain speak request in a Qwen3-TTS voice.
+    pub(crate) async fn speak_in_qwen3(
         &self,
-        dir: PathBuf,
+        voice: Qwen3Voice,
         request: &SpeakRequest,
     ) -> Result<Job, RuntimeError> {
         if request.speed.is_some() {
@@ -157,12 +213,12 @@ impl Runtime {
             output: request.output.clone(),
             ..Qwen3SpeakRequest::default()
         };
-        self.start_qwen3(dir, request).await
+        self.start_qwen3(voice, request).await
     }
 
     async fn start_qwen3(
         &self,
-        dir: PathBuf,
+        voice: Qwen3Voice,
         request: Qwen3SpeakRequest,
     ) -> Result<Job, RuntimeError> {
         check_text(&request.text)?;
@@ -173,18 +229,22 @@ impl Runtime {
             voice: &request.voice,
             chars: request.text.chars().count(),
             output: request.output.as_deref(),
-            reference_audio: request.reference_audio.as_deref(),
-            in_context: request.reference_text.is_some(),
-            speaker: request.speaker.as_deref(),
-            instructions: request.instructions.as_deref(),
+            reference_audio: voice.reference_audio.as_deref(),
+            in_context: voice
+                .reference_text
+                .as_deref()
+                .is_some_and(|t| !t.trim().is_empty()),
+            speaker: voice.speaker.as_deref(),
+            instructions: voice.instructions.as_deref(),
             language: request.language.as_deref(),
+            seed: request.seed,
         };
         let job = self
             .inner
             .store
             .create_job(NewJob {
                 kind: JobKind::Speak,
-                model_id: Some(dir.display().to_string()),
+                model_id: Some(voice.model_id.clone()),
                 input: excerpt(&request.text),
                 params: serde_json::to_value(&params)
                     .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))?,
@@ -205,7 +265,7 @@ impl Runtime {
                     Some(path) => path,
                     None => inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
                 };
-                let metrics = run(&inner, &dir, &request, &output).await?;
+                let metrics = run(&inner, &voice, &request, &output).await?;
                 Ok((Some(output.display().to_string()), metrics))
             },
         );
@@ -215,66 +275,30 @@ impl Runtime {
 
 async fn run(
     inner: &Arc<Inner>,
-    dir: &Path,
+    voice: &Qwen3Voice,
     request: &Qwen3SpeakRequest,
     output: &Path,
 ) -> Result<JobMetrics, RuntimeError> {
     let started = Instant::now();
-    let (dir_owned, device) = (dir.to_path_buf(), inner.models.device().clone());
-    let tts = tokio::task::spawn_blocking(move || {
-        Qwen3Tts::from_dir(&dir_owned, &device, EngineCoreConfig::default())
-    })
-    .await
-    .map_err(|e| RuntimeError::Speech(format!("loading stopped: {e}")))?
-    .map_err(|e| RuntimeError::Speech(e.to_string()))?;
-    let tts = Arc::new(tts);
-    let mut options = SpeakOptions {
-        speaker: request.speaker.clone(),
-        instruction: request.instructions.clone(),
-        language: request.language.clone(),
-        ..SpeakOptions::default()
-    };
-    if let Some(reference) = &request.reference_audio {
-        let (path, model) = (reference.to_path_buf(), tts.clone());
-        let transcript = request.reference_text.clone();
-        // Reading, resampling and encoding the sample is heavy: off the async thread.
-        let (embedding, sample) = tokio::task::spawn_blocking(move || {
-            let audio = voice_sample(&path, model.speaker_sample_rate())?;
-            let speech =
-                |e: izwi_core::models::qwen3_tts::SpeechError| RuntimeError::Speech(e.to_string());
-            let embedding = model.speaker_embedding(&audio).map_err(speech)?;
-            let sample = match transcript {
-                Some(transcript) => Some(VoiceSample {
-                    transcript,
-                    codes: model.sample_codes(&audio).map_err(speech)?,
-                }),
-                None => None,
-            };
-            Ok::<_, RuntimeError>((embedding, sample))
-        })
-        .await
-        .map_err(|e| RuntimeError::Speech(format!("reading the sample stopped: {e}")))??;
-        options.speaker_embedding = Some(embedding);
-        options.sample = sample;
-    }
+    let speaker = Qwen3Speaker::load(inner, voice, request.language.clone()).await?;
     let audio_error = |source| RuntimeError::Audio {
         path: output.to_path_buf(),
         source,
     };
-    let mut wav = WavFile::create(output, tts.sample_rate()).map_err(audio_error)?;
+    let mut wav = WavFile::create(output, speaker.sample_rate()).map_err(audio_error)?;
     // Pieces are at most a second of audio: written as they come.
     let mut failed = None;
-    tts.speak(&request.text, &options, |piece| {
-        if failed.is_none() {
-            failed = wav.write(&piece).err();
-        }
-    })
-    .await
-    .map_err(|e| RuntimeError::Speech(e.to_string()))?;
+    speaker
+        .speak(&request.text, request.seed, |piece| {
+            if failed.is_none() {
+                failed = wav.write(&piece).err();
+            }
+        })
+        .await?;
     if let Some(source) = failed {
         return Err(audio_error(source));
     }
-    let seconds = wav.samples() as f64 / f64::from(tts.sample_rate());
+    let seconds = wav.samples() as f64 / f64::from(speaker.sample_rate());
     wav.finish().map_err(audio_error)?;
     Ok(metrics(started, seconds))
 }

@@ -1,7 +1,7 @@
 //! Speech jobs: text → sentences → phoneme ids (espeak-ng) → a Piper voice, sentence
 //! by sentence, so the first sentence can play while the rest are made. `speak` and
-//! `speak_file` write one WAV; `speak_batch` one WAV per line, with a manifest
-//! rewritten after every line, so a cancelled batch keeps what it finished.
+//! `speak_file` write one WAV; `speak_batch` one WAV per line (batch.rs runs it), with
+//! a manifest rewritten after every line, so a cancelled batch keeps what it finished.
 //!
 //! A speak job works in bounded memory and linear time whatever the length of its
 //! text: a blocking task reads the text a paragraph at a time, splits it and
@@ -25,6 +25,7 @@ use izwi_store::{Job, JobKind, JobMetrics, JobStatus, NewJob, VoiceSettings};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
+use crate::batch::{batch_file_name, run_batch};
 use crate::files;
 use crate::remote::{Remote, REMOTE_SPEECH_MODEL};
 use crate::runtime::Inner;
@@ -96,6 +97,7 @@ struct BatchParams<'a> {
     lines: usize,
     output_dir: &'a Path,
     speed: Option<f32>,
+    max_wer: Option<f64>,
 }
 
 /// The text of a speak job.
@@ -147,10 +149,15 @@ pub struct SpeakBatchRequest {
     pub voice: String,
     /// One WAV per line: `001.wav`, `002.wav`, ... (as many digits as the count needs).
     pub lines: Vec<String>,
-    /// Gets the WAVs and `manifest.csv` (line,file,seconds,text).
+    /// Gets the WAVs and `manifest.csv`
+    /// (line,file,seconds,text,seed,transcript,wer,flagged).
     pub output_dir: PathBuf,
     #[serde(default)]
     pub speed: Option<f32>,
+    /// The self-check's threshold: a line whose transcript has a higher word error
+    /// rate is flagged; [`crate::DEFAULT_MAX_WER`] when None.
+    #[serde(default)]
+    pub max_wer: Option<f64>,
 }
 
 /// Audio handed back directly (a preview), not written to a file.
@@ -184,7 +191,7 @@ impl Speaker {
     ) -> Result<Speaker, RuntimeError> {
         let settings = VoiceSettings {
             speed: speed.unwrap_or(choice.settings().speed),
-            ..choice.settings().clone()
+            ..choice.settings()
         };
         check_settings(&settings)?;
         let stop = StopFlag::default();
@@ -194,6 +201,13 @@ impl Speaker {
         let vits = match choice {
             VoiceChoice::Model { model_id, .. } => inner.models.voice(model_id).await?,
             VoiceChoice::File { path, .. } => inner.models.voice_file(path).await?,
+            VoiceChoice::Qwen3(voice) => {
+                return Err(RuntimeError::InvalidRequest(format!(
+                    "{} is a Qwen3-TTS voice: it speaks texts and batches, not previews or \
+                     voice chat replies yet",
+                    voice.model_id
+                )))
+            }
         };
         let defaults = vits.config().inference;
         let pitch_ratio = 2f64.powf(f64::from(settings.pitch) / 12.0);
@@ -318,12 +332,18 @@ impl Speaker {
     }
 
     /// Every sentence of `phonemized` one after another with a pause between, in
-    /// memory (a preview, a batch's line).
-    async fn speak_all(&self, phonemized: &[PhonemizedSentence]) -> Result<Vec<f32>, RuntimeError> {
+    /// memory (a preview, a batch's line); `seed` fixes the noise of them all (take 0
+    /// is what a speak job of the same text says).
+    pub(crate) async fn speak_all(
+        &self,
+        phonemized: &[PhonemizedSentence],
+        seed: u64,
+    ) -> Result<Vec<f32>, RuntimeError> {
         let gap = vec![0f32; (SENTENCE_GAP_SECONDS * self.sample_rate() as f32) as usize];
         let mut out = Vec::new();
         for (i, sentence) in phonemized.iter().enumerate() {
-            let audio = self.sentence(sentence.ids.clone(), i as u64).await?;
+            let sentence_seed = seed.wrapping_shl(32).wrapping_add(i as u64);
+            let audio = self.sentence(sentence.ids.clone(), sentence_seed).await?;
             if i > 0 {
                 out.extend_from_slice(&gap);
             }
@@ -405,7 +425,7 @@ pub(crate) async fn preview(
     let sentences = blocking(move || sentences_of(&text)).await??;
     let speaker = Speaker::load(inner, choice, None).await?;
     let phonemized = speaker.phonemize(sentences).await?;
-    let samples = speaker.speak_all(&phonemized).await?;
+    let samples = speaker.speak_all(&phonemized, 0).await?;
     Ok(SpeechClip {
         sample_rate: speaker.sample_rate(),
         samples,
@@ -598,98 +618,6 @@ async fn run_remote(
     Ok(metrics(started, seconds))
 }
 
-/// The WAV of line `line` (from 0) of a batch of `total`: `001.wav`, wider when needed.
-fn batch_file_name(line: usize, total: usize) -> String {
-    let width = total.to_string().len().max(3);
-    format!("{:0width$}.wav", line + 1)
-}
-
-/// Runs a started batch: one WAV per line, the manifest rewritten after each.
-pub(crate) async fn run_batch(
-    inner: &Arc<Inner>,
-    job_id: i64,
-    choice: &VoiceChoice,
-    request: &SpeakBatchRequest,
-) -> Result<JobMetrics, RuntimeError> {
-    let started = Instant::now();
-    let speaker = Speaker::load(inner, choice, request.speed).await?;
-    let texts = request.lines.clone();
-    let lines: Vec<Vec<Sentence>> = blocking(move || {
-        texts
-            .iter()
-            .map(|l| sentences_of(l))
-            .collect::<Result<_, _>>()
-    })
-    .await??;
-    let counts: Vec<usize> = lines.iter().map(Vec::len).collect();
-    let mut phonemized = speaker
-        .phonemize(lines.into_iter().flatten().collect())
-        .await?
-        .into_iter();
-    let rate = speaker.sample_rate();
-    let total = request.lines.len();
-    let mut manifest = csv::Writer::from_writer(Vec::new());
-    manifest
-        .write_record(["line", "file", "seconds", "text"])
-        .map_err(csv_error)?;
-    let mut all_seconds = 0.0;
-    for (line, count) in counts.into_iter().enumerate() {
-        let sentences: Vec<PhonemizedSentence> = phonemized.by_ref().take(count).collect();
-        let audio = speaker.speak_all(&sentences).await?;
-        let file = batch_file_name(line, total);
-        let path = request.output_dir.join(&file);
-        let seconds = audio.len() as f64 / f64::from(rate);
-        manifest
-            .write_record([
-                (line + 1).to_string(),
-                file.clone(),
-                format!("{seconds:.3}"),
-                request.lines[line].clone(),
-            ])
-            .map_err(csv_error)?;
-        manifest.flush().map_err(|e| csv_error(e.into()))?;
-        // The WAV, then the manifest that lists it, in one blocking task: a cancel
-        // lands before or after both, so every WAV in the folder is in the manifest.
-        let (target, manifest_path, bytes) = (
-            path.clone(),
-            request.output_dir.join(MANIFEST_NAME),
-            manifest.get_ref().clone(),
-        );
-        blocking(move || {
-            izwi_audio::write_wav(&target, &audio, rate).map_err(|source| RuntimeError::Audio {
-                path: target.clone(),
-                source,
-            })?;
-            crate::files::write_atomically(&manifest_path, &bytes)
-        })
-        .await??;
-        all_seconds += seconds;
-        let done = line + 1;
-        inner.events.emit(Event::BatchLineDone {
-            job_id,
-            line,
-            file: path.display().to_string(),
-            seconds,
-        });
-        let elapsed = started.elapsed().as_secs_f64();
-        inner.events.emit(Event::JobProgress {
-            job_id,
-            progress: done as f64 / total as f64,
-            windows_done: done,
-            windows_total: total,
-            eta_seconds: Some(elapsed / done as f64 * (total - done) as f64),
-        });
-        if let Err(e) = inner
-            .store
-            .set_job_progress(job_id, done as f64 / total as f64)
-            .await
-        {
-            tracing::warn!(job_id, error = %e, "could not record progress");
-        }
-    }
-    Ok(metrics(started, all_seconds))
-}
-
 pub(crate) fn metrics(started: Instant, audio_seconds: f64) -> JobMetrics {
     let processing = started.elapsed().as_secs_f64();
     JobMetrics {
@@ -698,10 +626,6 @@ pub(crate) fn metrics(started: Instant, audio_seconds: f64) -> JobMetrics {
         rtf: (audio_seconds > 0.0).then(|| processing / audio_seconds),
         tokens: None,
     }
-}
-
-fn csv_error(error: csv::Error) -> RuntimeError {
-    RuntimeError::InvalidRequest(format!("writing {MANIFEST_NAME}: {error}"))
 }
 
 /// The lines of a script: a `.csv` file's `text` column (or its first column when no
@@ -746,47 +670,9 @@ pub fn read_lines(path: &Path) -> Result<Vec<String>, RuntimeError> {
     Ok(lines)
 }
 
-/// One row of a batch's manifest: a line that was made.
-pub(crate) struct ManifestRow {
-    pub line: u32,
-    /// Relative to the batch's folder.
-    pub file: String,
-    pub seconds: f64,
-    pub text: String,
-}
-
-/// The rows of a batch's manifest (`line,file,seconds,text`), as [`run_batch`] writes it.
-pub(crate) fn read_manifest(path: &Path) -> Result<Vec<ManifestRow>, RuntimeError> {
-    let text = std::fs::read_to_string(path).map_err(|source| RuntimeError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let bad = |why: String| RuntimeError::InvalidRequest(format!("{}: {why}", path.display()));
-    let rows = parse_csv(&text).map_err(bad)?;
-    rows.iter()
-        .skip(1)
-        .enumerate()
-        .map(|(i, row)| {
-            let cell = |n: usize| row.get(n).map(|c| c.trim()).unwrap_or_default();
-            let unreadable = || bad(format!("row {} is not line,file,seconds,text", i + 2));
-            // A file name only: an edited manifest must not point out of the folder.
-            let file = cell(1);
-            if Path::new(file).file_name() != Some(std::ffi::OsStr::new(file)) {
-                return Err(unreadable());
-            }
-            Ok(ManifestRow {
-                line: cell(0).parse().map_err(|_| unreadable())?,
-                file: file.to_string(),
-                seconds: cell(2).parse().map_err(|_| unreadable())?,
-                text: cell(3).to_string(),
-            })
-        })
-        .collect()
-}
-
 /// RFC 4180 CSV: commas, quoted fields with `""` for a quote, line breaks inside
 /// quotes; rows may have different lengths, and a byte-order mark is skipped.
-fn parse_csv(text: &str) -> Result<Vec<csv::StringRecord>, String> {
+pub(crate) fn parse_csv(text: &str) -> Result<Vec<csv::StringRecord>, String> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -812,10 +698,35 @@ fn parse_csv(text: &str) -> Result<Vec<csv::StringRecord>, String> {
 fn check_voice_ready(choice: &VoiceChoice, speed: Option<f32>) -> Result<(), RuntimeError> {
     let settings = VoiceSettings {
         speed: speed.unwrap_or(choice.settings().speed),
-        ..choice.settings().clone()
+        ..choice.settings()
     };
     check_settings(&settings)?;
     izwi_core::text::Espeak::find().map_err(|e| RuntimeError::Speech(e.to_string()))?;
+    Ok(())
+}
+
+/// Refuses, before a job exists, a batch voice that would only fail it: a Qwen3-TTS
+/// voice with a speed, a Piper voice that is not ready.
+pub(crate) fn check_batch_voice(
+    choice: &VoiceChoice,
+    speed: Option<f32>,
+) -> Result<(), RuntimeError> {
+    match choice {
+        VoiceChoice::Qwen3(_) if speed.is_some() => Err(RuntimeError::InvalidRequest(
+            "a Qwen3-TTS voice has no speed setting".into(),
+        )),
+        VoiceChoice::Qwen3(_) => Ok(()),
+        _ => check_voice_ready(choice, speed),
+    }
+}
+
+/// A word error rate threshold is a number from 0 up.
+pub(crate) fn check_max_wer(max: f64) -> Result<(), RuntimeError> {
+    if !(max.is_finite() && max >= 0.0) {
+        return Err(RuntimeError::InvalidRequest(format!(
+            "the word error rate a line may have must be 0 or more, not {max}"
+        )));
+    }
     Ok(())
 }
 
@@ -856,10 +767,12 @@ impl Runtime {
     /// file (the job's output), each sentence reported as `Event::SpeechAudio` as soon
     /// as it is made.
     pub async fn speak(&self, request: SpeakRequest) -> Result<Job, RuntimeError> {
-        if let Some(dir) = crate::qwen3_tts::checkpoint(&request.voice) {
-            return self.speak_in_checkpoint(dir, &request).await;
-        }
         check_text(&request.text)?;
+        if self.inner.remote().is_none() {
+            if let VoiceChoice::Qwen3(voice) = self.inner.choose_voice(&request.voice).await? {
+                return self.speak_in_qwen3(voice, &request).await;
+            }
+        }
         let params = SpeakParams {
             voice: &request.voice,
             chars: Some(request.text.chars().count()),
@@ -907,8 +820,13 @@ impl Runtime {
         if let Some(remote) = self.inner.remote() {
             return self.speak_remote(remote, params, input, script).await;
         }
-        crate::qwen3_tts::refuse_beyond_text(params.voice)?;
         let choice = self.inner.choose_voice(params.voice).await?;
+        if let VoiceChoice::Qwen3(voice) = &choice {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "{} is a Qwen3-TTS voice; it can only speak a --text or a batch of lines, not a file",
+                voice.model_id
+            )));
+        }
         check_voice_ready(&choice, params.speed)?;
         if let Some(output) = params.output {
             check_output_file(output)?;
@@ -1008,9 +926,11 @@ impl Runtime {
                 remote.url()
             )));
         }
-        crate::qwen3_tts::refuse_beyond_text(&request.voice)?;
+        if let Some(max) = request.max_wer {
+            check_max_wer(max)?;
+        }
         let choice = self.inner.choose_voice(&request.voice).await?;
-        check_voice_ready(&choice, request.speed)?;
+        check_batch_voice(&choice, request.speed)?;
         let dir = &request.output_dir;
         std::fs::create_dir_all(dir).map_err(|source| RuntimeError::Io {
             path: dir.clone(),
@@ -1052,6 +972,7 @@ impl Runtime {
             lines: request.lines.len(),
             output_dir: dir,
             speed: request.speed,
+            max_wer: request.max_wer,
         };
         let job = match self
             .create_job(
@@ -1109,17 +1030,14 @@ impl Runtime {
         .map_err(|e| RuntimeError::InvalidRequest(format!("saving stopped: {e}")))?
     }
 
-    async fn create_job<R: serde::Serialize>(
+    pub(crate) async fn create_job<R: serde::Serialize>(
         &self,
         kind: JobKind,
         choice: &VoiceChoice,
         input: String,
         request: &R,
     ) -> Result<Job, RuntimeError> {
-        let model_id = match choice {
-            VoiceChoice::Model { model_id, .. } => Some(model_id.clone()),
-            VoiceChoice::File { path, .. } => Some(path.display().to_string()),
-        };
+        let model_id = Some(choice.model_id());
         let job = self
             .inner
             .store

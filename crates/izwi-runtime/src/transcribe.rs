@@ -91,7 +91,7 @@ impl TranscribeRequest {
 /// Where to cut the audio into windows: the VAD's chunks of speech (silence is not
 /// decoded at all), or without a VAD the quietest points at most 30 s apart.
 pub(crate) async fn windows(
-    inner: &Arc<Inner>,
+    inner: &Inner,
     samples: &Arc<Vec<f32>>,
 ) -> Result<Vec<Range<usize>>, RuntimeError> {
     let Some(vad) = inner.vad.get(inner.store.data_dir()).await else {

@@ -2,7 +2,9 @@
 //! noise, pitch, speaker) under a name the user chose. Every installed Piper voice
 //! model has at least one: a preset row is made for it the first time the library is
 //! listed after it was installed, and the last row of an installed model cannot be
-//! deleted (removing the model removes its voices).
+//! deleted (removing the model removes its voices). Qwen3-TTS voices are cloned from a
+//! recording, designed from a description (qwen3_voices.rs), or a CustomVoice
+//! checkpoint's preset speakers, each made a preset row the same way.
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +28,12 @@ pub struct VoiceInfo {
     /// The model's files are on disk.
     pub installed: bool,
     pub settings: VoiceSettings,
+    /// A cloned voice's recording, relative to the data folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_audio: Option<String>,
+    /// What is said in that recording, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_text: Option<String>,
 }
 
 /// What a request's `voice` names, resolved.
@@ -40,12 +48,41 @@ pub(crate) enum VoiceChoice {
         path: PathBuf,
         settings: VoiceSettings,
     },
+    /// A Qwen3-TTS model (an import or a checkpoint folder), with what the voice adds.
+    Qwen3(Qwen3Voice),
+}
+
+/// A Qwen3-TTS voice: its model, and what it adds to each request.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Qwen3Voice {
+    /// The hub's id: `local/NAME`, or a checkpoint folder's path.
+    pub model_id: String,
+    /// A cloned voice's recording (absolute).
+    pub reference_audio: Option<PathBuf>,
+    pub reference_text: Option<String>,
+    /// A CustomVoice preset speaker.
+    pub speaker: Option<String>,
+    /// A designed voice's description, or how a preset speaks.
+    pub instructions: Option<String>,
 }
 
 impl VoiceChoice {
-    pub fn settings(&self) -> &VoiceSettings {
+    /// Piper's settings (a Qwen3-TTS voice has none of them: the defaults).
+    pub fn settings(&self) -> VoiceSettings {
         match self {
-            VoiceChoice::Model { settings, .. } | VoiceChoice::File { settings, .. } => settings,
+            VoiceChoice::Model { settings, .. } | VoiceChoice::File { settings, .. } => {
+                settings.clone()
+            }
+            VoiceChoice::Qwen3(_) => VoiceSettings::default(),
+        }
+    }
+
+    /// The model's id (or the file's path), as a job's row keeps it.
+    pub fn model_id(&self) -> String {
+        match self {
+            VoiceChoice::Model { model_id, .. } => model_id.clone(),
+            VoiceChoice::File { path, .. } => path.display().to_string(),
+            VoiceChoice::Qwen3(voice) => voice.model_id.clone(),
         }
     }
 }
@@ -58,10 +95,14 @@ impl Inner {
             .hub
             .list()
             .into_iter()
-            .filter(|m| m.family == Family::Piper)
+            .filter(|m| matches!(m.family, Family::Piper | Family::Qwen3Tts))
             .collect();
         let rows = self.store.list_voices().await?;
         for model in &models {
+            if model.family == Family::Qwen3Tts {
+                self.add_preset_speakers(model, &rows).await?;
+                continue;
+            }
             let has_row = rows.iter().any(|r| r.model_id == model.id);
             if model.status == ModelStatus::Installed && !has_row {
                 self.store
@@ -89,6 +130,8 @@ impl Inner {
                     source: row.source,
                     model_id: row.model_id,
                     settings: row.settings,
+                    reference_audio: row.reference_audio,
+                    reference_text: row.reference_text,
                 }
             })
             .collect())
@@ -140,24 +183,42 @@ impl Inner {
 
     pub(crate) async fn delete_voice(&self, id: i64) -> Result<(), RuntimeError> {
         let row = self.voice_row(id).await?;
-        let installed = self
+        let model = self
             .hub
             .info(&row.model_id)
-            .is_ok_and(|m| m.status == ModelStatus::Installed);
-        let siblings = self
-            .store
-            .list_voices()
-            .await?
-            .iter()
-            .filter(|r| r.model_id == row.model_id)
-            .count();
-        if installed && siblings == 1 {
-            return Err(RuntimeError::InvalidRequest(format!(
-                "{:?} is the only voice of model {}; remove the model to remove it",
-                row.name, row.model_id
-            )));
+            .ok()
+            .filter(|m| m.status == ModelStatus::Installed);
+        let rows = self.store.list_voices().await?;
+        let siblings = rows.iter().filter(|r| r.model_id == row.model_id).count();
+        match model.map(|m| m.family) {
+            Some(Family::Qwen3Tts) if row.source == VoiceSource::Preset => {
+                return Err(RuntimeError::InvalidRequest(format!(
+                    "{:?} is a preset speaker of model {}; remove the model to remove it",
+                    row.name, row.model_id
+                )));
+            }
+            Some(Family::Piper) if siblings == 1 => {
+                return Err(RuntimeError::InvalidRequest(format!(
+                    "{:?} is the only voice of model {}; remove the model to remove it",
+                    row.name, row.model_id
+                )));
+            }
+            _ => {}
         }
-        Ok(self.store.delete_voice(id).await?)
+        self.store.delete_voice(id).await?;
+        // A clone's copy of its recording goes with the last voice made from it.
+        if let Some(audio) = &row.reference_audio {
+            let shared = rows
+                .iter()
+                .any(|r| r.id != row.id && r.reference_audio.as_ref() == Some(audio));
+            if !shared {
+                let path = self.store.data_dir().join(audio);
+                if let Err(e) = std::fs::remove_file(&path) {
+                    tracing::warn!(path = %path.display(), error = %e, "could not remove a voice's recording");
+                }
+            }
+        }
+        Ok(())
     }
 
     pub(crate) async fn voice_row(&self, id: i64) -> Result<VoiceRecord, RuntimeError> {
@@ -186,18 +247,32 @@ impl Inner {
                 .or_else(|| library.iter().find(|v| v.model_id == spec)),
         };
         if let Some(voice) = row {
+            let family = self.hub.info(&voice.model_id).map(|m| m.family);
+            if family.is_ok_and(|f| f == Family::Qwen3Tts) {
+                return Ok(VoiceChoice::Qwen3(self.qwen3_voice(voice)));
+            }
             return Ok(VoiceChoice::Model {
                 model_id: voice.model_id.clone(),
                 settings: voice.settings.clone(),
             });
         }
         if let Ok(model) = self.hub.info(spec) {
+            if model.family == Family::Qwen3Tts {
+                return Ok(VoiceChoice::Qwen3(Qwen3Voice {
+                    model_id: model.id,
+                    ..Qwen3Voice::default()
+                }));
+            }
             return Ok(VoiceChoice::Model {
                 model_id: model.id,
                 settings: VoiceSettings::default(),
             });
         }
         let path = Path::new(spec);
+        if crate::qwen3_tts::checkpoint(spec).is_some() {
+            // A checkpoint folder the hub cannot use: it says why.
+            self.hub.info(spec)?;
+        }
         if path.exists() {
             return Ok(VoiceChoice::File {
                 path: path.to_path_buf(),

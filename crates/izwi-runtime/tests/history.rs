@@ -262,6 +262,7 @@ async fn a_batch_shows_each_line_with_its_file_and_status() {
             lines: lines.iter().map(|l| l.to_string()).collect(),
             output_dir: out.clone(),
             speed: None,
+            max_wer: None,
         })
         .await
         .unwrap();

@@ -280,6 +280,7 @@ async fn a_batch_of_100_lines_gives_100_wavs_and_a_manifest() {
             lines: lines.clone(),
             output_dir: out.clone(),
             speed: Some(1.5),
+            max_wer: None,
         })
         .await
         .unwrap();
@@ -288,13 +289,17 @@ async fn a_batch_of_100_lines_gives_100_wavs_and_a_manifest() {
 
     let manifest = std::fs::read_to_string(out.join(MANIFEST_NAME)).unwrap();
     let rows: Vec<&str> = manifest.lines().collect();
-    assert_eq!(rows[0], "line,file,seconds,text");
+    assert_eq!(
+        rows[0],
+        "line,file,seconds,text,seed,transcript,wer,flagged"
+    );
     assert_eq!(rows.len(), 101);
     for (i, row) in rows[1..].iter().enumerate() {
         let file = format!("{:03}.wav", i + 1);
         assert!(
             row.starts_with(&format!("{},{file},", i + 1))
-                && row.ends_with(&format!("\"Line {}, spoken.\"", i + 1)),
+                // Take 0, not checked: no Whisper model is installed here.
+                && row.ends_with(&format!("\"Line {}, spoken.\",0,,,", i + 1)),
             "{row}"
         );
         let (rate, samples) = wav(&out.join(&file));
@@ -329,6 +334,7 @@ async fn a_batch_of_100_lines_gives_100_wavs_and_a_manifest() {
             lines,
             output_dir: out.clone(),
             speed: None,
+            max_wer: None,
         })
         .await
         .unwrap_err();
@@ -344,6 +350,7 @@ async fn a_batch_never_overwrites_a_file_nor_shares_a_folder() {
         lines: vec!["One.".into(), "Two.".into()],
         output_dir: out.to_path_buf(),
         speed: None,
+        max_wer: None,
     };
 
     // A folder holding a file the batch would write is refused; the file is untouched.
@@ -384,6 +391,7 @@ async fn a_cancelled_batch_keeps_its_finished_lines() {
             lines,
             output_dir: out.clone(),
             speed: None,
+            max_wer: None,
         })
         .await
         .unwrap();
@@ -472,6 +480,7 @@ async fn bad_requests_are_refused_with_their_reason() {
             lines: vec!["Fine.".into(), "--".into()],
             output_dir: dir.path().join("b"),
             speed: None,
+            max_wer: None,
         })
         .await
         .unwrap_err();

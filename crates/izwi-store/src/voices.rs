@@ -54,6 +54,13 @@ pub struct VoiceSettings {
     pub pitch: f32,
     /// Speaker id within a multi-speaker model.
     pub speaker: Option<i64>,
+    /// A preset speaker of a Qwen3-TTS CustomVoice checkpoint, by name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speaker_name: Option<String>,
+    /// Qwen3-TTS: the description a designed voice is made from (VoiceDesign), or how a
+    /// preset speaker speaks (CustomVoice).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
 }
 
 impl Default for VoiceSettings {
@@ -64,6 +71,8 @@ impl Default for VoiceSettings {
             noise_w: None,
             pitch: 0.0,
             speaker: None,
+            speaker_name: None,
+            instructions: None,
         }
     }
 }

@@ -24,6 +24,7 @@ fn new_voice(name: &str) -> NewVoice {
             noise_w: None,
             pitch: -2.0,
             speaker: Some(4),
+            ..VoiceSettings::default()
         },
     }
 }

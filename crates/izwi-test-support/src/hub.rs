@@ -273,7 +273,7 @@ pub fn entry(
         izwi_hub::Family::Whisper | izwi_hub::Family::VoxtralRealtime => {
             izwi_hub::ModelTask::Transcribe
         }
-        izwi_hub::Family::Piper => izwi_hub::ModelTask::Speak,
+        izwi_hub::Family::Piper | izwi_hub::Family::Qwen3Tts => izwi_hub::ModelTask::Speak,
         izwi_hub::Family::Llama => izwi_hub::ModelTask::Chat,
     };
     izwi_hub::CatalogEntry {

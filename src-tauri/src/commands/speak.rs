@@ -64,6 +64,7 @@ impl AppState {
                 lines,
                 output_dir,
                 speed,
+                max_wer: None,
             })
             .await?)
     }

@@ -1,0 +1,91 @@
+//! Speak jobs on one Qwen3-TTS model share it: the model manager loads it once and
+//! keeps it, so concurrent jobs' utterances go to its one engine together, and each
+//! job's audio is what it would be alone (seeded). The tiny random checkpoint of
+//! izwi-core's fixtures stands in for real weights.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use izwi_runtime::{Event, JobStatus, Qwen3SpeakRequest, Runtime};
+
+fn checkpoint() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../izwi-core/tests/fixtures/qwen3-tts-tiny")
+        .display()
+        .to_string()
+}
+
+fn request(text: &str, seed: u64, output: &Path) -> Qwen3SpeakRequest {
+    Qwen3SpeakRequest {
+        voice: checkpoint(),
+        text: text.into(),
+        language: Some("English".into()),
+        seed: Some(seed),
+        output: Some(output.to_path_buf()),
+        ..Qwen3SpeakRequest::default()
+    }
+}
+
+async fn finish(runtime: &Runtime, id: i64) {
+    let job = runtime.wait_job(id).await.unwrap();
+    assert_eq!(job.status, JobStatus::Done, "{:?}", job.error);
+}
+
+/// A WAV's bytes: equal files are equal audio.
+fn samples(path: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(path).unwrap();
+    // At least the two 80 ms frames of 16-bit samples the model must say.
+    assert!(bytes.len() > 44 + 2 * 1920 * 2, "{} bytes", bytes.len());
+    bytes
+}
+
+#[tokio::test]
+async fn concurrent_jobs_share_one_loaded_model_and_say_what_they_say_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, events) = common::open_recording(common::config(dir.path())).await;
+    let texts = [
+        ("Good morning, everyone.", 11),
+        ("The quick brown fox jumps over the lazy dog.", 12),
+    ];
+    let mut alone = Vec::new();
+    for (i, (text, seed)) in texts.iter().enumerate() {
+        let out = dir.path().join(format!("alone-{i}.wav"));
+        let job = runtime
+            .speak_qwen3(request(text, *seed, &out))
+            .await
+            .unwrap();
+        finish(&runtime, job.id).await;
+        alone.push(samples(&out));
+    }
+    // Both queued before either is awaited: they run at once, on the model's one engine.
+    let mut jobs = Vec::new();
+    for (i, (text, seed)) in texts.iter().enumerate() {
+        let out = dir.path().join(format!("together-{i}.wav"));
+        jobs.push((
+            runtime
+                .speak_qwen3(request(text, *seed, &out))
+                .await
+                .unwrap(),
+            out,
+        ));
+    }
+    for (i, (job, out)) in jobs.iter().enumerate() {
+        finish(&runtime, job.id).await;
+        assert!(
+            samples(out) == alone[i],
+            "line {i} differs when spoken with another"
+        );
+    }
+    let loads = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, Event::ModelLoaded { .. }))
+        .count();
+    assert_eq!(loads, 1, "four jobs, one load");
+    let loaded = runtime.loaded_models();
+    assert_eq!(loaded.len(), 1, "{loaded:?}");
+    assert_eq!(loaded[0].id, checkpoint());
+    assert!(loaded[0].bytes > 0);
+}
