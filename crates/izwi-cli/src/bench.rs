@@ -5,8 +5,8 @@ mod lfm2;
 mod load;
 mod piper;
 mod process;
-mod voxtral;
 mod qwen3_tts;
+mod voxtral;
 mod whisper;
 
 use std::path::PathBuf;

@@ -199,11 +199,14 @@ fn a_voice_cloned_from_a_recording_speaks_as_that_recording() {
             fixture().to_str().unwrap(),
             "--reference-audio",
             sample.to_str().unwrap(),
+            "--reference-text",
+            "A low hum.",
             "--text",
             "Hello in my voice.",
         ],
     );
-    // Not assert_eq: a failure would print a second of samples.
+    // Not assert_eq: a failure would print a second of samples. With its transcript the
+    // clone speaks in context, as the recording and its transcript given directly do.
     assert!(cloned == direct, "the clone speaks as its recording does");
 
     // No transcript and no Whisper model: the voice is kept, and it says so.

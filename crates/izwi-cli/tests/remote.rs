@@ -5,12 +5,13 @@
 //! samples, for one sentence of speech); a server killed mid-job fails the job with a
 //! clear error and nothing hangs.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use izwi_test_support::asset;
+use izwi_test_support::serve::Server;
 use serde_json::Value;
 
 const KEY: &str = "sk-remote-test-key";
@@ -65,42 +66,9 @@ fn data_with_models(data: &Path) {
     );
 }
 
-/// A running `izwi serve` on 127.0.0.1, killed when dropped.
-struct Server {
-    child: Child,
-    /// Its OpenAI base URL.
-    url: String,
-}
-
-impl Server {
-    fn start(data: &Path, args: &[&str]) -> Self {
-        let mut child = izwi_in(data)
-            .args(["serve", "--port", "0"])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("izwi serve starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("izwi serve says where it listens");
-        let url = line
-            .trim()
-            .rsplit(' ')
-            .next()
-            .expect("an address")
-            .to_string();
-        assert!(url.starts_with("http://127.0.0.1:"), "{line:?}");
-        Self { child, url }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `izwi serve ARGS` on the data folder `data`; its OpenAI base URL is `url("/v1")`.
+fn serve(data: &Path, args: &[&str]) -> Server {
+    Server::spawn(izwi_in(data).stderr(Stdio::inherit()), args)
 }
 
 fn chat(data: &Path, backend: &[&str], question: &str) -> String {
@@ -160,22 +128,22 @@ fn remote_jobs_give_what_local_ones_give() {
     let local_reply = chat(server_data.path(), &[], question);
     assert!(local_reply.contains("Paris"), "{local_reply}");
 
-    let server = Server::start(server_data.path(), &["--api-key", KEY]);
+    let server = serve(server_data.path(), &["--api-key", KEY]);
 
     // Without the key the server refuses, and the job says so.
-    let out = run(izwi_in(here.path()).args(["--backend", &server.url, "transcribe", &jfk]));
+    let out = run(izwi_in(here.path()).args(["--backend", &server.url("/v1"), "transcribe", &jfk]));
     assert!(!out.status.success());
     let job = &jobs(here.path())[0];
     assert_eq!(job["status"], "failed", "{job}");
     let error = job["error"].as_str().unwrap();
     assert!(
-        error.contains(&server.url) && error.contains("refused the API key"),
+        error.contains(&server.url("/v1")) && error.contains("refused the API key"),
         "{error}"
     );
 
     // The key goes into the store from standard input and is never shown.
     let mut set = izwi_in(here.path())
-        .args(["backend", "set", &server.url, "--key-stdin"])
+        .args(["backend", "set", &server.url("/v1"), "--key-stdin"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -191,7 +159,7 @@ fn remote_jobs_give_what_local_ones_give() {
     let shown = izwi(here.path(), &["backend"]);
     assert_eq!(
         shown.trim(),
-        format!("remote: {} (with an API key)", server.url)
+        format!("remote: {} (with an API key)", server.url("/v1"))
     );
 
     // Transcription: the same text, the job in this machine's history.
@@ -288,9 +256,9 @@ fn a_server_killed_mid_job_fails_the_job_and_nothing_hangs() {
         ],
     );
     let long = eleven_minutes(here.path());
-    let mut server = Server::start(server_data.path(), &[]);
+    let mut server = serve(server_data.path(), &[]);
     let mut client = izwi_in(here.path())
-        .args(["--backend", &server.url, "transcribe"])
+        .args(["--backend", &server.url("/v1"), "transcribe"])
         .arg(&long)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -308,8 +276,7 @@ fn a_server_killed_mid_job_fails_the_job_and_nothing_hangs() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-    server.child.kill().unwrap();
-    server.child.wait().unwrap();
+    server.kill();
     // A guard against hanging, not a speed check.
     let started = Instant::now();
     let status = loop {
@@ -329,7 +296,7 @@ fn a_server_killed_mid_job_fails_the_job_and_nothing_hangs() {
     assert!(
         error.starts_with(&format!(
             "the remote server {} did not answer: ",
-            server.url
+            server.url("/v1")
         )),
         "{error}"
     );

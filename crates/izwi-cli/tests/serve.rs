@@ -5,11 +5,11 @@
 //! the API key, foreign Host and Origin refused, and each request a job in the history.
 //! tests/fixtures/openai_contract.py runs the same against the official `openai` client.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use izwi_test_support::asset;
+use izwi_test_support::serve::Server;
 use reqwest::blocking::{multipart, Client};
 use serde_json::{json, Value};
 
@@ -59,50 +59,9 @@ fn data_with_models(data: &Path) -> String {
     voices[0]["id"].to_string()
 }
 
-/// A running `izwi serve`, stopped when dropped.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    fn start(data: &Path, args: &[&str]) -> Self {
-        Self::spawn(izwi_in(data).stderr(Stdio::inherit()), args)
-    }
-
-    /// `izwi serve ARGS` through `command` (`izwi` with its log going where it says).
-    fn spawn(command: &mut Command, args: &[&str]) -> Self {
-        let mut child = command
-            .args(["serve", "--port", "0"])
-            .args(args)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("izwi serve starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("izwi serve says where it listens");
-        let base = line
-            .trim()
-            .rsplit(' ')
-            .next()
-            .expect("an address")
-            .trim_end_matches("/v1")
-            .to_string();
-        assert!(base.starts_with("http://127.0.0.1:"), "{line:?}");
-        Self { child, base }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `izwi serve ARGS` on the data folder `data`, its log on the test's standard error.
+fn serve(data: &Path, args: &[&str]) -> Server {
+    Server::spawn(izwi_in(data).stderr(Stdio::inherit()), args)
 }
 
 fn client() -> Client {
@@ -148,7 +107,7 @@ fn assert_error(response: reqwest::blocking::Response, status: u16, kind: &str) 
 fn the_api_answers_as_openai_does() {
     let data = tempfile::tempdir().unwrap();
     let voice = data_with_models(data.path());
-    let server = Server::start(data.path(), &[]);
+    let server = serve(data.path(), &[]);
     let jfk = asset("speech/jfk.wav");
 
     let models: Value = client()
@@ -493,7 +452,7 @@ fn the_api_answers_as_openai_does() {
 #[test]
 fn keys_hosts_and_origins_are_checked() {
     let data = tempfile::tempdir().unwrap();
-    let server = Server::start(
+    let server = serve(
         data.path(),
         &[
             "--api-key",
@@ -590,7 +549,7 @@ fn the_official_openai_client_gets_what_openai_would_give() {
     let data = tempfile::tempdir().unwrap();
     let voice = data_with_models(data.path());
     let reading = librivox_reading(data.path());
-    let server = Server::start(data.path(), &["--api-key", "contract-key"]);
+    let server = serve(data.path(), &["--api-key", "contract-key"]);
     let script =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/openai_contract.py");
     let out = Command::new(python)
@@ -651,7 +610,7 @@ fn a_client_that_goes_away_cancels_its_job() {
     );
     let long = eleven_minutes(data.path());
 
-    let server = Server::start(data.path(), &[]);
+    let server = serve(data.path(), &[]);
     let form = multipart::Form::new()
         .file("file", &long)
         .unwrap()
@@ -723,7 +682,7 @@ fn requests_beyond_the_limit_are_refused_until_a_stream_is_sent() {
     let voices: Value =
         serde_json::from_str(&izwi(data.path(), &["voices", "list", "--json"])).unwrap();
     let voice = voices[0]["id"].to_string();
-    let server = Server::start(data.path(), &["--max-requests", "1"]);
+    let server = serve(data.path(), &["--max-requests", "1"]);
     let text: Vec<String> = (1..=12)
         .map(|i| format!("This is sentence number {i}."))
         .collect();
@@ -816,7 +775,7 @@ fn a_streamed_transcription_sends_its_text_in_order_as_it_comes() {
         ],
     );
     let reading = librivox_reading(data.path());
-    let server = Server::start(data.path(), &[]);
+    let server = serve(data.path(), &[]);
     let whole: Value = transcribe(&server, &reading, &[("model", "whisper-1")])
         .json()
         .unwrap();
@@ -911,7 +870,7 @@ fn a_request_that_runs_out_of_time_gets_504_and_its_job_is_cancelled() {
     );
     let long = eleven_minutes(data.path());
     // Time enough to take the upload, not to transcribe it.
-    let server = Server::start(data.path(), &["--request-timeout", "5"]);
+    let server = serve(data.path(), &["--request-timeout", "5"]);
     let body = assert_error(
         transcribe(&server, &long, &[("model", "whisper-1")]),
         504,

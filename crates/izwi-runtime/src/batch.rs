@@ -17,7 +17,7 @@ use futures::StreamExt;
 use izwi_core::models::vits::PhonemizedSentence;
 use izwi_core::models::whisper::TranscribeOptions;
 use izwi_core::word_errors::word_error_rate;
-use izwi_store::{Job, JobKind, JobMetrics};
+use izwi_store::{Job, JobFilter, JobKind, JobMetrics, JobStatus};
 use serde::{Deserialize, Serialize};
 
 use crate::qwen3_tts::Qwen3Speaker;
@@ -29,6 +29,10 @@ use crate::{Event, Runtime, RuntimeError, SpeakBatchRequest};
 /// A line whose transcript is further than this from its text (word error rate) is
 /// flagged, unless the request says otherwise.
 pub const DEFAULT_MAX_WER: f64 = 0.25;
+
+/// The highest line number a manifest may list: far beyond any script, and a bound on
+/// what a re-take sets aside for the lines' texts.
+const MAX_BATCH_LINE: u32 = 1_000_000;
 /// Lines of a Qwen3-TTS batch in the engine at once: enough to fill its batches.
 const QWEN3_LINES_AT_ONCE: usize = 8;
 
@@ -97,7 +101,8 @@ pub fn read_manifest(path: &Path) -> Result<Vec<ManifestRow>, RuntimeError> {
     })?;
     let bad = |why: String| RuntimeError::InvalidRequest(format!("{}: {why}", path.display()));
     let rows = parse_csv(&text).map_err(bad)?;
-    rows.iter()
+    let rows: Vec<ManifestRow> = rows
+        .iter()
         .skip(1)
         .enumerate()
         .map(|(i, row)| {
@@ -127,7 +132,22 @@ pub fn read_manifest(path: &Path) -> Result<Vec<ManifestRow>, RuntimeError> {
                 flagged: cell(7) == "yes",
             })
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    // An edited manifest must not make a re-take index outside its lines or hold a
+    // line twice (two rows, one file).
+    let mut seen = std::collections::HashSet::new();
+    for row in &rows {
+        if row.line == 0 || row.line > MAX_BATCH_LINE {
+            return Err(bad(format!(
+                "line {} is not a line of a batch (1 to {MAX_BATCH_LINE})",
+                row.line
+            )));
+        }
+        if !seen.insert(row.line) {
+            return Err(bad(format!("line {} is listed twice", row.line)));
+        }
+    }
+    Ok(rows)
 }
 
 /// The WAV of line `line` (from 0) of a batch of `total`: `001.wav`, wider when needed.
@@ -259,7 +279,9 @@ impl Folder<'_> {
     /// manifest that lists it, in one blocking task: a cancel lands before or after
     /// both.
     async fn keep(&mut self, take: Take, text: &str, lines: usize) -> Result<(), RuntimeError> {
-        let file = batch_file_name(take.line, lines);
+        // A re-take replaces the file the manifest lists for its line.
+        let listed = self.rows.iter().find(|r| r.line as usize == take.line + 1);
+        let file = listed.map_or_else(|| batch_file_name(take.line, lines), |r| r.file.clone());
         let seconds = take.audio.len() as f64 / f64::from(self.rate);
         let (transcript, wer) = match take.heard {
             Some((heard, wer)) => (Some(heard), Some(wer)),
@@ -440,6 +462,9 @@ impl Runtime {
                 request.output_dir.display()
             )));
         }
+        if let Some(max) = request.max_wer {
+            crate::speak::check_max_wer(max)?;
+        }
         let rows = read_manifest(&manifest)?;
         let flagged: Vec<ManifestRow> = rows.iter().filter(|r| r.flagged).cloned().collect();
         if flagged.is_empty() {
@@ -455,6 +480,7 @@ impl Runtime {
         }
         let choice = self.inner.choose_voice(&request.voice).await?;
         crate::speak::check_batch_voice(&choice, request.speed)?;
+        self.refuse_busy_batch(&request.output_dir).await?;
         let lines = rows.iter().map(|r| r.line as usize).max().unwrap_or(0);
         let params = RetakeParams {
             voice: &request.voice,
@@ -510,6 +536,39 @@ impl Runtime {
         Ok(job)
     }
 
+    /// Refuses a folder a batch or a re-take is still writing (in this process or
+    /// another on the same data folder: the store is shared), whose manifest two jobs
+    /// would otherwise rewrite over each other.
+    async fn refuse_busy_batch(&self, dir: &Path) -> Result<(), RuntimeError> {
+        let folder = dir.display().to_string();
+        // The same folder may be named by another path.
+        let same = |input: &str| {
+            input == folder || std::fs::canonicalize(input).ok() == std::fs::canonicalize(dir).ok()
+        };
+        for status in [JobStatus::Queued, JobStatus::Running] {
+            let filter = JobFilter {
+                kind: Some(JobKind::SpeakBatch),
+                status: Some(status),
+                limit: -1,
+                offset: 0,
+            };
+            if let Some(job) = self
+                .inner
+                .store
+                .list_jobs(&filter)
+                .await?
+                .iter()
+                .find(|j| same(&j.input))
+            {
+                return Err(RuntimeError::InvalidRequest(format!(
+                    "job {} is still writing the batch in {folder}: wait for it, or cancel it",
+                    job.id
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// A batch's manifest: each line made, with its self-check.
     pub fn batch_manifest(&self, output_dir: &Path) -> Result<Vec<ManifestRow>, RuntimeError> {
         read_manifest(&output_dir.join(MANIFEST_NAME))
@@ -558,6 +617,16 @@ mod tests {
         );
         std::fs::write(&path, "line,file,seconds,text\n1,../x.wav,0.5,Hi.\n").unwrap();
         assert!(read_manifest(&path).is_err());
+        // Line numbers a re-take could not index, or one line twice.
+        for rows in [
+            "0,000.wav,0.5,Hi.\n",
+            "4000000000,x.wav,0.5,Hi.\n",
+            "1,001.wav,0.5,Hi.\n1,002.wav,0.5,Ho.\n",
+        ] {
+            std::fs::write(&path, format!("line,file,seconds,text\n{rows}")).unwrap();
+            let error = read_manifest(&path).unwrap_err().to_string();
+            assert!(error.contains("line"), "{rows}: {error}");
+        }
     }
 
     #[test]

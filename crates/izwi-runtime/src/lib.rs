@@ -53,7 +53,9 @@ pub use izwi_core::engine::{EngineStatus, MetricsSnapshot};
 pub use izwi_core::models::whisper::Task;
 pub use izwi_core::text::ChatMessage;
 pub use izwi_core::transcript::{Segment, Transcript};
-pub use izwi_hub::{CancellationToken, DownloadProgress, ModelInfo, ModelStatus, ModelTask};
+pub use izwi_hub::{
+    CancellationToken, DownloadProgress, Family, ModelInfo, ModelStatus, ModelTask,
+};
 pub use izwi_store::{
     ChatRecord, Job, JobFilter, JobKind, JobStatus, MessageMetrics, MessageRecord, MessageRole,
     SearchHit, SegmentRecord, TranscriptRecord, VoiceSettings, VoiceSource,

@@ -151,24 +151,34 @@ impl ModelManager {
         id: &str,
         delay_ms: Option<u32>,
     ) -> Result<Arc<VoxtralTranscriber>, RuntimeError> {
-        let busy = |loaded: &VoxtralTranscriber| {
+        let busy = |loaded_ms: f64| {
             RuntimeError::InvalidRequest(format!(
-                "{id} is in use with a delay of {} ms; wait for its job to finish or ask for the \
-             same delay",
-                loaded.format().delay_ms()
+                "{id} is in use with a delay of {loaded_ms} ms; wait for its job to finish or \
+                 ask for the same delay"
             ))
         };
-        let loaded_for_other_delay = match self.lock().get(id).map(|slot| slot.model.clone()) {
-            Some(Loaded::Voxtral(m)) if !has_delay(&m, delay_ms) => Some(m),
-            _ => None,
-        };
-        if let Some(loaded) = loaded_for_other_delay {
-            // Two holders: the slot and `loaded`.
-            if Arc::strong_count(&loaded) > 2 {
-                return Err(busy(&loaded));
+        {
+            // Under the load lock no other load starts, and under the slots' lock no job
+            // takes the model between the check and its removal.
+            let _loading = self.loading.lock().await;
+            let mut slots = self.lock();
+            let other_delay = match slots.get(id).map(|slot| &slot.model) {
+                Some(Loaded::Voxtral(m)) if !has_delay(m, delay_ms) => {
+                    Some((Arc::strong_count(m) > 1, m.format().delay_ms()))
+                }
+                _ => None,
+            };
+            match other_delay {
+                Some((true, loaded_ms)) => return Err(busy(loaded_ms)),
+                Some((false, _)) => {
+                    slots.remove(id);
+                    drop(slots);
+                    self.events.emit(Event::ModelUnloaded {
+                        model_id: id.to_string(),
+                    });
+                }
+                None => {}
             }
-            drop(loaded);
-            self.unload(id);
         }
         let dir = || -> Result<PathBuf, RuntimeError> {
             let info = self.hub.info(id)?;
@@ -186,7 +196,7 @@ impl ModelManager {
             .await?;
         match loaded {
             // Another job may have loaded it for its own delay meanwhile.
-            Loaded::Voxtral(m) if !has_delay(&m, delay_ms) => Err(busy(&m)),
+            Loaded::Voxtral(m) if !has_delay(&m, delay_ms) => Err(busy(m.format().delay_ms())),
             Loaded::Voxtral(m) => Ok(m),
             other => Err(wrong_family(id, other.family(), "transcribe")),
         }

@@ -103,7 +103,10 @@ impl Qwen3Speaker {
         };
         if let Some(reference) = &voice.reference_audio {
             let (path, model) = (reference.to_path_buf(), tts.clone());
-            let transcript = voice.reference_text.clone().filter(|t| !t.trim().is_empty());
+            let transcript = voice
+                .reference_text
+                .clone()
+                .filter(|t| crate::qwen3_voices::has_words(t));
             // Reading, resampling and encoding the sample is heavy: off the async thread.
             let (embedding, sample) = tokio::task::spawn_blocking(move || {
                 let audio = voice_sample(&path, model.speaker_sample_rate())?;
@@ -180,7 +183,7 @@ impl Runtime {
                         .into(),
                 ));
             }
-            if !transcript.chars().any(char::is_alphanumeric) {
+            if !crate::qwen3_voices::has_words(transcript) {
                 return Err(RuntimeError::InvalidRequest(
                     "the reference text has no words: give what is said in the sample".into(),
                 ));
@@ -233,7 +236,7 @@ impl Runtime {
             in_context: voice
                 .reference_text
                 .as_deref()
-                .is_some_and(|t| !t.trim().is_empty()),
+                .is_some_and(crate::qwen3_voices::has_words),
             speaker: voice.speaker.as_deref(),
             instructions: voice.instructions.as_deref(),
             language: request.language.as_deref(),

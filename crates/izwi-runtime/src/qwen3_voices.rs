@@ -62,6 +62,8 @@ struct Variant {
     kind: String,
     /// CustomVoice speakers, as the config names them, sorted.
     speakers: Vec<String>,
+    /// It has a speaker encoder (`speaker_encoder_config`), which cloning needs.
+    speaker_encoder: bool,
 }
 
 fn read_variant(dir: &Path) -> Result<Variant, RuntimeError> {
@@ -85,7 +87,16 @@ fn read_variant(dir: &Path) -> Result<Variant, RuntimeError> {
         .map(|s| s.keys().cloned().collect())
         .unwrap_or_default();
     speakers.sort();
-    Ok(Variant { kind, speakers })
+    Ok(Variant {
+        kind,
+        speakers,
+        speaker_encoder: config.get("speaker_encoder_config").is_some(),
+    })
+}
+
+/// Whether a transcript has a word in it (not only punctuation or space).
+pub(crate) fn has_words(text: &str) -> bool {
+    text.chars().any(char::is_alphanumeric)
 }
 
 /// A preset's name as listed: the config's speaker name, capitalized (`vivian` →
@@ -161,7 +172,11 @@ impl Inner {
     }
 
     /// The installed Qwen3-TTS model `id` (its info and folder), of variant `kind`.
-    pub(crate) fn qwen3_model(&self, id: &str, kind: &str) -> Result<(ModelInfo, PathBuf), RuntimeError> {
+    pub(crate) fn qwen3_model(
+        &self,
+        id: &str,
+        kind: &str,
+    ) -> Result<(ModelInfo, PathBuf), RuntimeError> {
         let model = self.hub.info(id)?;
         if model.family != Family::Qwen3Tts {
             return Err(RuntimeError::WrongModel {
@@ -187,6 +202,13 @@ impl Inner {
                 model.id, variant.kind
             )));
         }
+        if kind == "base" && !variant.speaker_encoder {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "{} has no speaker encoder (its config.json has no speaker_encoder_config): \
+                 it cannot clone voices",
+                model.id
+            )));
+        }
         Ok((model, dir))
     }
 
@@ -198,20 +220,34 @@ impl Inner {
                 request.audio.display()
             )));
         }
+        let given = request
+            .text
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty());
+        // In-context cloning reads the transcript word for word.
+        if given.is_some_and(|t| !has_words(t)) {
+            return Err(RuntimeError::InvalidRequest(
+                "the transcript has no words: give what is said in the recording".into(),
+            ));
+        }
         let audio = request.audio.clone();
         let samples = tokio::task::spawn_blocking(move || recording(&audio))
             .await
             .map_err(|e| RuntimeError::InvalidRequest(format!("reading stopped: {e}")))??;
         let copy = self.copy_recording(&request.audio)?;
         let relative = self.store.relative(&copy)?;
-        let given = request
-            .text
-            .as_deref()
-            .map(str::trim)
-            .filter(|t| !t.is_empty());
         let (text, transcript) = match given {
             Some(text) => (Some(text.to_string()), TranscriptSource::Given),
-            None => self.hear(samples).await,
+            None => match self.hear(samples).await {
+                (Some(heard), _) if !has_words(&heard) => (
+                    None,
+                    TranscriptSource::Missing {
+                        reason: "Whisper heard no words in the recording".into(),
+                    },
+                ),
+                heard => heard,
+            },
         };
         let created = self
             .store

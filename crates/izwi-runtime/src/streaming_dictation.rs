@@ -7,7 +7,10 @@
 //! any length goes through the engine in segments of a few minutes: once a segment has
 //! heard [`Segments::target_s`], it ends at the end of its last final word, and a new
 //! request picks up the audio from there (the word being written is heard again from
-//! its start). Each segment is a new context for the model, as a window is for Whisper.
+//! its start). When no word has ended for [`Segments::stale_s`] (a pause, or the end of
+//! what was said), every word written so far is final and the next segment starts one
+//! delay behind the audio. Each segment is a new context for the model, as a window is
+//! for Whisper.
 
 use std::time::Instant;
 
@@ -18,19 +21,19 @@ use izwi_core::transcript::Word;
 use crate::dictation::{AudioChunks, DictatedText, DictationEvent};
 use crate::RuntimeError;
 
-/// How long a segment runs before it ends at its last final word, and the most it may
-/// run when no word ends (silence): then it ends where the audio is.
+/// How long a segment runs before it ends, and how long since its last final word it
+/// may be to end there rather than where the audio is.
 #[derive(Debug, Clone, Copy)]
 struct Segments {
     target_s: f64,
-    limit_s: f64,
+    stale_s: f64,
 }
 
-/// Four minutes a segment, five at the most: well inside the real checkpoint's
-/// attention window (8192 positions, 11 minutes) and its KV cache a few hundred MB.
+/// Four minutes a segment: well inside the real checkpoint's attention window (8192
+/// positions, 11 minutes), its KV cache a few hundred MB.
 const SEGMENTS: Segments = Segments {
     target_s: 240.0,
-    limit_s: 300.0,
+    stale_s: 10.0,
 };
 
 /// Dictates from `audio` with a streaming model until the audio ends; returns the final
@@ -54,8 +57,8 @@ async fn dictate_in_segments(
     segments: Segments,
 ) -> Result<Vec<DictatedText>, RuntimeError> {
     let rate = f64::from(ASR_SAMPLE_RATE);
-    // Room past the limit for the delay and the end's silence.
-    let request_seconds = segments.limit_s + 10.0;
+    // Room past the target for the delay and the end's silence.
+    let request_seconds = segments.target_s + segments.stale_s + 10.0;
     let mut live = model
         .start_live(request_seconds)
         .await
@@ -77,7 +80,10 @@ async fn dictate_in_segments(
                     state.segment.audio.extend_from_slice(&chunk);
                     live.push(chunk).await.map_err(engine_error)?;
                     if let Some(cut) = state.cut(model, segments, rate) {
-                        live = state.next_segment(model, cut, request_seconds).await?;
+                        if cut.flush {
+                            state.show(model, true, &on_event);
+                        }
+                        live = state.next_segment(model, cut.at, request_seconds).await?;
                     }
                 }
                 None => {
@@ -103,6 +109,13 @@ async fn dictate_in_segments(
         }
     }
     Ok(state.confirmed)
+}
+
+/// Where a segment ends, in samples into it; `flush`: its words so far are all final.
+#[derive(Debug, PartialEq)]
+struct Cut {
+    at: usize,
+    flush: bool,
 }
 
 /// What the current engine request has heard and written.
@@ -144,20 +157,32 @@ impl State {
         )
     }
 
-    /// Where the segment ends, in samples into it, once it has run long enough: at the
-    /// end of its last final word, or at the limit where the audio is.
-    fn cut(&self, model: &VoxtralTranscriber, segments: Segments, rate: f64) -> Option<usize> {
+    /// Where the segment ends once it has run long enough: at the end of its last final
+    /// word, or, when no word has ended for a while, one delay behind the audio with
+    /// every word written so far made final.
+    fn cut(&self, model: &VoxtralTranscriber, segments: Segments, rate: f64) -> Option<Cut> {
         let heard = self.segment.audio.len();
         if (heard as f64) < segments.target_s * rate {
             return None;
         }
-        if self.segment.final_end > 0 {
-            return Some(self.segment.final_end);
+        let since_final = (heard - self.segment.final_end) as f64 / rate;
+        if self.segment.final_end > 0 && since_final <= segments.stale_s {
+            return Some(Cut {
+                at: self.segment.final_end,
+                flush: false,
+            });
         }
-        // No word has ended: silence, or one word longer than the whole margin. The
-        // next segment starts one delay back, where the model has not written yet.
+        // What the model has heard it has written: one delay behind the audio.
         let delay = (model.format().delay_ms() / 1000.0 * rate) as usize;
-        (heard as f64 >= segments.limit_s * rate).then(|| heard.saturating_sub(delay))
+        let written = heard.saturating_sub(delay);
+        let last_word_end = self.words(model).last().map_or(0, |w| {
+            let end = w.end - self.segment.offset as f64 / rate;
+            ((end * rate) as usize).min(heard)
+        });
+        Some(Cut {
+            at: written.max(last_word_end).max(1),
+            flush: true,
+        })
     }
 
     /// Ends the segment `cut` samples in (its request aborted: nothing after its last
@@ -285,7 +310,7 @@ mod tests {
             &model,
             Segments {
                 target_s: 60.0,
-                limit_s: 70.0,
+                stale_s: 10.0,
             },
         )
         .await;
@@ -293,7 +318,7 @@ mod tests {
             &model,
             Segments {
                 target_s: 1.0,
-                limit_s: 1.5,
+                stale_s: 0.5,
             },
         )
         .await;
@@ -307,7 +332,7 @@ mod tests {
                 "{finals:?}"
             );
         }
-        // Text goes on past the first segment's limit, to the end of the audio, as it
+        // Text goes on past the first segment, to the end of the audio, as it
         // does when the whole dictation is one request.
         let last_end = |finals: &[DictatedText]| finals.last().map_or(0.0, |f| f.end_s);
         assert!(last_end(&cut) > 4.0, "{cut:?}");
@@ -318,11 +343,11 @@ mod tests {
     }
 
     #[test]
-    fn a_segment_ends_at_its_last_final_word_or_at_the_limit_one_delay_back() {
+    fn a_segment_ends_at_its_last_final_word_or_after_a_pause_one_delay_back() {
         let model = model();
         let segments = Segments {
             target_s: 1.0,
-            limit_s: 1.5,
+            stale_s: 0.5,
         };
         let state = |heard: usize, final_end: usize| State {
             segment: Segment {
@@ -336,13 +361,29 @@ mod tests {
         };
         let cut = |s: State| s.cut(&model, segments, 16_000.0);
         assert_eq!(cut(state(15_999, 8_000)), None, "before the target");
+        let at_word = Cut {
+            at: 8_000,
+            flush: false,
+        };
         assert_eq!(
             cut(state(16_000, 8_000)),
-            Some(8_000),
+            Some(at_word),
             "at the last final word"
         );
-        assert_eq!(cut(state(20_000, 0)), None, "no word has ended yet");
-        // The fixture's delay is 480 ms.
-        assert_eq!(cut(state(24_000, 0)), Some(24_000 - 7_680), "at the limit");
+        // The fixture's delay is 480 ms: 7680 samples.
+        let after_pause = Cut {
+            at: 24_000 - 7_680,
+            flush: true,
+        };
+        assert_eq!(
+            cut(state(24_000, 8_000)),
+            Some(after_pause),
+            "a word long ago"
+        );
+        let no_word = Cut {
+            at: 20_000 - 7_680,
+            flush: true,
+        };
+        assert_eq!(cut(state(20_000, 0)), Some(no_word), "no word yet");
     }
 }

@@ -358,13 +358,18 @@ impl Runtime {
         Ok(self.inner.store.rename_voice(id, name).await?)
     }
 
+    /// Sets a voice's Piper settings (speed, noise, pitch, speaker id). What makes a
+    /// Qwen3-TTS voice itself (its preset speaker, its description) is kept: the
+    /// settings form does not show it, so it never sends it.
     pub async fn update_voice_settings(
         &self,
         id: i64,
-        settings: VoiceSettings,
+        mut settings: VoiceSettings,
     ) -> Result<(), RuntimeError> {
         check_settings(&settings)?;
-        self.inner.voice_row(id).await?;
+        let row = self.inner.voice_row(id).await?;
+        settings.speaker_name = row.settings.speaker_name;
+        settings.instructions = row.settings.instructions;
         Ok(self
             .inner
             .store

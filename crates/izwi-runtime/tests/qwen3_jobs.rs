@@ -89,3 +89,54 @@ async fn concurrent_jobs_share_one_loaded_model_and_say_what_they_say_alone() {
     assert_eq!(loaded[0].id, checkpoint());
     assert!(loaded[0].bytes > 0);
 }
+
+/// A copy of the fixture whose config.json says it is a VoiceDesign checkpoint.
+fn voice_design_copy(dir: &Path) -> PathBuf {
+    let to = dir.join("voice_design");
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(checkpoint())
+        .arg(&to)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let config = to.join("config.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    json["tts_model_type"] = "voice_design".into();
+    std::fs::write(&config, json.to_string()).unwrap();
+    to
+}
+
+#[tokio::test]
+async fn saving_a_voice_s_settings_keeps_what_makes_a_qwen3_voice() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, _) = common::open_recording(common::config(dir.path())).await;
+    let design = voice_design_copy(dir.path());
+    let model = runtime.import_model(&design, Some("design")).unwrap();
+    let voice = runtime
+        .design_voice("Calm", &model.id, "a calm, low voice")
+        .await
+        .unwrap();
+    // What the desktop's settings form sends: Piper's fields only.
+    let settings = izwi_runtime::VoiceSettings {
+        speed: 1.2,
+        ..izwi_runtime::VoiceSettings::default()
+    };
+    runtime
+        .update_voice_settings(voice.id, settings)
+        .await
+        .unwrap();
+    let saved = runtime
+        .list_voices()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|v| v.id == voice.id)
+        .unwrap();
+    assert_eq!(saved.settings.speed, 1.2);
+    assert_eq!(
+        saved.settings.instructions.as_deref(),
+        Some("a calm, low voice")
+    );
+}

@@ -18,6 +18,7 @@ mod models;
 mod speech;
 mod transcript_stream;
 mod transcriptions;
+mod voices;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -97,6 +98,7 @@ fn router(
         .route("/v1/audio/transcriptions", post(transcriptions::transcribe))
         .route("/v1/audio/translations", post(transcriptions::translate))
         .route("/v1/audio/speech", post(speech::speak))
+        .route("/v1/audio/voices", get(voices::list).post(voices::create))
         .route("/v1/chat/completions", post(chat::complete))
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)

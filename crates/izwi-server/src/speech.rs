@@ -14,8 +14,8 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use izwi_runtime::{
-    pcm16_bytes, pcm16_wav_data, streamed_wav_header, Event, JobStatus, Runtime, SpeakRequest,
-    StreamResampler, VoiceInfo, MAX_SPEAK_CHARS, SENTENCE_GAP_SECONDS,
+    pcm16_bytes, pcm16_wav_data, streamed_wav_header, Event, Family, JobStatus, Qwen3SpeakRequest,
+    Runtime, SpeakRequest, StreamResampler, VoiceInfo, MAX_SPEAK_CHARS, SENTENCE_GAP_SECONDS,
 };
 use serde::Deserialize;
 use tokio::sync::broadcast;
@@ -39,7 +39,8 @@ pub(crate) struct SpeechBody {
     speed: Option<f32>,
     #[serde(default)]
     response_format: Option<String>,
-    /// Style prompts (`gpt-4o-mini-tts`): Piper voices have none.
+    /// Style prompts (`gpt-4o-mini-tts`): a Qwen3-TTS voice takes them (how a preset
+    /// speaks, or the voice a VoiceDesign model makes); Piper voices have none.
     #[serde(default)]
     instructions: Option<String>,
 }
@@ -60,16 +61,6 @@ pub(crate) async fn speak(
             ))
         }
     };
-    if body
-        .instructions
-        .as_deref()
-        .is_some_and(|i| !i.trim().is_empty())
-    {
-        return Err(ApiError::param(
-            "instructions",
-            "this voice takes no instructions: choose a voice that sounds as wanted",
-        ));
-    }
     if body.input.trim().is_empty() {
         return Err(ApiError::param(
             "input",
@@ -92,17 +83,46 @@ pub(crate) async fn speak(
             ),
         ));
     }
+    let instructions = body.instructions.filter(|i| !i.trim().is_empty());
+    if instructions.is_some() && !speaks_with_qwen3(&state, &voice) {
+        return Err(ApiError::param(
+            "instructions",
+            "this voice takes no instructions (only Qwen3-TTS voices do): choose a voice that \
+             sounds as wanted",
+        ));
+    }
     // Following the job's events from before it starts, none can be missed.
     let events = state.events.subscribe();
-    let job = state
-        .runtime
-        .speak(SpeakRequest {
-            voice: voice.id.to_string(),
-            text: body.input,
-            output: None,
-            speed: body.speed,
-        })
-        .await?;
+    let job = match instructions {
+        Some(instructions) => {
+            if body.speed.is_some() {
+                return Err(ApiError::param(
+                    "speed",
+                    "a Qwen3-TTS voice has no speed setting: leave `speed` out",
+                ));
+            }
+            state
+                .runtime
+                .speak_qwen3(Qwen3SpeakRequest {
+                    voice: voice.id.to_string(),
+                    text: body.input,
+                    instructions: Some(instructions),
+                    ..Qwen3SpeakRequest::default()
+                })
+                .await?
+        }
+        None => {
+            state
+                .runtime
+                .speak(SpeakRequest {
+                    voice: voice.id.to_string(),
+                    text: body.input,
+                    output: None,
+                    speed: body.speed,
+                })
+                .await?
+        }
+    };
     let audio = AudioStream {
         runtime: state.runtime.clone(),
         events,
@@ -275,7 +295,10 @@ impl AudioStream {
                     self.job.ended();
                     self.ended = true;
                     return match status {
-                        JobStatus::Done => match self.finish() {
+                        // What the events did not bring comes from the job's WAV file: a
+                        // Qwen3-TTS voice's audio is written there as it is decoded, with
+                        // no event per sentence. For a Piper voice there is nothing left.
+                        JobStatus::Done => match self.rest_of_file().await {
                             Ok(tail) if tail.is_empty() => None,
                             tail => Some(tail.map_err(std::io::Error::other)),
                         },
@@ -296,6 +319,15 @@ fn pcm16_samples(data: &[u8]) -> Vec<f32> {
     data.chunks_exact(2)
         .map(|b| f32::from(i16::from_le_bytes([b[0], b[1]])) / 32767.0)
         .collect()
+}
+
+/// Whether `voice` is of a Qwen3-TTS model.
+fn speaks_with_qwen3(state: &AppState, voice: &VoiceInfo) -> bool {
+    state
+        .runtime
+        .models()
+        .iter()
+        .any(|m| m.id == voice.model_id && m.family == Family::Qwen3Tts)
 }
 
 /// The library voice named or numbered `spec`: never a file path, which a client of the

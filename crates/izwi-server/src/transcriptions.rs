@@ -240,11 +240,11 @@ async fn read_form(mut multipart: Multipart) -> Result<Form, ApiError> {
     Ok(form)
 }
 
-async fn text(field: Field<'_>) -> Result<String, ApiError> {
+pub(crate) async fn text(field: Field<'_>) -> Result<String, ApiError> {
     field.text().await.map_err(upload_error)
 }
 
-fn upload_error(e: MultipartError) -> ApiError {
+pub(crate) fn upload_error(e: MultipartError) -> ApiError {
     if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
         upload_too_large()
     } else {
@@ -263,7 +263,11 @@ fn upload_too_large() -> ApiError {
 /// (keeping its extension, which tells the decoder its format) and checks that it
 /// decodes as audio. The bytes are let go once written: a queued request holds no
 /// upload in memory.
-async fn save_upload(dir: &Path, file_name: &str, bytes: Bytes) -> Result<PathBuf, ApiError> {
+pub(crate) async fn save_upload(
+    dir: &Path,
+    file_name: &str,
+    bytes: Bytes,
+) -> Result<PathBuf, ApiError> {
     if bytes.len() > MAX_UPLOAD_BYTES {
         return Err(upload_too_large());
     }

@@ -88,25 +88,16 @@ pub fn run(args: Qwen3TtsBenchArgs) -> Result<()> {
         Shape::Base06b => "0.6b",
         Shape::Tiny => "tiny",
     };
-    let output = Command::new(&args.python)
+    let mut command = Command::new(&args.python);
+    command
         .arg(&script)
         .arg("--out")
         .arg(scratch.path())
         .args(["--shape", shape])
         .args(["--batch-sizes", &sizes.join(",")])
         .args(["--frames", &args.frames.to_string()])
-        .args(["--text-tokens", &args.text_tokens.to_string()])
-        .output()
-        .with_context(|| format!("running {}", args.python.display()))?;
-    if !output.status.success() {
-        bail!(
-            "the qwen-tts side failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let last = stdout.lines().last().unwrap_or_default();
-    let reference: Reference = serde_json::from_str(last).context("the qwen-tts side's JSON")?;
+        .args(["--text-tokens", &args.text_tokens.to_string()]);
+    let reference: Reference = super::process::reference_json(command)?;
     let path = scratch.path().join("bench_prompt.json");
     let prompt: BenchPrompt = serde_json::from_str(&std::fs::read_to_string(&path)?)
         .with_context(|| format!("reading {}", path.display()))?;

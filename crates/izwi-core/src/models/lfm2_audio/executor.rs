@@ -430,7 +430,7 @@ impl ModelExecutor for Lfm2AudioExecutor {
                 .get_mut(*id)
                 .ok_or_else(|| candle_core::Error::msg("a request without state"))?;
             row.extend([f32::NEG_INFINITY; EXTRA_IDS]);
-            if live.turn.step() == Modality::Audio {
+            if live.turn.modality == Modality::Audio {
                 audio_rows.push(r);
             }
             rows.push(row);
@@ -469,7 +469,15 @@ impl ModelExecutor for Lfm2AudioExecutor {
         }
         let n = rows.len();
         let width = self.spec.vocab_size;
-        Tensor::from_vec(rows.concat(), (n, width), &self.spec.device)
+        let logits = Tensor::from_vec(rows.concat(), (n, width), &self.spec.device)?;
+        // The turns move on only once the step has succeeded: a failed batch is retried
+        // sequence by sequence from the same place.
+        for id in wanted {
+            if let Some(live) = self.live.get_mut(id) {
+                live.turn.step();
+            }
+        }
+        Ok(logits)
     }
 
     fn release(&mut self, request_id: &RequestId) {
