@@ -55,6 +55,8 @@ def main():
     args = parser.parse_args()
     clips = sorted((ROOT / ".assets/speech/librivox").glob("*.wav"))
     with tempfile.TemporaryDirectory() as data:
+        # Dictation with Whisper finds the pauses with Silero VAD.
+        run(args.izwi, data, ["models", "vad", str(ROOT / ".assets/models/silero-vad/silero_vad_16k_op15.onnx")])
         for name in args.models.split(","):
             run(args.izwi, data, ["models", "import", str(ROOT / ".assets" / MODELS[name]), "--name", name])
             model = f"local/{name}"
