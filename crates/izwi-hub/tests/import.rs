@@ -411,9 +411,17 @@ fn a_qwen3_tts_folder_is_imported_with_its_codec() {
     // Its size counts the codec's folder too.
     let weights: u64 = ["model.safetensors", "speech_tokenizer/model.safetensors"]
         .iter()
-        .map(|f| std::fs::metadata(qwen3_tts_fixture().join(f)).unwrap().len())
+        .map(|f| {
+            std::fs::metadata(qwen3_tts_fixture().join(f))
+                .unwrap()
+                .len()
+        })
         .sum();
-    assert!(info.size_bytes > weights, "{} <= {weights}", info.size_bytes);
+    assert!(
+        info.size_bytes > weights,
+        "{} <= {weights}",
+        info.size_bytes
+    );
     hub.verify("local/qwen-tiny").unwrap();
     std::fs::write(path.join("speech_tokenizer/model.safetensors"), b"changed").unwrap();
     assert!(hub.verify("local/qwen-tiny").is_err());
