@@ -153,6 +153,10 @@ pub(crate) async fn check(
         }
     }
     if !access.has_key(headers) {
+        // A client may still be sending its upload: it is read (within the upload limit)
+        // so the client hears the 401, not a connection closed under it.
+        let _ =
+            axum::body::to_bytes(request.into_body(), crate::MAX_UPLOAD_BYTES + 64 * 1024).await;
         return ApiError::unauthorized("a valid API key is needed: Authorization: Bearer KEY")
             .into_response();
     }
