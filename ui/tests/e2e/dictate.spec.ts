@@ -20,7 +20,8 @@ test('dictate: start, watch partial then final text, stop and copy it', async ({
   expect(await calls(page, 'stopDictation')).toHaveLength(1)
   // The model shown, and English: the recorded model (tiny.en) knows no other language.
   const model = await page.getByRole('combobox', { name: 'Model' }).inputValue()
-  expect((await calls(page, 'startDictation'))[0].args).toEqual([model, 'en'])
+  // No delay: only a streaming model takes one.
+  expect((await calls(page, 'startDictation'))[0].args).toEqual([model, 'en', null])
 
   await page.getByRole('button', { name: 'Copy' }).click()
   await expect(page.getByRole('button', { name: 'Copied' })).toBeVisible()
