@@ -62,7 +62,10 @@ test('cancel a speech while it is being made', async ({ page }) => {
   await start(page, { jobStepMs: 3000 })
   const job = await recorded<Job>(page, 'speakJob')
   expect(job.kind).toBe('speak')
+  const [voice] = await recorded<VoiceInfo[]>(page, 'voices')
   await page.keyboard.press('Control+4')
+  // Control+Enter does nothing until a voice is chosen: on a loaded machine the voices come late.
+  await expect(page.getByRole('combobox', { name: 'Voice' })).toHaveValue(String(voice.id))
   await page.getByRole('textbox', { name: 'Text to speak' }).fill('One. Two. Three.')
   await page.keyboard.press('Control+Enter')
   await expect.poll(async () => (await calls(page, 'speak')).length).toBe(1)
