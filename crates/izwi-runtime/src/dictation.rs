@@ -45,6 +45,10 @@ const PROMPT_CHARS: usize = 200;
 const OVERLAP_SECONDS: f64 = 0.1;
 /// The longest run of confirmed words a new pass may repeat at its start.
 const MAX_REPEATED_WORDS: usize = 5;
+/// Agreed words are confirmed only when they end at least this long before the
+/// window does: two passes over a word Whisper has barely heard can agree on it
+/// wrongly (at a clip's start, "Howdy, Mary, to" for "How do you do, Mary").
+const SETTLE_SECONDS: f64 = 1.0;
 /// Chunks a file is fed in when played at real-time pace.
 const FEED_SECONDS: f64 = 0.1;
 
@@ -411,7 +415,8 @@ impl Dictation {
     }
 
     /// Local agreement: the words this pass and the previous one begin with alike are
-    /// final; what follows is the partial text.
+    /// final once settled (ended `SETTLE_SECONDS` before the window); what follows is
+    /// the partial text.
     fn agree(
         &mut self,
         range: &Range<usize>,
@@ -423,6 +428,11 @@ impl Dictation {
             .iter()
             .zip(&self.hypothesis)
             .take_while(|(a, b)| same_word(&a.word, &b.word))
+            .count();
+        let settled_until = range.end as f64 / self.rate - SETTLE_SECONDS;
+        let agreed = words[..agreed]
+            .iter()
+            .take_while(|w| w.end <= settled_until)
             .count();
         self.confirm(&words[..agreed], on_event);
         self.hypothesis = words[agreed..].to_vec();
@@ -603,6 +613,22 @@ mod tests {
         assert!(
             matches!(events.borrow().last(), Some(DictationEvent::Final(t)) if t.text == "left")
         );
+        assert_eq!(s.hypothesis.len(), 1);
+    }
+
+    #[test]
+    fn agreed_words_the_window_has_barely_heard_stay_partial() {
+        let mut s = state();
+        let events = std::cell::RefCell::new(Vec::new());
+        let on_event = |e: DictationEvent| events.borrow_mut().push(e);
+        let range = 0..16_000 * 2;
+        let heard = || vec![word(" Howdy,", 0.3, 0.9), word(" Mary,", 0.9, 1.4)];
+        s.agree(&range, heard(), &on_event);
+        s.agree(&range, heard(), &on_event);
+        // "Howdy," ends 1.1 s before the window does and is final; "Mary," does not.
+        let events = events.borrow();
+        assert!(matches!(&events[1], DictationEvent::Final(t) if t.text == "Howdy,"));
+        assert!(matches!(&events[2], DictationEvent::Partial(t) if t.text == "Mary,"));
         assert_eq!(s.hypothesis.len(), 1);
     }
 
