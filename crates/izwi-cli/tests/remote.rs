@@ -435,3 +435,149 @@ fn a_third_party_server_transcribes_and_says_what_it_lacks() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("offers no chat"), "{stderr}");
 }
+
+/// A copy of the tiny Qwen3-TTS checkpoint that decodes greedily, so that one text in
+/// one voice is the same samples wherever it is spoken.
+fn greedy_qwen3(dir: &Path) -> PathBuf {
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../izwi-core/tests/fixtures/qwen3-tts-tiny");
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap().flatten() {
+            let target = to.join(entry.file_name());
+            if entry.path().is_dir() {
+                copy(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+    let to = dir.join("qwen3-greedy");
+    copy(&fixture, &to);
+    let config = to.join("generation_config.json");
+    let mut json: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    json["do_sample"] = false.into();
+    json["subtalker_dosample"] = false.into();
+    std::fs::write(&config, json.to_string()).unwrap();
+    to
+}
+
+/// Two seconds of a 16 kHz hum, quieter than half scale: its samples go over the wire
+/// as 16-bit and come back the same.
+fn hum(path: &Path) {
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 16_000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut writer = hound::WavWriter::create(path, spec).unwrap();
+    for n in 0..32_000 {
+        let t = n as f32 / 16_000.0;
+        let v = 0.3 * (2.0 * std::f32::consts::PI * 140.0 * t).sin();
+        writer.write_sample((v * 32_767.0) as i16).unwrap();
+    }
+    writer.finalize().unwrap();
+}
+
+#[test]
+fn a_cloned_voice_speaks_through_the_remote_with_its_recording() {
+    let server_data = tempfile::tempdir().unwrap();
+    let here = tempfile::tempdir().unwrap();
+    let checkpoint = greedy_qwen3(here.path());
+    let checkpoint = checkpoint.display().to_string();
+    izwi(
+        server_data.path(),
+        &["models", "import", &checkpoint, "--name", "qwen"],
+    );
+    izwi(
+        here.path(),
+        &["models", "import", &checkpoint, "--name", "qwen"],
+    );
+    let recording = here.path().join("me.wav");
+    hum(&recording);
+    let cloned = izwi(
+        here.path(),
+        &[
+            "voices",
+            "clone",
+            "Me",
+            "--model",
+            "local/qwen",
+            "--audio",
+            &recording.display().to_string(),
+            "--text",
+            "A low hum.",
+        ],
+    );
+    assert!(cloned.contains("cloned voice"), "{cloned}");
+    let said = "Hello in my voice.";
+    let local_wav = here.path().join("local.wav");
+    izwi(
+        here.path(),
+        &[
+            "speak",
+            "--voice",
+            "Me",
+            "--text",
+            said,
+            "-o",
+            &local_wav.display().to_string(),
+        ],
+    );
+
+    // The server knows no voice "Me": its recording and transcript go with the request.
+    let server = serve(server_data.path(), &[]);
+    let url = server.url("/v1");
+    let remote_wav = here.path().join("remote.wav");
+    let remote = izwi(
+        here.path(),
+        &[
+            "--backend",
+            &url,
+            "speak",
+            "--voice",
+            "Me",
+            "--text",
+            said,
+            "-o",
+            &remote_wav.display().to_string(),
+        ],
+    );
+    assert!(!samples(&remote_wav).is_empty(), "{remote}");
+    assert!(
+        samples(&remote_wav) == samples(&local_wav),
+        "the clone says the same through the server as here"
+    );
+    let served = &jobs(server_data.path())[0];
+    assert_eq!(served["kind"], "speak");
+    assert_eq!(served["status"], "done", "{served}");
+    assert_eq!(served["model_id"], "local/qwen");
+    // The recording the request brought is not kept on the server.
+    let uploads = server_data.path().join("uploads");
+    let left = std::fs::read_dir(&uploads).map_or(0, |d| d.count());
+    assert_eq!(left, 0, "uploads left in {}", uploads.display());
+
+    // A server without a Qwen3-TTS model says so; nothing is spoken.
+    drop(server);
+    let bare = tempfile::tempdir().unwrap();
+    let server = serve(bare.path(), &[]);
+    let out = run(izwi_in(here.path())
+        .args([
+            "--backend",
+            &server.url("/v1"),
+            "speak",
+            "--voice",
+            "Me",
+            "--text",
+            said,
+            "-o",
+        ])
+        .arg(here.path().join("x.wav")));
+    assert!(!out.status.success());
+    let error = jobs(here.path())[0]["error"].as_str().unwrap().to_string();
+    assert!(
+        error.contains("no Qwen3-TTS model is installed on this server"),
+        "{error}"
+    );
+}

@@ -157,6 +157,12 @@ impl Runtime {
     /// checkpoint folder), with a cloned voice, a preset speaker, instructions or a
     /// language as the request says.
     pub async fn speak_qwen3(&self, request: Qwen3SpeakRequest) -> Result<Job, RuntimeError> {
+        if let Some(remote) = self.inner.remote() {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "speech goes to the remote server {}, which takes a voice of the library by                  name (a clone goes with its recording) but no sample, seed or language of                  this request's own: speak with a library voice, or on this machine                  (`izwi --backend local`)",
+                remote.url()
+            )));
+        }
         let VoiceChoice::Qwen3(mut voice) = self.inner.choose_voice(&request.voice).await? else {
             return Err(RuntimeError::InvalidRequest(format!(
                 "{} is not a Qwen3-TTS voice, model or checkpoint folder",
@@ -308,11 +314,20 @@ async fn run(
 
 /// A voice sample as mono samples at `rate`.
 fn voice_sample(path: &Path, rate: u32) -> Result<Vec<f32>, RuntimeError> {
-    let audio_error = |source| RuntimeError::Audio {
+    let (mono, from) = voice_recording(path)?;
+    izwi_audio::resample(&mono, from, rate).map_err(|source| RuntimeError::Audio {
         path: path.to_path_buf(),
         source,
-    };
-    let audio = izwi_audio::decode_file(path).map_err(audio_error)?;
+    })
+}
+
+/// A voice sample as mono samples at its own rate, and that rate; at most
+/// [`MAX_REFERENCE_SECONDS`].
+pub(crate) fn voice_recording(path: &Path) -> Result<(Vec<f32>, u32), RuntimeError> {
+    let audio = izwi_audio::decode_file(path).map_err(|source| RuntimeError::Audio {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mono = audio.to_mono();
     let seconds = mono.len() as f64 / f64::from(audio.sample_rate);
     if seconds > MAX_REFERENCE_SECONDS {
@@ -320,5 +335,5 @@ fn voice_sample(path: &Path, rate: u32) -> Result<Vec<f32>, RuntimeError> {
             "the voice sample is {seconds:.0} s long; a clone takes at most {MAX_REFERENCE_SECONDS:.0} s"
         )));
     }
-    izwi_audio::resample(&mono, audio.sample_rate, rate).map_err(audio_error)
+    Ok((mono, audio.sample_rate))
 }

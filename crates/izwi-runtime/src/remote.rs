@@ -31,6 +31,31 @@ pub const REMOTE_SPEECH_MODEL: &str = "tts-1";
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const READ_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// A voice as a speech request names it. A voice of this machine's library that a
+/// server cannot know by name goes with what makes it, in vLLM-Omni's fields for
+/// Qwen3-TTS (`izwi serve` takes them too): a clone's recording (`ref_audio`, a WAV as
+/// a base64 data URL) and transcript (`ref_text`) with `task_type` `Base`; a designed
+/// voice's description (`instructions`) with `VoiceDesign`; a preset's speaker as the
+/// voice, with `CustomVoice`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct RemoteVoice {
+    pub voice: String,
+    pub task_type: Option<&'static str>,
+    pub ref_audio: Option<String>,
+    pub ref_text: Option<String>,
+    pub instructions: Option<String>,
+}
+
+/// `samples` at `rate` as a WAV in a base64 data URL, as `ref_audio` takes it.
+pub(crate) fn wav_data_url(samples: &[f32], rate: u32) -> String {
+    use base64::Engine;
+    let wav = wav_bytes(samples, rate);
+    format!(
+        "data:audio/wav;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(wav)
+    )
+}
+
 /// Where the remote backend is and its API key (kept in the store, never logged).
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemoteSettings {
@@ -219,7 +244,7 @@ impl Remote {
     pub(crate) async fn speak(
         &self,
         model: &str,
-        voice: &str,
+        voice: &RemoteVoice,
         text: &str,
         speed: Option<f32>,
     ) -> Result<(u32, Vec<f32>), RuntimeError> {
@@ -227,11 +252,22 @@ impl Remote {
         let mut body = json!({
             "model": model,
             "input": text,
-            "voice": voice,
+            "voice": voice.voice,
             "response_format": "wav",
         });
         if let Some(speed) = speed {
             body["speed"] = json!(speed);
+        }
+        let fields = [
+            ("task_type", voice.task_type.map(str::to_string)),
+            ("ref_audio", voice.ref_audio.clone()),
+            ("ref_text", voice.ref_text.clone()),
+            ("instructions", voice.instructions.clone()),
+        ];
+        for (name, value) in fields {
+            if let Some(value) = value {
+                body[name] = json!(value);
+            }
         }
         let request = self.http.post(format!("{}{route}", self.url)).json(&body);
         let response = self.send(route, request, "speech").await?;

@@ -27,7 +27,8 @@ use tokio::sync::mpsc;
 
 use crate::batch::{batch_file_name, run_batch};
 use crate::files;
-use crate::remote::{Remote, REMOTE_SPEECH_MODEL};
+use crate::qwen3_tts::voice_recording;
+use crate::remote::{wav_data_url, Remote, RemoteVoice, REMOTE_SPEECH_MODEL};
 use crate::runtime::Inner;
 use crate::voices::{check_settings, VoiceChoice};
 use crate::{Event, Runtime, RuntimeError};
@@ -532,6 +533,54 @@ fn script_sentences(script: Script) -> mpsc::Receiver<Result<String, RuntimeErro
     rx
 }
 
+/// What a remote server is sent for the voice `spec`. A Qwen3-TTS voice of the library
+/// goes with what makes it (a server knows it by no name): a clone's recording (as a
+/// WAV at its own rate) and transcript, a designed voice's description, a
+/// preset's speaker and how it speaks. Anything else is a name the server knows.
+async fn remote_voice(
+    inner: &Inner,
+    spec: &str,
+    speed: Option<f32>,
+) -> Result<RemoteVoice, RuntimeError> {
+    let named = RemoteVoice {
+        voice: spec.to_string(),
+        ..RemoteVoice::default()
+    };
+    let Ok(VoiceChoice::Qwen3(voice)) = inner.choose_voice(spec).await else {
+        return Ok(named);
+    };
+    if speed.is_some() {
+        return Err(RuntimeError::InvalidRequest(
+            "a Qwen3-TTS voice has no speed setting: leave the speed out".into(),
+        ));
+    }
+    if let Some(recording) = voice.reference_audio {
+        let (samples, rate) = blocking(move || voice_recording(&recording)).await??;
+        return Ok(RemoteVoice {
+            task_type: Some("Base"),
+            ref_audio: Some(wav_data_url(&samples, rate)),
+            ref_text: voice.reference_text,
+            ..named
+        });
+    }
+    if let Some(speaker) = voice.speaker {
+        return Ok(RemoteVoice {
+            voice: speaker,
+            task_type: Some("CustomVoice"),
+            instructions: voice.instructions,
+            ..named
+        });
+    }
+    if let Some(description) = voice.instructions {
+        return Ok(RemoteVoice {
+            task_type: Some("VoiceDesign"),
+            instructions: Some(description),
+            ..named
+        });
+    }
+    Ok(named)
+}
+
 /// Runs a started speak job on the remote backend: a request per sentence (so the job
 /// reports each as it comes, and cancelling drops the one under way), written to the
 /// WAV at `output` as a local job's are, at the rate of the first sentence.
@@ -539,7 +588,7 @@ async fn run_remote(
     inner: &Arc<Inner>,
     remote: &Remote,
     job_id: i64,
-    voice: &str,
+    voice: &RemoteVoice,
     script: Script,
     speed: Option<f32>,
     output: &Path,
@@ -853,8 +902,8 @@ impl Runtime {
         Ok(job)
     }
 
-    /// A speak job on the remote backend: `voice` is the server's voice name, sent as
-    /// it is.
+    /// A speak job on the remote backend: a Qwen3-TTS voice of this machine's library
+    /// goes with what makes it; any other voice is a name the server knows, sent as it is.
     async fn speak_remote(
         &self,
         remote: Arc<Remote>,
@@ -865,6 +914,7 @@ impl Runtime {
         if let Some(output) = params.output {
             check_output_file(output)?;
         }
+        let voice = remote_voice(&self.inner, params.voice, params.speed).await?;
         let mut row = serde_json::to_value(params)
             .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))?;
         row["remote"] = remote.url().into();
@@ -884,7 +934,6 @@ impl Runtime {
         let inner = self.inner.clone();
         let job_id = job.id;
         let (output, speed) = (params.output.map(Path::to_path_buf), params.speed);
-        let voice = params.voice.to_string();
         self.inner.jobs.spawn(
             self.inner.store.clone(),
             self.inner.events.clone(),

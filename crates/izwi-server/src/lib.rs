@@ -15,6 +15,7 @@ mod events;
 mod guard;
 mod job;
 mod models;
+mod request_voice;
 mod speech;
 mod transcript_stream;
 mod transcriptions;

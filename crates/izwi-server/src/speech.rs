@@ -14,8 +14,9 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use izwi_runtime::{
-    pcm16_bytes, pcm16_wav_data, streamed_wav_header, Event, Family, JobStatus, Qwen3SpeakRequest,
-    Runtime, SpeakRequest, StreamResampler, VoiceInfo, MAX_SPEAK_CHARS, SENTENCE_GAP_SECONDS,
+    pcm16_bytes, pcm16_wav_data, streamed_wav_header, Event, Family, Job, JobStatus,
+    Qwen3SpeakRequest, Runtime, SpeakRequest, StreamResampler, VoiceInfo, MAX_SPEAK_CHARS,
+    SENTENCE_GAP_SECONDS,
 };
 use serde::Deserialize;
 use tokio::sync::broadcast;
@@ -24,6 +25,7 @@ use crate::deadline::Deadline;
 use crate::error::{self, ApiError};
 use crate::job::RequestJob;
 use crate::models::TTS_MODELS;
+use crate::request_voice::{RequestVoice, Upload};
 use crate::AppState;
 
 /// OpenAI's `pcm` is 24 kHz.
@@ -43,6 +45,13 @@ pub(crate) struct SpeechBody {
     /// speaks, or the voice a VoiceDesign model makes); Piper voices have none.
     #[serde(default)]
     instructions: Option<String>,
+    /// vLLM-Omni's Qwen3-TTS fields: a voice the request makes (request_voice.rs).
+    #[serde(default)]
+    task_type: Option<String>,
+    #[serde(default)]
+    ref_audio: Option<String>,
+    #[serde(default)]
+    ref_text: Option<String>,
 }
 
 pub(crate) async fn speak(
@@ -73,7 +82,28 @@ pub(crate) async fn speak(
             format!("`input` is over {MAX_SPEAK_CHARS} characters"),
         ));
     }
-    let voice = library_voice(&state, &body.voice).await?;
+    let made = RequestVoice {
+        task_type: body.task_type,
+        ref_audio: body.ref_audio,
+        ref_text: body.ref_text,
+    };
+    let in_library = library_voice(&state, &body.voice).await;
+    if made.makes_a_voice(in_library.is_ok()) {
+        if body.speed.is_some() {
+            return Err(ApiError::param(
+                "speed",
+                "a Qwen3-TTS voice has no speed setting: leave `speed` out",
+            ));
+        }
+        let instructions = body.instructions.filter(|i| !i.trim().is_empty());
+        // Following the job's events from before it starts, none can be missed.
+        let events = state.events.subscribe();
+        let (job, upload) = made
+            .speak(&state, &body.model, &body.voice, body.input, instructions)
+            .await?;
+        return Ok(respond(&state, events, &job, deadline, format, upload));
+    }
+    let voice = in_library?;
     if !TTS_MODELS.contains(&body.model.as_str()) && body.model != voice.model_id {
         return Err(ApiError::param(
             "model",
@@ -123,24 +153,37 @@ pub(crate) async fn speak(
                 .await?
         }
     };
+    Ok(respond(&state, events, &job, deadline, format, None))
+}
+
+/// The job's speech, streamed as it is made.
+fn respond(
+    state: &AppState,
+    events: broadcast::Receiver<Event>,
+    job: &Job,
+    deadline: Deadline,
+    format: Streamed,
+    upload: Option<Upload>,
+) -> Response {
     let audio = AudioStream {
         runtime: state.runtime.clone(),
         events,
-        job: RequestJob::new(state.runtime.clone(), &job, deadline),
+        job: RequestJob::new(state.runtime.clone(), job, deadline),
         format,
         sent: 0,
         data_sent: 0,
         resampler: None,
         ended: false,
+        upload,
     };
     let stream = futures::stream::unfold(audio, |mut audio| async move {
         audio.next().await.map(|item| (item, audio))
     });
-    Ok((
+    (
         [(header::CONTENT_TYPE, format.mime())],
         Body::from_stream(stream),
     )
-        .into_response())
+        .into_response()
 }
 
 /// How the speech is sent.
@@ -178,6 +221,8 @@ struct AudioStream {
     resampler: Option<StreamResampler>,
     /// The end was sent.
     ended: bool,
+    /// The recording the request cloned: removed when the job ends, or with the stream.
+    upload: Option<Upload>,
 }
 
 impl AudioStream {
@@ -294,6 +339,7 @@ impl AudioStream {
                 } if job_id == self.job.id() => {
                     self.job.ended();
                     self.ended = true;
+                    self.upload = None;
                     return match status {
                         // What the events did not bring comes from the job's WAV file: a
                         // Qwen3-TTS voice's audio is written there as it is decoded, with
