@@ -2,8 +2,8 @@
 //! OpenAI-compatible server — here a second, real `izwi serve` on 127.0.0.1 with the
 //! models of scripts/fetch-assets.sh — and keeps the jobs in its own history. The same
 //! job through this machine and through the server gives the same text (the same
-//! samples, for one sentence of speech); a server killed mid-job fails the job with a
-//! clear error and nothing hangs.
+//! samples, for one sentence of speech, a batch's line, and a cloned voice's sentence);
+//! a server killed mid-job fails the job with a clear error and nothing hangs.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -205,6 +205,37 @@ fn remote_jobs_give_what_local_ones_give() {
     assert_eq!(
         (job["kind"].as_str(), job["status"].as_str()),
         (Some("speak"), Some("done"))
+    );
+
+    // A batch: a request per line, each line's WAV as the server's machine says it; no
+    // Whisper here, so no line is checked.
+    let script = here.path().join("lines.txt");
+    std::fs::write(&script, format!("{said}\nGoodbye for now.\n")).unwrap();
+    let batch = here.path().join("batch");
+    izwi(
+        here.path(),
+        &[
+            "speak",
+            "--voice",
+            &voice,
+            "--lines",
+            &script.display().to_string(),
+            "--output-dir",
+            &batch.display().to_string(),
+        ],
+    );
+    assert!(
+        samples(&batch.join("001.wav")) == samples(&local_wav),
+        "the batch's first line is the same speech"
+    );
+    assert!(!samples(&batch.join("002.wav")).is_empty());
+    let manifest = std::fs::read_to_string(batch.join("manifest.csv")).unwrap();
+    assert_eq!(manifest.lines().count(), 3, "{manifest}");
+    let job = &jobs(here.path())[0];
+    assert_eq!(
+        (job["kind"].as_str(), job["status"].as_str()),
+        (Some("speak_batch"), Some("done")),
+        "{job}"
     );
 
     // Chat: greedy, the same reply.

@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use base64::Engine;
 use izwi_test_support::serve::Server;
 use reqwest::blocking::{multipart, Client};
 use serde_json::{json, Value};
@@ -283,6 +284,52 @@ fn voices_are_cloned_and_designed_through_the_api_and_speak() {
         .json()
         .unwrap();
     assert_eq!(listed["data"].as_array().unwrap().len(), 2, "{listed}");
+    // A voice the speech request makes itself, in vLLM-Omni's fields (what a remote
+    // Izwi sends): a design speaks; what cannot be used is refused by name.
+    let designed = speech(
+        &server,
+        json!({"model": "local/design", "voice": "anyone", "input": "Hello.",
+               "task_type": "VoiceDesign", "instructions": "a bright voice"}),
+    );
+    assert!(!designed.is_empty());
+    let hum = base64::engine::general_purpose::STANDARD.encode(std::fs::read(&sample).unwrap());
+    for (body, param, says) in [
+        (
+            json!({"model": "local/qwen", "voice": "x", "input": "Hi.",
+                   "ref_audio": "https://example.com/me.wav"}),
+            "ref_audio",
+            "fetches no URLs",
+        ),
+        (
+            json!({"model": "local/qwen", "voice": "x", "input": "Hi.", "task_type": "Song"}),
+            "task_type",
+            "not a task",
+        ),
+        (
+            json!({"model": "tts-1", "voice": "x", "input": "Hi.",
+                   "ref_audio": format!("data:audio/wav;base64,{hum}")}),
+            "model",
+            "several Qwen3-TTS models are installed",
+        ),
+        (
+            json!({"model": "local/qwen", "voice": "x", "input": "Hi.",
+                   "task_type": "VoiceDesign"}),
+            "instructions",
+            "give them",
+        ),
+    ] {
+        let response = client()
+            .post(server.url("/v1/audio/speech"))
+            .json(&body)
+            .send()
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 400, "{body}");
+        let error: Value = response.json().unwrap();
+        assert_eq!(error["error"]["param"], param, "{error}");
+        let message = error["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{message}");
+    }
+
     // Every upload was let go: the clone keeps its own copy in the voices folder.
     let uploads = data.join("uploads");
     let left: Vec<_> = std::fs::read_dir(&uploads)

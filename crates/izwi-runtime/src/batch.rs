@@ -8,6 +8,9 @@
 //! line; a line over the threshold is flagged. Sampled voices skip or repeat words now
 //! and then; a re-take ([`Runtime::retake_flagged`]) says the flagged lines again with
 //! the next seed, checks them again and replaces their WAVs and rows.
+//!
+//! With a remote backend the lines go to its server, a request per line, a few at a
+//! time; the check runs here, with this machine's Whisper.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,8 +24,11 @@ use izwi_store::{Job, JobFilter, JobKind, JobMetrics, JobStatus};
 use serde::{Deserialize, Serialize};
 
 use crate::qwen3_tts::Qwen3Speaker;
+use crate::remote::{Remote, RemoteVoice, REMOTE_SPEECH_MODEL};
 use crate::runtime::Inner;
-use crate::speak::{metrics, parse_csv, sentences_of, Speaker, MANIFEST_NAME};
+use crate::speak::{
+    check_batch_voice, metrics, parse_csv, remote_voice, sentences_of, Speaker, MANIFEST_NAME,
+};
 use crate::voices::VoiceChoice;
 use crate::{Event, Runtime, RuntimeError, SpeakBatchRequest};
 
@@ -35,6 +41,8 @@ pub const DEFAULT_MAX_WER: f64 = 0.25;
 const MAX_BATCH_LINE: u32 = 1_000_000;
 /// Lines of a Qwen3-TTS batch in the engine at once: enough to fill its batches.
 const QWEN3_LINES_AT_ONCE: usize = 8;
+/// Lines of a batch on a remote server in flight at once.
+const REMOTE_LINES_AT_ONCE: usize = 4;
 
 /// One row of a batch's manifest: a line that was made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -156,17 +164,67 @@ pub(crate) fn batch_file_name(line: usize, total: usize) -> String {
     format!("{:0width$}.wav", line + 1)
 }
 
+/// Whose voice says a batch: one of this machine's, or the remote backend's.
+pub(crate) enum BatchSource {
+    Local(VoiceChoice),
+    Remote(Arc<Remote>, RemoteVoice),
+}
+
+impl BatchSource {
+    /// The voice `spec` where speech goes now, checked for a batch.
+    pub(crate) async fn choose(
+        inner: &Inner,
+        spec: &str,
+        speed: Option<f32>,
+    ) -> Result<Self, RuntimeError> {
+        if let Some(remote) = inner.remote() {
+            let voice = remote_voice(inner, spec, speed).await?;
+            return Ok(BatchSource::Remote(remote, voice));
+        }
+        let choice = inner.choose_voice(spec).await?;
+        check_batch_voice(&choice, speed)?;
+        Ok(BatchSource::Local(choice))
+    }
+
+    /// The model the job's row names.
+    pub(crate) fn model_id(&self) -> String {
+        match self {
+            BatchSource::Local(choice) => choice.model_id(),
+            BatchSource::Remote(..) => REMOTE_SPEECH_MODEL.to_string(),
+        }
+    }
+
+    /// The job's parameters: the request's, and the server a remote batch went to.
+    pub(crate) fn params(
+        &self,
+        request: &impl Serialize,
+    ) -> Result<serde_json::Value, RuntimeError> {
+        let mut row = serde_json::to_value(request)
+            .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))?;
+        if let BatchSource::Remote(remote, _) = self {
+            row["remote"] = remote.url().into();
+        }
+        Ok(row)
+    }
+}
+
 /// A batch's voice, loaded.
 enum BatchVoice {
     Piper(Speaker),
     Qwen3(Qwen3Speaker),
+    Remote {
+        remote: Arc<Remote>,
+        voice: RemoteVoice,
+        speed: Option<f32>,
+    },
 }
 
-/// One take of a line: its audio and what the check heard.
+/// One take of a line: its audio (at `rate`) and what the check heard.
 struct Take {
     /// From 0.
     line: usize,
     seed: u64,
+    rate: u32,
     audio: Vec<f32>,
     heard: Option<(String, f64)>,
 }
@@ -174,46 +232,53 @@ struct Take {
 impl BatchVoice {
     async fn load(
         inner: &Inner,
-        choice: &VoiceChoice,
+        source: &BatchSource,
         speed: Option<f32>,
     ) -> Result<BatchVoice, RuntimeError> {
-        Ok(match choice {
-            VoiceChoice::Qwen3(voice) => {
+        Ok(match source {
+            BatchSource::Local(VoiceChoice::Qwen3(voice)) => {
                 BatchVoice::Qwen3(Qwen3Speaker::load(inner, voice, None).await?)
             }
-            _ => BatchVoice::Piper(Speaker::load(inner, choice, speed).await?),
+            BatchSource::Local(choice) => {
+                BatchVoice::Piper(Speaker::load(inner, choice, speed).await?)
+            }
+            BatchSource::Remote(remote, voice) => BatchVoice::Remote {
+                remote: remote.clone(),
+                voice: voice.clone(),
+                speed,
+            },
         })
     }
 
-    fn sample_rate(&self) -> u32 {
-        match self {
-            BatchVoice::Piper(s) => s.sample_rate(),
-            BatchVoice::Qwen3(s) => s.sample_rate(),
-        }
-    }
-
-    /// `text` said with `seed`; a Piper voice's sentences phonemized already, or now.
+    /// `text` said with `seed` (a remote server takes none), and its sample rate; a
+    /// Piper voice's sentences phonemized already, or now.
     async fn say(
         &self,
         text: &str,
         phonemized: Option<Vec<PhonemizedSentence>>,
         seed: u64,
-    ) -> Result<Vec<f32>, RuntimeError> {
+    ) -> Result<(u32, Vec<f32>), RuntimeError> {
         match self {
             BatchVoice::Piper(speaker) => {
                 let sentences = match phonemized {
                     Some(sentences) => sentences,
                     None => speaker.phonemize(sentences_of(text)?).await?,
                 };
-                speaker.speak_all(&sentences, seed).await
+                let audio = speaker.speak_all(&sentences, seed).await?;
+                Ok((speaker.sample_rate(), audio))
             }
             BatchVoice::Qwen3(speaker) => {
                 let mut audio = Vec::new();
                 speaker
                     .speak(text, Some(seed), |piece| audio.extend(piece))
                     .await?;
-                Ok(audio)
+                Ok((speaker.sample_rate(), audio))
             }
+            BatchVoice::Remote {
+                remote,
+                voice,
+                speed,
+            } => remote.speak(REMOTE_SPEECH_MODEL, voice, text, *speed).await,
         }
     }
 
@@ -227,10 +292,9 @@ impl BatchVoice {
         phonemized: Option<Vec<PhonemizedSentence>>,
         seed: u64,
     ) -> Result<Take, RuntimeError> {
-        let audio = self.say(text, phonemized, seed).await?;
+        let (rate, audio) = self.say(text, phonemized, seed).await?;
         let heard = match listener {
             Some(model) => {
-                let rate = self.sample_rate();
                 let for_whisper = izwi_audio::resample(&audio, rate, izwi_audio::ASR_SAMPLE_RATE)
                     .map_err(|source| {
                     RuntimeError::Speech(format!("resampling for the check: {source}"))
@@ -253,6 +317,7 @@ impl BatchVoice {
         Ok(Take {
             line,
             seed,
+            rate,
             audio,
             heard,
         })
@@ -266,7 +331,6 @@ struct Folder<'a> {
     dir: &'a Path,
     rows: Vec<ManifestRow>,
     max_wer: f64,
-    rate: u32,
     started: Instant,
     /// Takes written of this job's, and how many it makes.
     done: usize,
@@ -282,7 +346,7 @@ impl Folder<'_> {
         // A re-take replaces the file the manifest lists for its line.
         let listed = self.rows.iter().find(|r| r.line as usize == take.line + 1);
         let file = listed.map_or_else(|| batch_file_name(take.line, lines), |r| r.file.clone());
-        let seconds = take.audio.len() as f64 / f64::from(self.rate);
+        let seconds = take.audio.len() as f64 / f64::from(take.rate);
         let (transcript, wer) = match take.heard {
             Some((heard, wer)) => (Some(heard), Some(wer)),
             None => (None, None),
@@ -304,7 +368,7 @@ impl Folder<'_> {
         let (target, manifest, rate, audio) = (
             path.clone(),
             self.dir.join(MANIFEST_NAME),
-            self.rate,
+            take.rate,
             take.audio,
         );
         tokio::task::spawn_blocking(move || {
@@ -382,10 +446,14 @@ async fn say_lines(
                 folder.keep(take, &texts[line], texts.len()).await?;
             }
         }
-        BatchVoice::Qwen3(_) => {
+        BatchVoice::Qwen3(_) | BatchVoice::Remote { .. } => {
+            let at_once = match voice {
+                BatchVoice::Qwen3(_) => QWEN3_LINES_AT_ONCE,
+                _ => REMOTE_LINES_AT_ONCE,
+            };
             let mut takes = futures::stream::iter(lines)
                 .map(|(line, seed)| voice.take(inner, listener, line, &texts[line], None, seed))
-                .buffer_unordered(QWEN3_LINES_AT_ONCE);
+                .buffer_unordered(at_once);
             while let Some(take) = takes.next().await {
                 let take = take?;
                 let text = texts[take.line].clone();
@@ -400,11 +468,11 @@ async fn say_lines(
 pub(crate) async fn run_batch(
     inner: &Arc<Inner>,
     job_id: i64,
-    choice: &VoiceChoice,
+    source: &BatchSource,
     request: &SpeakBatchRequest,
 ) -> Result<JobMetrics, RuntimeError> {
     let started = Instant::now();
-    let voice = BatchVoice::load(inner, choice, request.speed).await?;
+    let voice = BatchVoice::load(inner, source, request.speed).await?;
     let total = request.lines.len();
     let mut folder = Folder {
         inner,
@@ -412,7 +480,6 @@ pub(crate) async fn run_batch(
         dir: &request.output_dir,
         rows: Vec::new(),
         max_wer: request.max_wer.unwrap_or(DEFAULT_MAX_WER),
-        rate: voice.sample_rate(),
         started,
         done: 0,
         total,
@@ -478,8 +545,7 @@ impl Runtime {
                 "a re-take is checked again by Whisper, and no Whisper model is installed".into(),
             ));
         }
-        let choice = self.inner.choose_voice(&request.voice).await?;
-        crate::speak::check_batch_voice(&choice, request.speed)?;
+        let source = BatchSource::choose(&self.inner, &request.voice, request.speed).await?;
         self.refuse_busy_batch(&request.output_dir).await?;
         let lines = rows.iter().map(|r| r.line as usize).max().unwrap_or(0);
         let params = RetakeParams {
@@ -493,9 +559,9 @@ impl Runtime {
         let job = self
             .create_job(
                 JobKind::SpeakBatch,
-                &choice,
+                source.model_id(),
                 request.output_dir.display().to_string(),
-                &params,
+                source.params(&params)?,
             )
             .await?;
         let inner = self.inner.clone();
@@ -506,7 +572,7 @@ impl Runtime {
             &job,
             move || async move {
                 let started = Instant::now();
-                let voice = BatchVoice::load(&inner, &choice, request.speed).await?;
+                let voice = BatchVoice::load(&inner, &source, request.speed).await?;
                 // Texts by line number; lines not in the manifest are never said.
                 let mut texts = vec![String::new(); lines];
                 for row in &rows {
@@ -522,7 +588,6 @@ impl Runtime {
                     dir: &request.output_dir,
                     rows,
                     max_wer: request.max_wer.unwrap_or(DEFAULT_MAX_WER),
-                    rate: voice.sample_rate(),
                     started,
                     done: 0,
                     total: flagged.len(),

@@ -25,7 +25,7 @@ use izwi_store::{Job, JobKind, JobMetrics, JobStatus, NewJob, VoiceSettings};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use crate::batch::{batch_file_name, run_batch};
+use crate::batch::{batch_file_name, run_batch, BatchSource};
 use crate::files;
 use crate::qwen3_tts::voice_recording;
 use crate::remote::{wav_data_url, Remote, RemoteVoice, REMOTE_SPEECH_MODEL};
@@ -537,7 +537,7 @@ fn script_sentences(script: Script) -> mpsc::Receiver<Result<String, RuntimeErro
 /// goes with what makes it (a server knows it by no name): a clone's recording (as a
 /// WAV at its own rate) and transcript, a designed voice's description, a
 /// preset's speaker and how it speaks. Anything else is a name the server knows.
-async fn remote_voice(
+pub(crate) async fn remote_voice(
     inner: &Inner,
     spec: &str,
     speed: Option<f32>,
@@ -881,7 +881,13 @@ impl Runtime {
             check_output_file(output)?;
         }
         let job = self
-            .create_job(JobKind::Speak, &choice, input, params)
+            .create_job(
+                JobKind::Speak,
+                choice.model_id(),
+                input,
+                serde_json::to_value(params)
+                    .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))?,
+            )
             .await?;
         let inner = self.inner.clone();
         let job_id = job.id;
@@ -967,19 +973,10 @@ impl Runtime {
                 )));
             }
         }
-        if let Some(remote) = self.inner.remote() {
-            return Err(RuntimeError::InvalidRequest(format!(
-                "batches are spoken on this machine only, and speech goes to the remote \
-                 server {}: speak the lines one by one, or use this machine's voices \
-                 (`izwi --backend local`)",
-                remote.url()
-            )));
-        }
         if let Some(max) = request.max_wer {
             check_max_wer(max)?;
         }
-        let choice = self.inner.choose_voice(&request.voice).await?;
-        check_batch_voice(&choice, request.speed)?;
+        let source = BatchSource::choose(&self.inner, &request.voice, request.speed).await?;
         let dir = &request.output_dir;
         std::fs::create_dir_all(dir).map_err(|source| RuntimeError::Io {
             path: dir.clone(),
@@ -1026,9 +1023,9 @@ impl Runtime {
         let job = match self
             .create_job(
                 JobKind::SpeakBatch,
-                &choice,
+                source.model_id(),
                 dir.display().to_string(),
-                &params,
+                source.params(&params)?,
             )
             .await
         {
@@ -1046,7 +1043,7 @@ impl Runtime {
             self.inner.events.clone(),
             &job,
             move || async move {
-                let metrics = run_batch(&inner, job_id, &choice, &request).await?;
+                let metrics = run_batch(&inner, job_id, &source, &request).await?;
                 Ok((Some(request.output_dir.display().to_string()), metrics))
             },
         );
@@ -1079,23 +1076,21 @@ impl Runtime {
         .map_err(|e| RuntimeError::InvalidRequest(format!("saving stopped: {e}")))?
     }
 
-    pub(crate) async fn create_job<R: serde::Serialize>(
+    pub(crate) async fn create_job(
         &self,
         kind: JobKind,
-        choice: &VoiceChoice,
+        model_id: String,
         input: String,
-        request: &R,
+        params: serde_json::Value,
     ) -> Result<Job, RuntimeError> {
-        let model_id = Some(choice.model_id());
         let job = self
             .inner
             .store
             .create_job(NewJob {
                 kind,
-                model_id,
+                model_id: Some(model_id),
                 input,
-                params: serde_json::to_value(request)
-                    .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))?,
+                params,
             })
             .await?;
         self.inner

@@ -44,9 +44,11 @@ enum Task {
 impl RequestVoice {
     /// Whether the request makes its own voice; when not, `voice` is the library's.
     pub(crate) fn makes_a_voice(&self, in_library: bool) -> bool {
-        self.ref_audio.is_some()
-            || matches!(self.task_type.as_deref(), Some("Base" | "VoiceDesign"))
-            || (self.task_type.as_deref() == Some("CustomVoice") && !in_library)
+        match self.task_type.as_deref() {
+            Some("CustomVoice") => self.ref_audio.is_some() || !in_library,
+            Some(_) => true,
+            None => self.ref_audio.is_some(),
+        }
     }
 
     fn task(&self) -> Result<Task, ApiError> {
