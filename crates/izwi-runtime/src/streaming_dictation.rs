@@ -15,7 +15,9 @@
 use std::time::Instant;
 
 use izwi_audio::ASR_SAMPLE_RATE;
-use izwi_core::models::voxtral_realtime::{words_of, LiveTranscription, VoxtralTranscriber};
+use izwi_core::models::voxtral_realtime::{
+    indexed_words_of, LiveTranscription, VoxtralTranscriber,
+};
 use izwi_core::transcript::Word;
 
 use crate::dictation::{AudioChunks, DictatedText, DictationEvent};
@@ -128,8 +130,9 @@ struct Segment {
     tokens: Vec<u32>,
     /// Known at the end; word probabilities are not shown while dictating.
     logprobs: Vec<f32>,
-    /// Its words already given as final.
-    words_final: usize,
+    /// Where its words not yet final begin, in tokens: only those are read again as
+    /// the text grows (a segment runs to thousands of tokens).
+    tail_from: usize,
     /// Where its last final word ends, in samples into the segment.
     final_end: usize,
 }
@@ -143,18 +146,20 @@ struct State {
 }
 
 impl State {
-    /// The segment's words, timed in the recording.
-    fn words(&self, model: &VoxtralTranscriber) -> Vec<Word> {
+    /// The segment's words not yet final, timed in the recording, each with the index
+    /// of its first token in the segment.
+    fn tail_words(&self, model: &VoxtralTranscriber) -> Vec<(usize, Word)> {
         let rate = f64::from(ASR_SAMPLE_RATE);
         let heard = self.recorded as f64 / rate;
-        let offset = self.segment.offset as f64 / rate;
-        words_of(
-            model.format(),
-            &self.segment.tokens,
-            &self.segment.logprobs,
-            offset,
-            heard,
-        )
+        let from = self.segment.tail_from;
+        let step = model.format().seconds_per_token();
+        let offset = self.segment.offset as f64 / rate + from as f64 * step;
+        let tokens = &self.segment.tokens[from.min(self.segment.tokens.len())..];
+        let logprobs = self.segment.logprobs.get(from..).unwrap_or_default();
+        indexed_words_of(model.format(), tokens, logprobs, offset, heard)
+            .into_iter()
+            .map(|(first, word)| (from + first, word))
+            .collect()
     }
 
     /// Where the segment ends once it has run long enough: at the end of its last final
@@ -175,10 +180,13 @@ impl State {
         // What the model has heard it has written: one delay behind the audio.
         let delay = (model.format().delay_ms() / 1000.0 * rate) as usize;
         let written = heard.saturating_sub(delay);
-        let last_word_end = self.words(model).last().map_or(0, |w| {
-            let end = w.end - self.segment.offset as f64 / rate;
-            ((end * rate) as usize).min(heard)
-        });
+        let last_word_end =
+            self.tail_words(model)
+                .last()
+                .map_or(self.segment.final_end, |(_, w)| {
+                    let end = w.end - self.segment.offset as f64 / rate;
+                    ((end * rate) as usize).min(heard)
+                });
         Some(Cut {
             at: written.max(last_word_end).max(1),
             flush: true,
@@ -219,15 +227,18 @@ impl State {
         ended: bool,
         on_event: &impl Fn(DictationEvent),
     ) {
-        let words = self.words(model);
+        let (firsts, words): (Vec<usize>, Vec<Word>) = self.tail_words(model).into_iter().unzip();
         let complete = if ended {
             words.len()
         } else {
             words.len().saturating_sub(1)
         };
-        if complete > self.segment.words_final {
-            let text = self.text_of(&words[self.segment.words_final..complete]);
-            self.segment.words_final = complete;
+        if complete > 0 {
+            let text = self.text_of(&words[..complete]);
+            self.segment.tail_from = firsts
+                .get(complete)
+                .copied()
+                .unwrap_or(self.segment.tokens.len());
             let rate = f64::from(ASR_SAMPLE_RATE);
             let end = words[complete - 1].end - self.segment.offset as f64 / rate;
             self.segment.final_end = ((end * rate) as usize).min(self.segment.audio.len());

@@ -15,4 +15,6 @@ pub use config::VoxtralRealtimeConfig;
 pub use format::StreamingFormat;
 pub use model::VoxtralRealtime;
 pub use tokenizer::{StreamingAudio, Tekken, TekkenError};
-pub use transcriber::{segments_of, words_of, LiveTranscription, VoxtralTranscriber};
+pub use transcriber::{
+    indexed_words_of, segments_of, words_of, LiveTranscription, VoxtralTranscriber,
+};

@@ -173,8 +173,23 @@ pub fn words_of(
     offset: f64,
     until: f64,
 ) -> Vec<Word> {
+    indexed_words_of(format, tokens, logprobs, offset, until)
+        .into_iter()
+        .map(|(_, word)| word)
+        .collect()
+}
+
+/// [`words_of`], each word with the index of its first token: where to decode again
+/// from, to read only the words after it.
+pub fn indexed_words_of(
+    format: &StreamingFormat,
+    tokens: &[u32],
+    logprobs: &[f32],
+    offset: f64,
+    until: f64,
+) -> Vec<(usize, Word)> {
     let step = format.seconds_per_token();
-    let mut words: Vec<(Vec<u8>, f64, f64, Vec<f32>)> = Vec::new();
+    let mut words: Vec<(usize, Vec<u8>, f64, f64, Vec<f32>)> = Vec::new();
     for (i, &token) in tokens.iter().enumerate() {
         let bytes = format.tokenizer().decode_bytes(&[token]);
         if bytes.is_empty() {
@@ -183,22 +198,25 @@ pub fn words_of(
         let at = (offset + i as f64 * step).min(until);
         let logprob = logprobs.get(i).copied().unwrap_or(0.0);
         match words.last_mut() {
-            Some((text, _, end, probs)) if !bytes[0].is_ascii_whitespace() => {
+            Some((_, text, _, end, probs)) if !bytes[0].is_ascii_whitespace() => {
                 text.extend_from_slice(&bytes);
                 *end = (at + step).min(until);
                 probs.push(logprob);
             }
-            _ => words.push((bytes, at, (at + step).min(until), vec![logprob])),
+            _ => words.push((i, bytes, at, (at + step).min(until), vec![logprob])),
         }
     }
     words
         .into_iter()
-        .map(|(text, start, end, logprobs)| Word {
-            word: String::from_utf8_lossy(&text).into_owned(),
-            start,
-            end,
-            probability: logprobs.iter().map(|&l| f64::from(l).exp()).sum::<f64>()
-                / logprobs.len() as f64,
+        .map(|(first, text, start, end, logprobs)| {
+            let word = Word {
+                word: String::from_utf8_lossy(&text).into_owned(),
+                start,
+                end,
+                probability: logprobs.iter().map(|&l| f64::from(l).exp()).sum::<f64>()
+                    / logprobs.len() as f64,
+            };
+            (first, word)
         })
         .collect()
 }
