@@ -42,6 +42,9 @@ struct Case {
     ref_ids: Option<Vec<u32>>,
     repetition_penalty: f32,
     max_new_tokens: usize,
+    /// The whole text in the prompt (the reference's non-streaming mode).
+    #[serde(default)]
+    non_streaming: bool,
     frames: Vec<Vec<u32>>,
 }
 
@@ -91,6 +94,7 @@ fn prompt(case: &Case, tensors: &HashMap<String, Tensor>) -> SpeechPrompt {
             text_ids: ids.clone(),
             codes: sample_codes(tensors),
         }),
+        whole_text: case.non_streaming,
     }
 }
 
@@ -207,11 +211,12 @@ fn batched_requests_match_each_alone() {
 fn preempted_and_chunked_requests_still_match() {
     let (cases, tensors) = reference();
     let batch: Vec<Case> = cases.iter().chain(&cases).cloned().collect();
-    // Too small a cache for all of them at once, and prompts split into chunks: requests
-    // are preempted and recomputed from their tokens and kept frames.
+    // Too small a cache for all of them at once (the largest, a sample with the whole
+    // text, just fits alone), and prompts split into chunks: requests are preempted and
+    // recomputed from their tokens and kept frames.
     let tight = EngineCoreConfig {
         block_size: 4,
-        num_blocks: Some(32),
+        num_blocks: Some(40),
         max_seq_len: 256,
         max_tokens_per_step: 24,
         chunked_prefill_threshold: 4,
@@ -412,6 +417,7 @@ async fn text_to_audio_streams_the_reference_utterance() {
             speaker: case.speaker.clone(),
             instruction: case.instruct.clone(),
             max_frames: Some(case.max_new_tokens),
+            whole_text: Some(case.non_streaming),
             ..SpeakOptions::default()
         };
         let mut audio = Vec::new();
@@ -547,6 +553,7 @@ async fn a_voice_cloned_in_context_says_the_reference_utterance() {
                 transcript: case.ref_text.clone().expect("a transcript"),
                 codes: codes.clone(),
             }),
+            whole_text: Some(case.non_streaming),
             ..SpeakOptions::default()
         };
         let mut wav = Vec::new();
@@ -618,4 +625,61 @@ async fn in_context_cloning_refuses_what_it_cannot_use() {
         out_of_range.contains("outside the codebook"),
         "{out_of_range}"
     );
+}
+
+/// A copy of the fixture checkpoint whose config.json names another variant.
+fn variant(dir: &std::path::Path, kind: &str) -> PathBuf {
+    fn copy(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).expect("a folder");
+        for entry in std::fs::read_dir(from).expect("the fixture").flatten() {
+            let target = to.join(entry.file_name());
+            if entry.path().is_dir() {
+                copy(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), target).expect("copies");
+            }
+        }
+    }
+    let to = dir.join(kind);
+    copy(&checkpoint(), &to);
+    let config = to.join("config.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).expect("config")).expect("json");
+    json["tts_model_type"] = kind.into();
+    std::fs::write(&config, json.to_string()).expect("writes");
+    to
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_voice_and_voice_design_checkpoints_say_the_whole_text_first() {
+    // As the reference's generate_custom_voice and generate_voice_design do by default.
+    let (cases, _) = reference();
+    let dir = tempfile::tempdir().expect("a folder");
+    for (kind, name) in [
+        ("custom_voice", "speaker_whole"),
+        ("voice_design", "design_whole"),
+    ] {
+        let case = cases.iter().find(|c| c.name == name).expect("the case");
+        let tts =
+            Qwen3Tts::from_dir(&variant(dir.path(), kind), &Device::Cpu, config()).expect("loads");
+        let options = SpeakOptions {
+            greedy: true,
+            language: (case.language != "auto").then(|| case.language.clone()),
+            repetition_penalty: Some(case.repetition_penalty),
+            speaker: case.speaker.clone(),
+            instruction: case.instruct.clone(),
+            max_frames: Some(case.max_new_tokens),
+            ..SpeakOptions::default()
+        };
+        let mut audio = Vec::new();
+        let stats = tts
+            .speak(&case.text, &options, |piece| audio.extend(piece))
+            .await
+            .expect("speaks");
+        assert_eq!(stats.frames, case.frames.len(), "{kind}");
+        let want = codec()
+            .decode_chunked(&case.frames, STREAM_CHUNK_FRAMES, LEFT_CONTEXT_FRAMES)
+            .expect("decodes");
+        assert_eq!(audio, want, "{kind}: the reference's frames");
+    }
 }

@@ -203,6 +203,8 @@ fn speech_prompt(prompt: &BenchPrompt) -> SpeechPrompt {
         speaker: None,
         instruct_ids: None,
         reference: None,
+        // As the reference run enters its text (tests/fixtures/bench_qwen3_tts_reference.py).
+        whole_text: false,
     }
 }
 

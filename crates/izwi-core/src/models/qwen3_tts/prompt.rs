@@ -1,6 +1,7 @@
 //! What the talker is given before it speaks: the text to say and who says it, laid out
-//! as the reference lays it out (streaming text: the text enters one token per frame
-//! while the talker speaks).
+//! as the reference lays it out: streaming text (the text enters one token per frame
+//! while the talker speaks), or the whole text in the prompt (the reference's
+//! non-streaming mode).
 
 use candle_core::{Result, Tensor};
 
@@ -26,6 +27,10 @@ pub struct SpeechPrompt {
     /// A voice sample and its transcript to continue from (the reference's in-context
     /// cloning; Base checkpoints, with the sample's `speaker_embedding`).
     pub reference: Option<VoiceReference>,
+    /// The whole text (and a sample's transcript) in the prompt, each token beside the
+    /// codec's padding, before the first frame: the reference's non-streaming mode.
+    /// Otherwise the text enters one token per frame while the talker speaks.
+    pub whole_text: bool,
 }
 
 /// A voice sample for in-context cloning: the talker reads its transcript and hears its
@@ -169,10 +174,24 @@ impl PromptLayout {
 
     /// Positions of the prompt: the instruction, the role, the codec control tokens
     /// beside text padding, and the first text token with the codec's begin token; with
-    /// a voice sample, its frames after the begin token.
+    /// a voice sample, its frames after the begin token. With the whole text, the text
+    /// (a sample's transcript first) and its end token come before the begin token.
     pub fn len(&self) -> usize {
         let sample = self.prompt.reference.as_ref().map_or(0, |r| r.codes.len());
-        self.instruct_len() + ROLE_TOKENS + self.codec.len() + sample
+        let whole_text = if self.prompt.whole_text {
+            self.text_len() + 1
+        } else {
+            0
+        };
+        self.instruct_len() + ROLE_TOKENS + self.codec.len() + sample + whole_text
+    }
+
+    /// Tokens of the text to say, after a sample's transcript when there is one.
+    fn text_len(&self) -> usize {
+        let transcript = self.prompt.reference.as_ref().map_or(0, |r| {
+            r.text_ids.len() - ROLE_TOKENS - REFERENCE_TAIL_TOKENS
+        });
+        transcript + self.prompt.text_ids.len() - ROLE_TOKENS - TAIL_TOKENS
     }
 
     fn instruct_len(&self) -> usize {
@@ -226,6 +245,34 @@ impl PromptLayout {
             rows.push((text + codec_row)?);
         }
         let text = &ids[ROLE_TOKENS..ids.len() - TAIL_TOKENS];
+        if self.prompt.whole_text {
+            // Every token of the text (a sample's transcript first) and the end token,
+            // beside the codec's padding; then the begin token (and the sample's
+            // frames) beside text padding. Nothing is left to enter while speaking.
+            let transcript = self.prompt.reference.as_ref().map_or(&[][..], |r| {
+                &r.text_ids[ROLE_TOKENS..r.text_ids.len() - REFERENCE_TAIL_TOKENS]
+            });
+            let text = Tensor::cat(
+                &[
+                    talker.text(&[transcript, text].concat())?,
+                    eos.unsqueeze(0)?,
+                ],
+                0,
+            )?;
+            let codec_pad = talker.codec(&[config.talker_config.codec_pad_id])?;
+            let beside_text = text.broadcast_add(&codec_pad)?;
+            let mut codec = vec![codec_rows[n - 1].unsqueeze(0)?];
+            if let Some(reference) = &self.prompt.reference {
+                codec.push(frame_embeddings(talker, predictor, &reference.codes)?);
+            }
+            let spoken = Tensor::cat(&codec, 0)?.broadcast_add(&pad)?;
+            let prefix = Tensor::stack(&rows, 0)?;
+            return Ok(PromptEmbeddings {
+                prefill: Tensor::cat(&[prefix, beside_text, spoken], 0)?,
+                trailing: pad.unsqueeze(0)?,
+                pad: pad.unsqueeze(0)?,
+            });
+        }
         let Some(reference) = &self.prompt.reference else {
             let first = talker.text(&text[..1])?.squeeze(0)?;
             rows.push((first + &codec_rows[n - 1])?);
@@ -352,6 +399,7 @@ mod tests {
             speaker: None,
             instruct_ids: None,
             reference: None,
+            whole_text: false,
         }
     }
 
@@ -397,7 +445,20 @@ mod tests {
             reference: Some(sample(3)),
             ..prompt()
         };
-        assert_eq!(len(in_context), 12);
+        assert_eq!(len(in_context.clone()), 12);
+        // The whole text in the prompt: its tokens (2 of the 10) and the end token, and
+        // a sample's transcript before them.
+        let whole = SpeechPrompt {
+            whole_text: true,
+            ..prompt()
+        };
+        assert_eq!(len(whole), 8 + 2 + 1);
+        let transcript = sample(3).text_ids.len() - ROLE_TOKENS - REFERENCE_TAIL_TOKENS;
+        let whole_in_context = SpeechPrompt {
+            whole_text: true,
+            ..in_context
+        };
+        assert_eq!(len(whole_in_context), 12 + transcript + 2 + 1);
     }
 
     fn sample(frames: usize) -> VoiceReference {

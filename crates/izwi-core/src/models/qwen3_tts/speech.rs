@@ -105,6 +105,11 @@ pub struct SpeakOptions {
     /// in-context cloning (Base checkpoints); `speaker_embedding` must be the same
     /// sample's.
     pub sample: Option<VoiceSample>,
+    /// The whole text in the prompt before the first frame (the reference's
+    /// non-streaming mode), or entering a token per frame while speaking. None: as the
+    /// reference's own calls do for the checkpoint (the whole text for CustomVoice and
+    /// VoiceDesign, entering while speaking for Base).
+    pub whole_text: Option<bool>,
 }
 
 /// A voice sample for in-context cloning.
@@ -133,6 +138,8 @@ pub struct Qwen3Tts {
     defaults: SamplingDefaults,
     /// Base checkpoints only.
     speaker: Option<(SpeakerMel, SpeakerEncoder)>,
+    /// Whether an utterance has its whole text in the prompt unless asked otherwise.
+    whole_text: bool,
     /// The speech tokenizer's encoder, for in-context cloning (Base checkpoints only):
     /// loaded the first time a sample is encoded, so that other utterances never pay
     /// for it.
@@ -161,6 +168,13 @@ impl Qwen3Tts {
         let defaults = serde_json::from_str(&text)
             .map_err(|e| SpeechError::Load(format!("invalid {}: {e}", defaults_path.display())))?;
         let speaker = load_speaker_encoder(dir, device).map_err(load)?;
+        let whole_text = matches!(
+            read_config(dir)
+                .map_err(SpeechError::Load)?
+                .tts_model_type
+                .as_deref(),
+            Some("custom_voice" | "voice_design")
+        );
         let requests = executor.requests();
         let engine = Engine::new(engine, Box::new(executor))
             .map_err(|e| SpeechError::Load(e.to_string()))?;
@@ -171,6 +185,7 @@ impl Qwen3Tts {
             tokenizer,
             defaults,
             speaker,
+            whole_text,
             encoder: Mutex::new(None),
             speech_tokenizer: dir.join("speech_tokenizer"),
             device: device.clone(),
@@ -312,6 +327,7 @@ impl Qwen3Tts {
                     })
                 })
                 .transpose()?,
+            whole_text: options.whole_text.unwrap_or(self.whole_text),
         };
         let (request, frames) = self
             .requests
@@ -371,6 +387,13 @@ impl Qwen3Tts {
         }
         Err(SpeechError::Stopped)
     }
+}
+
+fn read_config(dir: &Path) -> Result<Qwen3TtsConfig, String> {
+    let path = dir.join("config.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("invalid {}: {e}", path.display()))
 }
 
 /// The speaker encoder of a Base checkpoint (`speaker_encoder.` in its weights).
