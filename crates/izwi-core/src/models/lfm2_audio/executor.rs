@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use candle_core::{DType, Device, Result, Tensor};
 
@@ -22,6 +22,7 @@ use crate::engine::{
     ModelSpec, RequestId,
 };
 use crate::models::lfm2::Lfm2;
+use crate::models::shared::pending::PendingRequests;
 use crate::models::shared::sampling::Sampler;
 
 /// Text ids liquid-audio's loops act on (`<|im_end|>`, 7, is the engine's EOS).
@@ -150,7 +151,7 @@ struct Pending {
 #[derive(Clone)]
 pub struct Lfm2AudioRequests {
     config: Arc<Lfm2AudioConfig>,
-    pending: Arc<Mutex<HashMap<RequestId, Pending>>>,
+    pending: PendingRequests<Pending>,
 }
 
 impl Lfm2AudioRequests {
@@ -194,26 +195,21 @@ impl Lfm2AudioRequests {
             self.config.interleaved_n_text,
             self.config.interleaved_n_audio,
         );
-        self.pending
-            .lock()
-            .map_err(|_| candle_core::Error::msg("the request table is poisoned"))?
-            .insert(
-                request.id.clone(),
-                Pending {
-                    segments,
-                    turn,
-                    sampler: Sampler::new(audio),
-                    out,
-                },
-            );
+        self.pending.insert(
+            request.id.clone(),
+            Pending {
+                segments,
+                turn,
+                sampler: Sampler::new(audio),
+                out,
+            },
+        )?;
         Ok((request, receiver))
     }
 
     /// Drops a prepared request the engine refused or that ended.
     pub fn cancel(&self, id: &RequestId) {
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.remove(id);
-        }
+        self.pending.cancel(id);
     }
 }
 
@@ -274,7 +270,7 @@ impl Lfm2AudioExecutor {
             vocab,
             requests: Lfm2AudioRequests {
                 config: Arc::new(config),
-                pending: Arc::default(),
+                pending: PendingRequests::new("Lfm2AudioRequests"),
             },
             live: HashMap::new(),
         })
@@ -289,18 +285,7 @@ impl Lfm2AudioExecutor {
             if self.live.contains_key(&seq.request_id) {
                 continue;
             }
-            let pending = self
-                .requests
-                .pending
-                .lock()
-                .map_err(|_| candle_core::Error::msg("the request table is poisoned"))?
-                .remove(&seq.request_id);
-            let Some(pending) = pending else {
-                candle_core::bail!(
-                    "request {} was not prepared through Lfm2AudioRequests",
-                    seq.request_id
-                );
-            };
+            let pending = self.requests.pending.take(&seq.request_id)?;
             let mut rows = Vec::new();
             for segment in &pending.segments {
                 rows.push(match segment {

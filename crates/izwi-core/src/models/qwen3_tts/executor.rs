@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use candle_core::{DType, Device, Result, Tensor};
 
@@ -19,6 +19,7 @@ use crate::engine::{
     EngineCoreRequest, ForwardBatch, GenerationParams, KvCacheShape, LayerKvCache, ModelExecutor,
     ModelSpec, RequestId,
 };
+use crate::models::shared::pending::PendingRequests;
 use crate::models::shared::sampling::Sampler;
 use crate::models::shared::weights::load_model_dir;
 
@@ -47,7 +48,7 @@ struct Pending {
 #[derive(Clone)]
 pub struct Qwen3TtsRequests {
     config: Arc<Qwen3TtsConfig>,
-    pending: Arc<Mutex<HashMap<RequestId, Pending>>>,
+    pending: PendingRequests<Pending>,
 }
 
 impl Qwen3TtsRequests {
@@ -69,18 +70,13 @@ impl Qwen3TtsRequests {
             sampler: Sampler::new(predictor),
             frames,
         };
-        self.pending
-            .lock()
-            .map_err(|_| candle_core::Error::msg("the request table is poisoned"))?
-            .insert(request.id.clone(), pending);
+        self.pending.insert(request.id.clone(), pending)?;
         Ok((request, receiver))
     }
 
     /// Drops a prepared request the engine refused.
     pub fn cancel(&self, id: &RequestId) {
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.remove(id);
-        }
+        self.pending.cancel(id);
     }
 
     /// The engine knows prompts by their tokens only (for its prefix cache), but here a
@@ -147,7 +143,7 @@ impl Qwen3TtsExecutor {
         Self {
             requests: Qwen3TtsRequests {
                 config: config.clone(),
-                pending: Arc::default(),
+                pending: PendingRequests::new("Qwen3TtsRequests"),
             },
             config,
             talker,
@@ -200,18 +196,7 @@ impl Qwen3TtsExecutor {
             if self.live.contains_key(&seq.request_id) {
                 continue;
             }
-            let pending = self
-                .requests
-                .pending
-                .lock()
-                .map_err(|_| candle_core::Error::msg("the request table is poisoned"))?
-                .remove(&seq.request_id);
-            let Some(pending) = pending else {
-                candle_core::bail!(
-                    "request {} was not prepared through Qwen3TtsRequests",
-                    seq.request_id
-                );
-            };
+            let pending = self.requests.pending.take(&seq.request_id)?;
             let embeddings = pending
                 .layout
                 .embed(&self.config, &self.talker, &self.predictor)?;
@@ -392,7 +377,7 @@ mod tests {
             serde_json::from_str(&std::fs::read_to_string(path).expect("config")).expect("valid");
         Qwen3TtsRequests {
             config: Arc::new(config),
-            pending: Arc::default(),
+            pending: PendingRequests::new("Qwen3TtsRequests"),
         }
     }
 

@@ -12,6 +12,7 @@ pub mod linear;
 pub mod mel_filters;
 pub mod onnx;
 pub mod paged_attention;
+pub mod pending;
 pub mod rope;
 pub mod row_attention;
 pub mod sampling;

@@ -188,8 +188,16 @@ pub fn indexed_words_of(
     offset: f64,
     until: f64,
 ) -> Vec<(usize, Word)> {
+    /// A word as its tokens come.
+    struct Growing {
+        first: usize,
+        text: Vec<u8>,
+        start: f64,
+        end: f64,
+        logprobs: Vec<f32>,
+    }
     let step = format.seconds_per_token();
-    let mut words: Vec<(usize, Vec<u8>, f64, f64, Vec<f32>)> = Vec::new();
+    let mut words: Vec<Growing> = Vec::new();
     for (i, &token) in tokens.iter().enumerate() {
         let bytes = format.tokenizer().decode_bytes(&[token]);
         if bytes.is_empty() {
@@ -198,25 +206,31 @@ pub fn indexed_words_of(
         let at = (offset + i as f64 * step).min(until);
         let logprob = logprobs.get(i).copied().unwrap_or(0.0);
         match words.last_mut() {
-            Some((_, text, _, end, probs)) if !bytes[0].is_ascii_whitespace() => {
-                text.extend_from_slice(&bytes);
-                *end = (at + step).min(until);
-                probs.push(logprob);
+            Some(word) if !bytes[0].is_ascii_whitespace() => {
+                word.text.extend_from_slice(&bytes);
+                word.end = (at + step).min(until);
+                word.logprobs.push(logprob);
             }
-            _ => words.push((i, bytes, at, (at + step).min(until), vec![logprob])),
+            _ => words.push(Growing {
+                first: i,
+                text: bytes,
+                start: at,
+                end: (at + step).min(until),
+                logprobs: vec![logprob],
+            }),
         }
     }
     words
         .into_iter()
-        .map(|(first, text, start, end, logprobs)| {
+        .map(|w| {
             let word = Word {
-                word: String::from_utf8_lossy(&text).into_owned(),
-                start,
-                end,
-                probability: logprobs.iter().map(|&l| f64::from(l).exp()).sum::<f64>()
-                    / logprobs.len() as f64,
+                word: String::from_utf8_lossy(&w.text).into_owned(),
+                start: w.start,
+                end: w.end,
+                probability: w.logprobs.iter().map(|&l| f64::from(l).exp()).sum::<f64>()
+                    / w.logprobs.len() as f64,
             };
-            (first, word)
+            (w.first, word)
         })
         .collect()
 }
