@@ -224,6 +224,7 @@ impl Runtime {
         voice: Qwen3Voice,
         request: Qwen3SpeakRequest,
     ) -> Result<Job, RuntimeError> {
+        let requested = Instant::now();
         check_text(&request.text)?;
         if let Some(output) = &request.output {
             check_output_file(output)?;
@@ -268,7 +269,7 @@ impl Runtime {
                     Some(path) => path,
                     None => inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
                 };
-                let metrics = run(&inner, &voice, &request, &output).await?;
+                let metrics = run(&inner, job_id, requested, &voice, &request, &output).await?;
                 Ok((Some(output.display().to_string()), metrics))
             },
         );
@@ -276,34 +277,58 @@ impl Runtime {
     }
 }
 
+/// Speaks the request into `output`, each decoded piece also sent as
+/// `Event::SpeechAudio` as it comes; the metrics keep how long after the request
+/// (`requested`) the first piece came.
 async fn run(
     inner: &Arc<Inner>,
+    job_id: i64,
+    requested: Instant,
     voice: &Qwen3Voice,
     request: &Qwen3SpeakRequest,
     output: &Path,
 ) -> Result<JobMetrics, RuntimeError> {
     let started = Instant::now();
     let speaker = Qwen3Speaker::load(inner, voice, request.language.clone()).await?;
+    let rate = speaker.sample_rate();
     let audio_error = |source| RuntimeError::Audio {
         path: output.to_path_buf(),
         source,
     };
-    let mut wav = WavFile::create(output, speaker.sample_rate()).map_err(audio_error)?;
+    let mut wav = WavFile::create(output, rate).map_err(audio_error)?;
     // Pieces are at most a second of audio: written as they come.
     let mut failed = None;
+    let mut index = 0;
+    let mut first_audio = None;
     speaker
         .speak(&request.text, request.seed, |piece| {
+            if piece.is_empty() {
+                return;
+            }
             if failed.is_none() {
                 failed = wav.write(&piece).err();
             }
+            first_audio.get_or_insert_with(|| requested.elapsed());
+            inner.events.emit(Event::SpeechAudio {
+                job_id,
+                index,
+                total: index + 1,
+                sample_rate: rate,
+                gap_before: 0.0,
+                samples: piece,
+            });
+            index += 1;
         })
         .await?;
     if let Some(source) = failed {
         return Err(audio_error(source));
     }
-    let seconds = wav.samples() as f64 / f64::from(speaker.sample_rate());
+    let seconds = wav.samples() as f64 / f64::from(rate);
     wav.finish().map_err(audio_error)?;
-    Ok(metrics(started, seconds))
+    Ok(JobMetrics {
+        first_audio_ms: first_audio.map(|t| t.as_millis() as u64),
+        ..metrics(started, seconds)
+    })
 }
 
 /// A voice sample as mono samples at `rate`.

@@ -471,6 +471,7 @@ async fn run(
             index,
             total,
             sample_rate: rate,
+            gap_before: if index > 0 { SENTENCE_GAP_SECONDS } else { 0.0 },
             samples: audio.clone(),
         });
         let done = index + 1;
@@ -582,6 +583,7 @@ async fn run_remote(
             index,
             total,
             sample_rate: wav_rate,
+            gap_before: if index > 0 { SENTENCE_GAP_SECONDS } else { 0.0 },
             samples: audio.clone(),
         });
         let done = index + 1;
@@ -624,7 +626,7 @@ pub(crate) fn metrics(started: Instant, audio_seconds: f64) -> JobMetrics {
         audio_seconds: Some(audio_seconds),
         processing_seconds: Some(processing),
         rtf: (audio_seconds > 0.0).then(|| processing / audio_seconds),
-        tokens: None,
+        ..JobMetrics::default()
     }
 }
 

@@ -9,7 +9,7 @@ import type { RuntimeEvent } from '../../lib/events'
 import type { SpeechAudio } from '../../lib/speechAudioFrame'
 import { createStore, useStore } from '../../lib/store'
 import { rememberedVoice, rememberVoice } from '../voices/voicesStore'
-import { PcmPlayer, SENTENCE_GAP_SECONDS } from './pcmPlayer'
+import { PcmPlayer } from './pcmPlayer'
 
 export interface SpeakState {
   text: string
@@ -61,8 +61,8 @@ const fresh = (): SpeakState => ({
 
 export const speakStore = createStore<SpeakState>(fresh())
 
-/** Every sentence received for the current job, by index, to play it again. */
-let chunks: { samples: Float32Array; sampleRate: number }[] = []
+/** Every piece received for the current job, by index, to play it again. */
+let chunks: { samples: Float32Array; sampleRate: number; gapBefore: number }[] = []
 /** Events for a job id not known yet (they can beat the command's answer). */
 const early = new EarlyEvents<SpeakInput>()
 let player: PcmPlayer | null = null
@@ -136,16 +136,16 @@ export async function cancelSpeech(): Promise<void> {
 }
 
 /** Plays what was made again, from the start. */
-/** The whole speech as one clip: the sentences with the pause the saved WAV has between them. */
+/** The whole speech as one clip: the pieces with the pauses the saved WAV has between them. */
 export function speechClip(): { samples: Float32Array; sampleRate: number } | null {
   const parts = chunks.filter(Boolean)
   if (!parts.length) return null
   const sampleRate = parts[0].sampleRate
-  const gap = Math.round(SENTENCE_GAP_SECONDS * sampleRate)
-  const samples = new Float32Array(parts.reduce((n, c) => n + c.samples.length, 0) + gap * (parts.length - 1))
+  const gaps = parts.map((c, i) => (i > 0 ? Math.round(c.gapBefore * sampleRate) : 0))
+  const samples = new Float32Array(parts.reduce((n, c, i) => n + gaps[i] + c.samples.length, 0))
   let at = 0
   parts.forEach((c, i) => {
-    if (i > 0) at += gap
+    at += gaps[i]
     samples.set(c.samples, at)
     at += c.samples.length
   })
@@ -225,8 +225,8 @@ function apply(e: SpeakInput): void {
       }))
       break
     case 'speech_audio': {
-      chunks[e.index] = { samples: e.samples, sampleRate: e.sample_rate }
-      const playing = getPlayer().push(e.index, e.samples, e.sample_rate)
+      chunks[e.index] = { samples: e.samples, sampleRate: e.sample_rate, gapBefore: e.gap_before }
+      const playing = getPlayer().push(e.index, e.samples, e.sample_rate, e.gap_before)
       speakStore.set((s) => ({
         ...s,
         status: s.status === 'queued' ? 'running' : s.status,
