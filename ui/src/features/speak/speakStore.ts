@@ -27,6 +27,8 @@ export interface SpeakState {
   etaSeconds: number | null
   /** Seconds of audio received so far. */
   audioSeconds: number
+  /** Milliseconds from Generate to the first piece of audio; null until it came. */
+  firstAudioMs: number | null
   playing: boolean
   /** Web Audio is missing: the audio is made and saved, but not played here. */
   silent: boolean
@@ -51,6 +53,7 @@ const fresh = (): SpeakState => ({
   sentencesTotal: 0,
   etaSeconds: null,
   audioSeconds: 0,
+  firstAudioMs: null,
   playing: false,
   silent: false,
   cancelling: false,
@@ -61,6 +64,8 @@ const fresh = (): SpeakState => ({
 
 export const speakStore = createStore<SpeakState>(fresh())
 
+/** When Generate asked for the current job (performance.now()). */
+let requestedAt = 0
 /** Every piece received for the current job, by index, to play it again. */
 let chunks: { samples: Float32Array; sampleRate: number; gapBefore: number }[] = []
 /** Events for a job id not known yet (they can beat the command's answer). */
@@ -102,6 +107,7 @@ export async function generate(voiceId: number, text: string, speed: number | nu
   getPlayer().stop()
   chunks = []
   early.clear()
+  requestedAt = performance.now()
   speakStore.set((s) => ({
     ...fresh(),
     text: s.text,
@@ -232,6 +238,7 @@ function apply(e: SpeakInput): void {
         status: s.status === 'queued' ? 'running' : s.status,
         sentencesTotal: Math.max(s.sentencesTotal, e.total),
         audioSeconds: s.audioSeconds + e.samples.length / e.sample_rate,
+        firstAudioMs: s.firstAudioMs ?? Math.round(performance.now() - requestedAt),
         playing: s.playing || playing,
         silent: !playing && !getPlayer().playing,
       }))
