@@ -144,8 +144,9 @@ fn the_speech_audio_frame_fixture_is_what_the_app_sends() {
         .as_array()
         .unwrap()
         .iter()
+        .rev()
         .map(|e| serde_json::from_value::<Event>(e["payload"].clone()).unwrap())
-        .filter_map(|e| match e {
+        .find_map(|e| match e {
             Event::SpeechAudio {
                 job_id,
                 index,
@@ -156,7 +157,6 @@ fn the_speech_audio_frame_fixture_is_what_the_app_sends() {
             } => Some((job_id, index, total, sample_rate, gap_before, samples)),
             _ => None,
         })
-        .last()
         .expect("the recorded speak job sent audio");
     let (job_id, index, total, sample_rate, gap_before, samples) = last;
     let samples = &samples[samples.len() / 2..][..16];
