@@ -99,10 +99,12 @@ impl<R: Runtime> EventSink for WebviewEvents<R> {
             index,
             total,
             sample_rate,
+            gap_before,
             samples,
         } = &event
         {
-            let frame = SpeechAudioFrame::new(*job_id, *index, *total, *sample_rate, samples);
+            let frame =
+                SpeechAudioFrame::new(*job_id, *index, *total, *sample_rate, *gap_before, samples);
             self.speech_audio.send(frame);
             return;
         }

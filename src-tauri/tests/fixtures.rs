@@ -140,10 +140,11 @@ fn recorded_events_and_errors_match_the_types() {
 /// when the committed file was different: commit the rewritten file.
 #[test]
 fn the_speech_audio_frame_fixture_is_what_the_app_sends() {
-    let first = read("events_speak")["events"]
+    let last = read("events_speak")["events"]
         .as_array()
         .unwrap()
         .iter()
+        .rev()
         .map(|e| serde_json::from_value::<Event>(e["payload"].clone()).unwrap())
         .find_map(|e| match e {
             Event::SpeechAudio {
@@ -151,21 +152,23 @@ fn the_speech_audio_frame_fixture_is_what_the_app_sends() {
                 index,
                 total,
                 sample_rate,
+                gap_before,
                 samples,
-            } => Some((job_id, index, total, sample_rate, samples)),
+            } => Some((job_id, index, total, sample_rate, gap_before, samples)),
             _ => None,
         })
         .expect("the recorded speak job sent audio");
-    let (job_id, index, total, sample_rate, samples) = first;
+    let (job_id, index, total, sample_rate, gap_before, samples) = last;
     let samples = &samples[samples.len() / 2..][..16];
-    let frame = SpeechAudioFrame::new(job_id, index, total, sample_rate, samples);
+    let frame = SpeechAudioFrame::new(job_id, index, total, sample_rate, gap_before, samples);
     let fixture = serde_json::json!({
-        "about": "the frame src-tauri/src/speech_audio.rs makes of `event` (16 samples from the middle of the recorded speak job's first sentence)",
+        "about": "the frame src-tauri/src/speech_audio.rs makes of `event` (16 samples from the middle of the recorded speak job's last sentence)",
         "event": {
             "job_id": job_id,
             "index": index,
             "total": total,
             "sample_rate": sample_rate,
+            "gap_before": gap_before,
             "samples": samples,
         },
         "frame": frame.bytes(),

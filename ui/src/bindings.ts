@@ -311,28 +311,39 @@ export type ErrorKind =
 
 export type Event = 
 /**  A job was recorded and waits for its turn. */
-({ type: "job_queued"; job: Job }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job_id?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; status?: never; total?: never; window?: never; windows_done?: never; windows_total?: never } | 
+({ type: "job_queued"; job: Job }) & { error?: never; eta_seconds?: never; file?: never; gap_before?: never; index?: never; job_id?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; status?: never; total?: never; window?: never; windows_done?: never; windows_total?: never } | 
 /**  The job got a slot: at most `max_concurrent_jobs` run at once, the rest stay queued. */
-({ type: "job_started"; job_id: number }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; status?: never; total?: never; window?: never; windows_done?: never; windows_total?: never } | 
+({ type: "job_started"; job_id: number }) & { error?: never; eta_seconds?: never; file?: never; gap_before?: never; index?: never; job?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; status?: never; total?: never; window?: never; windows_done?: never; windows_total?: never } | 
 /**  What a running job is doing now, so a shell can say so instead of guessing. */
-({ type: "job_stage"; job_id: number; stage: JobStage }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; status?: never; total?: never; window?: never; windows_done?: never; windows_total?: never } | ({ type: "job_progress"; job_id: number; 
+({ type: "job_stage"; job_id: number; stage: JobStage }) & { error?: never; eta_seconds?: never; file?: never; gap_before?: never; index?: never; job?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; status?: never; total?: never; window?: never; windows_done?: never; windows_total?: never } | ({ type: "job_progress"; job_id: number; 
 /**  0 to 1. */
 progress: number; windows_done: number; windows_total: number; 
 /**  From the pace so far; None until a window is done. */
-eta_seconds: number | null }) & { error?: never; file?: never; index?: never; job?: never; line?: never; model_id?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; status?: never; total?: never; window?: never } | 
+eta_seconds: number | null }) & { error?: never; file?: never; gap_before?: never; index?: never; job?: never; line?: never; model_id?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; status?: never; total?: never; window?: never } | 
 /**  Segments of a transcription as they are ready: windows finish out of order. */
 ({ type: "job_segments"; job_id: number; 
 /**  The window they are of (0-based); a transcript is its windows in this order. */
-window: number; segments: Segment[] }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; stage?: never; status?: never; total?: never; windows_done?: never; windows_total?: never } | 
+window: number; segments: Segment[] }) & { error?: never; eta_seconds?: never; file?: never; gap_before?: never; index?: never; job?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; stage?: never; status?: never; total?: never; windows_done?: never; windows_total?: never } | 
 /**
- *  One sentence of a speak job's audio, in order, as soon as it is ready: the
- *  desktop app plays it while the rest are made.
+ *  One piece of a speak job's audio, in order, as soon as it is ready: a sentence
+ *  of a Piper voice, or what the codec of a Qwen3-TTS voice decoded. The desktop
+ *  app plays it while the rest are made.
  */
-({ type: "speech_audio"; job_id: number; index: number; total: number; sample_rate: number; samples: number[] }) & { error?: never; eta_seconds?: never; file?: never; job?: never; line?: never; model_id?: never; progress?: never; seconds?: never; segments?: never; stage?: never; status?: never; window?: never; windows_done?: never; windows_total?: never } | 
+({ type: "speech_audio"; job_id: number; index: number; 
+/**
+ *  Pieces in all (Piper: sentences); a Qwen3-TTS voice does not know its count
+ *  ahead, and gives the pieces so far.
+ */
+total: number; sample_rate: number; 
+/**
+ *  Seconds of silence the job's WAV file has before this piece: the pause
+ *  between sentences, none between decoded pieces of one utterance.
+ */
+gap_before: number; samples: number[] }) & { error?: never; eta_seconds?: never; file?: never; job?: never; line?: never; model_id?: never; progress?: never; seconds?: never; segments?: never; stage?: never; status?: never; window?: never; windows_done?: never; windows_total?: never } | 
 /**  A batch wrote line `line` (0-based) to `file`. */
-({ type: "batch_line_done"; job_id: number; line: number; file: string; seconds: number }) & { error?: never; eta_seconds?: never; index?: never; job?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; segments?: never; stage?: never; status?: never; total?: never; window?: never; windows_done?: never; windows_total?: never } | ({ type: "job_finished"; job_id: number; status: JobStatus; error: string | null }) & { eta_seconds?: never; file?: never; index?: never; job?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; total?: never; window?: never; windows_done?: never; windows_total?: never } | {
+({ type: "batch_line_done"; job_id: number; line: number; file: string; seconds: number }) & { error?: never; eta_seconds?: never; gap_before?: never; index?: never; job?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; segments?: never; stage?: never; status?: never; total?: never; window?: never; windows_done?: never; windows_total?: never } | ({ type: "job_finished"; job_id: number; status: JobStatus; error: string | null }) & { eta_seconds?: never; file?: never; gap_before?: never; index?: never; job?: never; line?: never; model_id?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; total?: never; window?: never; windows_done?: never; windows_total?: never } | {
 	type: "download",
-} & DownloadProgress | ({ type: "model_loaded"; model_id: string; seconds: number }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job?: never; job_id?: never; line?: never; progress?: never; sample_rate?: never; samples?: never; segments?: never; stage?: never; status?: never; total?: never; window?: never; windows_done?: never; windows_total?: never } | ({ type: "model_unloaded"; model_id: string }) & { error?: never; eta_seconds?: never; file?: never; index?: never; job?: never; job_id?: never; line?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; status?: never; total?: never; window?: never; windows_done?: never; windows_total?: never };
+} & DownloadProgress | ({ type: "model_loaded"; model_id: string; seconds: number }) & { error?: never; eta_seconds?: never; file?: never; gap_before?: never; index?: never; job?: never; job_id?: never; line?: never; progress?: never; sample_rate?: never; samples?: never; segments?: never; stage?: never; status?: never; total?: never; window?: never; windows_done?: never; windows_total?: never } | ({ type: "model_unloaded"; model_id: string }) & { error?: never; eta_seconds?: never; file?: never; gap_before?: never; index?: never; job?: never; job_id?: never; line?: never; progress?: never; sample_rate?: never; samples?: never; seconds?: never; segments?: never; stage?: never; status?: never; total?: never; window?: never; windows_done?: never; windows_total?: never };
 
 /**  The formats a transcript is exported in. */
 export type ExportFormat = "txt" | "srt" | "vtt" | "json";
@@ -415,6 +426,8 @@ export type JobMetrics = {
 	rtf?: number | null,
 	/**  Tokens the model produced. */
 	tokens?: number | null,
+	/**  Speech: milliseconds from the request to its first piece of audio. */
+	first_audio_ms?: number | null,
 };
 
 /**  A running job's steps, in order; `LoadingModel` only when its model was not loaded. */

@@ -56,7 +56,37 @@ fn speaks_a_text_with_a_checkpoint_folder() {
 }
 
 #[test]
-fn refuses_what_a_checkpoint_cannot_do_yet() {
+fn speaks_a_file_with_a_checkpoint_folder() {
+    let data = tempfile::tempdir().unwrap();
+    let out = data.path().join("chapter.wav");
+    let script = data.path().join("chapter.txt");
+    std::fs::write(&script, "One line.\nAnother line.\n").unwrap();
+    let voice = checkpoint();
+    let run = izwi(
+        &data,
+        &[
+            "speak",
+            "--voice",
+            &voice,
+            "--file",
+            script.to_str().unwrap(),
+            "--output",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        run.status.success(),
+        "izwi speak --file failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let reader = hound::WavReader::open(&out).expect("a WAV");
+    // Two sentences of at least two 80 ms frames each, and the pause between them.
+    let samples = reader.duration() as usize;
+    assert!(samples >= 4 * 1920 + 3600, "{samples} samples");
+}
+
+#[test]
+fn refuses_what_a_checkpoint_cannot_do() {
     let data = tempfile::tempdir().unwrap();
     let out = data.path().join("x.wav");
     let script = data.path().join("script.txt");
@@ -69,8 +99,15 @@ fn refuses_what_a_checkpoint_cannot_do_yet() {
             "no speed setting",
         ),
         (
-            vec!["--file", script.to_str().unwrap(), "--output", out],
-            "speak a --text",
+            vec![
+                "--file",
+                script.to_str().unwrap(),
+                "--speed",
+                "1.5",
+                "--output",
+                out,
+            ],
+            "no speed setting",
         ),
     ] {
         let mut all = vec!["speak", "--voice", &voice];

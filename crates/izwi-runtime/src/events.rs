@@ -39,13 +39,19 @@ pub enum Event {
         window: usize,
         segments: Vec<Segment>,
     },
-    /// One sentence of a speak job's audio, in order, as soon as it is ready: the
-    /// desktop app plays it while the rest are made.
+    /// One piece of a speak job's audio, in order, as soon as it is ready: a sentence
+    /// of a Piper voice, or what the codec of a Qwen3-TTS voice decoded. The desktop
+    /// app plays it while the rest are made.
     SpeechAudio {
         job_id: i64,
         index: usize,
+        /// Pieces in all (Piper: sentences); a Qwen3-TTS voice does not know its count
+        /// ahead, and gives the pieces so far.
         total: usize,
         sample_rate: u32,
+        /// Seconds of silence the job's WAV file has before this piece: the pause
+        /// between sentences, none between decoded pieces of one utterance.
+        gap_before: f32,
         samples: Vec<f32>,
     },
     /// A batch wrote line `line` (0-based) to `file`.

@@ -13,9 +13,13 @@ use izwi_audio::WavFile;
 use izwi_core::models::qwen3_tts::{Qwen3Tts, SpeakOptions, SpeechError, SpeechStats, VoiceSample};
 use izwi_store::{Job, JobKind, JobMetrics, NewJob};
 use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
 
 use crate::runtime::Inner;
-use crate::speak::{check_output_file, check_text, excerpt, metrics};
+use crate::speak::{
+    check_output_file, check_text, excerpt, metrics, nothing_to_say, script_sentences, Script,
+    SpeakParams, SENTENCE_GAP_SECONDS,
+};
 use crate::voices::{Qwen3Voice, VoiceChoice};
 use crate::{Event, Runtime, RuntimeError, SpeakRequest};
 
@@ -225,11 +229,62 @@ impl Runtime {
         self.start_qwen3(voice, request).await
     }
 
+    /// Queues a file (or text) spoken sentence by sentence in a Qwen3-TTS voice, as a
+    /// Piper voice speaks one: each sentence an utterance, a pause between them, the
+    /// file read as it is spoken.
+    pub(crate) async fn speak_script_in_qwen3(
+        &self,
+        voice: Qwen3Voice,
+        params: &SpeakParams<'_>,
+        input: String,
+        script: Script,
+    ) -> Result<Job, RuntimeError> {
+        let requested = Instant::now();
+        if params.speed.is_some() {
+            return Err(RuntimeError::InvalidRequest(
+                "a Qwen3-TTS voice has no speed setting".into(),
+            ));
+        }
+        if let Some(output) = params.output {
+            check_output_file(output)?;
+        }
+        let params_row = serde_json::to_value(params)
+            .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))?;
+        let job = self
+            .create_job(JobKind::Speak, voice.model_id.clone(), input, params_row)
+            .await?;
+        let inner = self.inner.clone();
+        let job_id = job.id;
+        let output = params.output.map(Path::to_path_buf);
+        self.inner.jobs.spawn(
+            self.inner.store.clone(),
+            self.inner.events.clone(),
+            &job,
+            move || async move {
+                let output = match output {
+                    Some(path) => path,
+                    None => inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
+                };
+                let utterance = Utterance {
+                    job_id,
+                    requested,
+                    language: None,
+                    seed: None,
+                };
+                let texts = script_sentences(script);
+                let metrics = run(&inner, &utterance, &voice, texts, &output).await?;
+                Ok((Some(output.display().to_string()), metrics))
+            },
+        );
+        Ok(job)
+    }
+
     async fn start_qwen3(
         &self,
         voice: Qwen3Voice,
         request: Qwen3SpeakRequest,
     ) -> Result<Job, RuntimeError> {
+        let requested = Instant::now();
         check_text(&request.text)?;
         if let Some(output) = &request.output {
             check_output_file(output)?;
@@ -274,7 +329,17 @@ impl Runtime {
                     Some(path) => path,
                     None => inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
                 };
-                let metrics = run(&inner, &voice, &request, &output).await?;
+                let utterance = Utterance {
+                    job_id,
+                    requested,
+                    language: request.language.clone(),
+                    seed: request.seed,
+                };
+                let (tx, texts) = mpsc::channel(1);
+                // The channel has room for it: the send cannot fail.
+                let _ = tx.try_send(Ok(request.text.clone()));
+                drop(tx);
+                let metrics = run(&inner, &utterance, &voice, texts, &output).await?;
                 Ok((Some(output.display().to_string()), metrics))
             },
         );
@@ -282,34 +347,84 @@ impl Runtime {
     }
 }
 
+/// What a job's utterances share.
+struct Utterance {
+    job_id: i64,
+    /// When the job was asked for: time to first audio counts from here.
+    requested: Instant,
+    language: Option<String>,
+    seed: Option<u64>,
+}
+
+/// Speaks each of `texts` in turn into `output` (a pause between them, as between a
+/// Piper voice's sentences), each decoded piece also sent as `Event::SpeechAudio` as it
+/// comes; the metrics keep how long after the request the first piece came.
 async fn run(
     inner: &Arc<Inner>,
+    utterance: &Utterance,
     voice: &Qwen3Voice,
-    request: &Qwen3SpeakRequest,
+    mut texts: mpsc::Receiver<Result<String, RuntimeError>>,
     output: &Path,
 ) -> Result<JobMetrics, RuntimeError> {
     let started = Instant::now();
-    let speaker = Qwen3Speaker::load(inner, voice, request.language.clone()).await?;
+    let speaker = Qwen3Speaker::load(inner, voice, utterance.language.clone()).await?;
+    let rate = speaker.sample_rate();
     let audio_error = |source| RuntimeError::Audio {
         path: output.to_path_buf(),
         source,
     };
-    let mut wav = WavFile::create(output, speaker.sample_rate()).map_err(audio_error)?;
+    let mut wav = WavFile::create(output, rate).map_err(audio_error)?;
+    let gap = vec![0f32; (SENTENCE_GAP_SECONDS * rate as f32) as usize];
     // Pieces are at most a second of audio: written as they come.
     let mut failed = None;
-    speaker
-        .speak(&request.text, request.seed, |piece| {
-            if failed.is_none() {
-                failed = wav.write(&piece).err();
-            }
-        })
-        .await?;
-    if let Some(source) = failed {
-        return Err(audio_error(source));
+    let mut index = 0;
+    let mut first_audio = None;
+    let mut sentences = 0;
+    while let Some(text) = texts.recv().await {
+        let text = text?;
+        let mut gap_before = if sentences > 0 {
+            SENTENCE_GAP_SECONDS
+        } else {
+            0.0
+        };
+        sentences += 1;
+        speaker
+            .speak(&text, utterance.seed, |piece| {
+                if piece.is_empty() {
+                    return;
+                }
+                if failed.is_none() && gap_before > 0.0 {
+                    failed = wav.write(&gap).err();
+                }
+                if failed.is_none() {
+                    failed = wav.write(&piece).err();
+                }
+                first_audio.get_or_insert_with(|| utterance.requested.elapsed());
+                inner.events.emit(Event::SpeechAudio {
+                    job_id: utterance.job_id,
+                    index,
+                    total: index + 1,
+                    sample_rate: rate,
+                    gap_before,
+                    samples: piece,
+                });
+                gap_before = 0.0;
+                index += 1;
+            })
+            .await?;
+        if let Some(source) = failed.take() {
+            return Err(audio_error(source));
+        }
     }
-    let seconds = wav.samples() as f64 / f64::from(speaker.sample_rate());
+    if sentences == 0 {
+        return Err(nothing_to_say());
+    }
+    let seconds = wav.samples() as f64 / f64::from(rate);
     wav.finish().map_err(audio_error)?;
-    Ok(metrics(started, seconds))
+    Ok(JobMetrics {
+        first_audio_ms: first_audio.map(|t| t.as_millis() as u64),
+        ..metrics(started, seconds)
+    })
 }
 
 /// A voice sample as mono samples at `rate`.

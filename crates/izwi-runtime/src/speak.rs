@@ -82,13 +82,13 @@ pub struct SpeakFileRequest {
 /// What a speak job's row keeps of its request: enough to show and redo it, never
 /// the whole text (the row's `input` holds an excerpt, or the file's path).
 #[derive(Debug, Clone, Serialize)]
-struct SpeakParams<'a> {
+pub(crate) struct SpeakParams<'a> {
     voice: &'a str,
     /// The text's length, when it came in the request.
     chars: Option<usize>,
     file: Option<&'a Path>,
-    output: Option<&'a Path>,
-    speed: Option<f32>,
+    pub(crate) output: Option<&'a Path>,
+    pub(crate) speed: Option<f32>,
 }
 
 /// What a batch job's row keeps of its request: not its lines.
@@ -103,7 +103,7 @@ struct BatchParams<'a> {
 
 /// The text of a speak job.
 #[derive(Debug, Clone)]
-enum Script {
+pub(crate) enum Script {
     Text(String),
     File(PathBuf),
 }
@@ -393,7 +393,7 @@ pub(crate) fn check_text(text: &str) -> Result<(), RuntimeError> {
     Ok(())
 }
 
-fn nothing_to_say() -> RuntimeError {
+pub(crate) fn nothing_to_say() -> RuntimeError {
     RuntimeError::InvalidRequest("nothing to say: the text has no words".into())
 }
 
@@ -472,6 +472,7 @@ async fn run(
             index,
             total,
             sample_rate: rate,
+            gap_before: if index > 0 { SENTENCE_GAP_SECONDS } else { 0.0 },
             samples: audio.clone(),
         });
         let done = index + 1;
@@ -505,7 +506,7 @@ async fn run(
 
 /// The sentences of `script` as text, read on a blocking task into a queue that
 /// bounds what is held (a book is read as it is spoken).
-fn script_sentences(script: Script) -> mpsc::Receiver<Result<String, RuntimeError>> {
+pub(crate) fn script_sentences(script: Script) -> mpsc::Receiver<Result<String, RuntimeError>> {
     let (tx, rx) = mpsc::channel(QUEUED_SENTENCES);
     tokio::task::spawn_blocking(move || {
         let paragraphs = match script.paragraphs() {
@@ -631,6 +632,7 @@ async fn run_remote(
             index,
             total,
             sample_rate: wav_rate,
+            gap_before: if index > 0 { SENTENCE_GAP_SECONDS } else { 0.0 },
             samples: audio.clone(),
         });
         let done = index + 1;
@@ -673,7 +675,7 @@ pub(crate) fn metrics(started: Instant, audio_seconds: f64) -> JobMetrics {
         audio_seconds: Some(audio_seconds),
         processing_seconds: Some(processing),
         rtf: (audio_seconds > 0.0).then(|| processing / audio_seconds),
-        tokens: None,
+        ..JobMetrics::default()
     }
 }
 
@@ -870,11 +872,10 @@ impl Runtime {
             return self.speak_remote(remote, params, input, script).await;
         }
         let choice = self.inner.choose_voice(params.voice).await?;
-        if let VoiceChoice::Qwen3(voice) = &choice {
-            return Err(RuntimeError::InvalidRequest(format!(
-                "{} is a Qwen3-TTS voice; it can only speak a --text or a batch of lines, not a file",
-                voice.model_id
-            )));
+        if let VoiceChoice::Qwen3(voice) = choice {
+            return self
+                .speak_script_in_qwen3(voice, params, input, script)
+                .await;
         }
         check_voice_ready(&choice, params.speed)?;
         if let Some(output) = params.output {

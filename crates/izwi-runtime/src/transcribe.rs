@@ -274,7 +274,7 @@ async fn save(
         audio_seconds: Some(transcript.duration),
         processing_seconds: Some(processing_seconds),
         rtf: Some(transcript.rtf),
-        tokens: None,
+        ..JobMetrics::default()
     };
     let transcript_id = inner
         .store

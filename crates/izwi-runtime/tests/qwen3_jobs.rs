@@ -140,3 +140,116 @@ async fn saving_a_voice_s_settings_keeps_what_makes_a_qwen3_voice() {
         Some("a calm, low voice")
     );
 }
+
+#[tokio::test]
+async fn a_qwen3_speak_job_sends_its_audio_piece_by_piece_as_it_is_decoded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, events) = common::open_recording(common::config(dir.path())).await;
+    let out = dir.path().join("pieces.wav");
+    let text = "The quick brown fox jumps over the lazy dog, and then it runs away.";
+    let job = runtime.speak_qwen3(request(text, 7, &out)).await.unwrap();
+    finish(&runtime, job.id).await;
+    let events = events.lock().unwrap().clone();
+    let finished_at = events
+        .iter()
+        .position(|e| matches!(e, Event::JobFinished { job_id, .. } if *job_id == job.id))
+        .unwrap();
+    let mut joined = Vec::new();
+    let mut pieces = 0;
+    for (at, event) in events.iter().enumerate() {
+        if let Event::SpeechAudio {
+            job_id,
+            index,
+            gap_before,
+            samples,
+            ..
+        } = event
+        {
+            assert_eq!(*job_id, job.id);
+            assert_eq!(*index, pieces, "pieces come in order");
+            assert_eq!(*gap_before, 0.0, "one utterance has no pauses");
+            assert!(at < finished_at, "a piece came after the job ended");
+            joined.extend_from_slice(samples);
+            pieces += 1;
+        }
+    }
+    assert!(pieces >= 2, "{pieces} piece(s): not streamed");
+    let wav = std::fs::read(&out).unwrap();
+    let (_, data) = izwi_runtime::pcm16_wav_data(&wav).unwrap();
+    assert!(
+        izwi_runtime::pcm16_bytes(&joined) == data,
+        "the pieces are not the saved WAV"
+    );
+    let done = runtime.wait_job(job.id).await.unwrap();
+    assert!(
+        done.metrics.first_audio_ms.is_some(),
+        "no time to first audio: {:?}",
+        done.metrics
+    );
+}
+
+#[tokio::test]
+async fn a_qwen3_voice_speaks_a_file_sentence_by_sentence_with_a_pause_between() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, events) = common::open_recording(common::config(dir.path())).await;
+    let file = dir.path().join("chapter.txt");
+    std::fs::write(
+        &file,
+        "Good morning, everyone.\n\nThe fox jumps over the dog.\n",
+    )
+    .unwrap();
+    let out = dir.path().join("chapter.wav");
+    let job = runtime
+        .speak_file(izwi_runtime::SpeakFileRequest {
+            voice: checkpoint(),
+            file: file.clone(),
+            output: Some(out.clone()),
+            speed: None,
+        })
+        .await
+        .unwrap();
+    finish(&runtime, job.id).await;
+    let events = events.lock().unwrap().clone();
+    let mut joined = Vec::new();
+    let mut pauses = 0;
+    let mut rate = 0;
+    for event in &events {
+        if let Event::SpeechAudio {
+            job_id,
+            sample_rate,
+            gap_before,
+            samples,
+            ..
+        } = event
+        {
+            assert_eq!(*job_id, job.id);
+            rate = *sample_rate;
+            if *gap_before > 0.0 {
+                pauses += 1;
+                joined.extend(vec![0f32; (*gap_before * rate as f32) as usize]);
+            }
+            joined.extend_from_slice(samples);
+        }
+    }
+    assert_eq!(pauses, 1, "one pause, between the two sentences");
+    let wav = std::fs::read(&out).unwrap();
+    let (wav_rate, data) = izwi_runtime::pcm16_wav_data(&wav).unwrap();
+    assert_eq!(wav_rate, rate);
+    assert!(
+        izwi_runtime::pcm16_bytes(&joined) == data,
+        "the pieces and their pauses are not the saved WAV"
+    );
+    let refused = runtime
+        .speak_file(izwi_runtime::SpeakFileRequest {
+            voice: checkpoint(),
+            file,
+            output: None,
+            speed: Some(1.2),
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("no speed setting"),
+        "{refused}"
+    );
+}

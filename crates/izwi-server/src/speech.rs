@@ -16,7 +16,6 @@ use axum::{Extension, Json};
 use izwi_runtime::{
     pcm16_bytes, pcm16_wav_data, streamed_wav_header, Event, Family, Job, JobStatus,
     Qwen3SpeakRequest, Runtime, SpeakRequest, StreamResampler, VoiceInfo, MAX_SPEAK_CHARS,
-    SENTENCE_GAP_SECONDS,
 };
 use serde::Deserialize;
 use tokio::sync::broadcast;
@@ -315,18 +314,13 @@ impl AudioStream {
                 Event::SpeechAudio {
                     job_id,
                     sample_rate,
+                    gap_before,
                     samples,
                     ..
                 } if job_id == self.job.id() => {
-                    let mut data = Vec::new();
-                    if self.sent > 0 {
-                        // The pause between sentences that the job's WAV file has.
-                        data.extend(pcm16_bytes(&vec![
-                            0f32;
-                            (SENTENCE_GAP_SECONDS * sample_rate as f32)
-                                as usize
-                        ]));
-                    }
+                    // The pause before this piece that the job's WAV file has.
+                    let mut data =
+                        pcm16_bytes(&vec![0f32; (gap_before * sample_rate as f32) as usize]);
                     data.extend(pcm16_bytes(&samples));
                     let bytes = self.encode(sample_rate, &data);
                     self.sent += 1;
@@ -341,9 +335,8 @@ impl AudioStream {
                     self.ended = true;
                     self.upload = None;
                     return match status {
-                        // What the events did not bring comes from the job's WAV file: a
-                        // Qwen3-TTS voice's audio is written there as it is decoded, with
-                        // no event per sentence. For a Piper voice there is nothing left.
+                        // What the events did not bring comes from the job's WAV file
+                        // (normally nothing: every piece came as an event).
                         JobStatus::Done => match self.rest_of_file().await {
                             Ok(tail) if tail.is_empty() => None,
                             tail => Some(tail.map_err(std::io::Error::other)),

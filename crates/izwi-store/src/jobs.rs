@@ -108,6 +108,8 @@ pub struct JobMetrics {
     pub rtf: Option<f64>,
     /// Tokens the model produced.
     pub tokens: Option<u64>,
+    /// Speech: milliseconds from the request to its first piece of audio.
+    pub first_audio_ms: Option<u64>,
 }
 
 /// A job as stored. Times are unix milliseconds.

@@ -49,6 +49,7 @@ async fn a_job_goes_from_queued_to_done() {
         processing_seconds: Some(0.5),
         rtf: Some(0.2),
         tokens: Some(42),
+        first_audio_ms: Some(1380),
     };
     let done = store
         .finish_job(job.id, Some("audio/speak-1.wav"), &metrics)

@@ -1,17 +1,19 @@
-// A speech audio frame: each sentence a speak job makes arrives as one ArrayBuffer
+// A speech audio frame: each piece a speak job makes arrives as one ArrayBuffer
 // over a Tauri channel, not as numbers in a JSON event. The layout is
-// src-tauri/src/speech_audio.rs's: a 20-byte little-endian header (job id i64, sentence
-// index u32, sentences u32, sample rate u32), then the samples as f32.
+// src-tauri/src/speech_audio.rs's: a 24-byte little-endian header (job id i64, piece
+// index u32, pieces u32, sample rate u32, seconds of silence before it f32), then the
+// samples as f32.
 
-export const HEADER_BYTES = 20
+export const HEADER_BYTES = 24
 
-/** One sentence of a speak job, shaped like the runtime's `speech_audio` event. */
+/** One piece of a speak job, shaped like the runtime's `speech_audio` event. */
 export interface SpeechAudio {
   type: 'speech_audio'
   job_id: number
   index: number
   total: number
   sample_rate: number
+  gap_before: number
   samples: Float32Array
 }
 
@@ -26,6 +28,7 @@ export function decodeSpeechAudio(frame: ArrayBuffer): SpeechAudio {
     index: v.getUint32(8, true),
     total: v.getUint32(12, true),
     sample_rate: v.getUint32(16, true),
+    gap_before: v.getFloat32(20, true),
     // Read in place: every platform Izwi runs on is little-endian.
     samples: new Float32Array(frame, HEADER_BYTES),
   }

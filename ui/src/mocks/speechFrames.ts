@@ -9,6 +9,7 @@ export interface SpeechAudioEvent {
   index: number
   total: number
   sample_rate: number
+  gap_before: number
   samples: ArrayLike<number>
 }
 
@@ -19,6 +20,7 @@ export function encodeSpeechAudio(e: SpeechAudioEvent): ArrayBuffer {
   v.setUint32(8, e.index, true)
   v.setUint32(12, e.total, true)
   v.setUint32(16, e.sample_rate, true)
+  v.setFloat32(20, e.gap_before, true)
   for (let i = 0; i < e.samples.length; i++) v.setFloat32(HEADER_BYTES + 4 * i, e.samples[i], true)
   return frame
 }

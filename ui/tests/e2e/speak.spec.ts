@@ -39,6 +39,8 @@ test('type text → generate (sentences play as they come) → progress → Save
   await shot(page, 'speak-running')
 
   await expect(status).toContainText(`Done · ${sentences.length} sentence`, { timeout: 15_000 })
+  // The time from Generate to the first sentence's audio.
+  await expect(status).toContainText(/first audio in \d+ ms/)
   await expect(status).toContainText('of audio')
   await expect(page.getByRole('progressbar', { name: 'Speech progress' })).toHaveAttribute('aria-valuenow', '100')
   // Every sentence went to Web Audio, with the recorded number of samples, in order.

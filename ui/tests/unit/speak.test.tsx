@@ -22,11 +22,13 @@ function deferred<T>() {
   return { promise, resolve }
 }
 
-const audio = (jobId: number, index: number, total: number, first: number, length = 2205) => ({
+// A Piper voice's sentence: the saved speech pauses 0.15 s before each but the first.
+const audio = (jobId: number, index: number, total: number, first: number, length = 2205, gap = 0.15) => ({
   job_id: jobId,
   index,
   total,
   sample_rate: 22050,
+  gap_before: index > 0 ? gap : 0,
   samples: Array.from({ length }, (_, i) => (i === 0 ? first : 0.1)),
 })
 
@@ -124,6 +126,29 @@ describe('Speak', () => {
     expect(commands.saveSpeech).toHaveBeenCalledWith(21, '/home/ada/Music/hello.wav')
     expect(await screen.findByText('Saved WAV')).toBeInTheDocument()
     expect(screen.getByTestId('saved-path')).toHaveTextContent('/home/ada/Music/hello.wav')
+  })
+
+  it('plays the pieces of a Qwen3-TTS voice back to back, with no pause between them', async () => {
+    commands.speak.mockResolvedValue(ok(job({ id: 31, kind: 'speak' })))
+    await setup()
+    await userEvent.type(screen.getByRole('textbox', { name: 'Text to speak' }), 'Hello there.')
+    const now = vi.spyOn(performance, 'now').mockReturnValue(1000)
+    await userEvent.click(screen.getByRole('button', { name: /Generate/ }))
+    now.mockReturnValue(1380)
+    act(() => sendSpeechAudio(audio(31, 0, 1, 0.25, 4410, 0)))
+    now.mockReturnValue(2600)
+    act(() => sendSpeechAudio(audio(31, 1, 2, 0.5, 2205, 0)))
+    expect(fake.scheduled.map((s) => s.first)).toEqual([0.25, 0.5])
+    expect(fake.scheduled[1].at).toBeCloseTo(fake.scheduled[0].at + 4410 / 22050, 5)
+    now.mockRestore()
+    act(() => emitRuntime({ type: 'job_finished', job_id: 31, status: 'done', error: null }))
+    // How long the first audio took from Generate: the first piece's arrival, not a later one's.
+    expect(screen.getByTestId('speak-progress')).toHaveTextContent('first audio in 380 ms')
+    act(() => fake.finishAll())
+    const player = screen.getByRole('group', { name: 'Speech player' })
+    await userEvent.click(within(player).getByRole('button', { name: 'Play' }))
+    // One clip as saved: the pieces joined, no pause added.
+    expect(fake.scheduled.at(-1)).toEqual(expect.objectContaining({ offset: 0, length: 4410 + 2205, first: 0.25 }))
   })
 
   it('keeps sentences that arrive before the command answers', async () => {

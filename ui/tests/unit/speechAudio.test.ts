@@ -15,6 +15,7 @@ describe('speech audio frames', () => {
       index: recorded.event.index,
       total: recorded.event.total,
       sample_rate: recorded.event.sample_rate,
+      gap_before: Math.fround(recorded.event.gap_before),
     })
     // f32 in the frame: each sample is the recorded one, rounded to f32.
     expect([...audio.samples]).toEqual(recorded.event.samples.map(Math.fround))
@@ -25,7 +26,7 @@ describe('speech audio frames', () => {
   })
 
   it('refuse what is not a frame, by its size', () => {
-    expect(() => decodeSpeechAudio(new ArrayBuffer(HEADER_BYTES - 1))).toThrow('not a speech audio frame: 19 bytes')
-    expect(() => decodeSpeechAudio(new ArrayBuffer(HEADER_BYTES + 3))).toThrow('23 bytes')
+    expect(() => decodeSpeechAudio(new ArrayBuffer(HEADER_BYTES - 1))).toThrow('not a speech audio frame: 23 bytes')
+    expect(() => decodeSpeechAudio(new ArrayBuffer(HEADER_BYTES + 3))).toThrow('27 bytes')
   })
 })

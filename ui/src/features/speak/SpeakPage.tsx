@@ -74,6 +74,7 @@ function Progress() {
       <div className="speak-progress-text tabular" data-testid="speak-progress" role="status">
         <span>{label}</span>
         {s.audioSeconds > 0 && <span>{formatDuration(s.audioSeconds)} of audio</span>}
+        {s.status === 'done' && s.firstAudioMs != null && <span>first audio in {s.firstAudioMs} ms</span>}
         {running && s.sentencesDone > 0 && <span>{s.cancelling ? 'Cancelling…' : formatEta(s.etaSeconds)}</span>}
         {s.silent && <span>This window cannot play audio; save the WAV to hear it.</span>}
       </div>

@@ -1,5 +1,6 @@
-// Plays PCM as it arrives: each chunk (one sentence) is scheduled with Web Audio right
-// after the one before, so sentences play back to back while later ones are still made.
+// Plays PCM as it arrives: each chunk (a sentence, or a piece a Qwen3-TTS voice decoded)
+// is scheduled with Web Audio after the one before, with the pause the saved speech has
+// between them, so chunks play back to back while later ones are still made.
 // Chunks may arrive out of order; they are held until the ones before them are in.
 
 type AudioContextCtor = new (options?: AudioContextOptions) => AudioContext
@@ -15,14 +16,11 @@ export function canPlayPcm(): boolean {
   return audioContextCtor() != null
 }
 
-/** A pause between sentences, like the one in the WAV the runtime writes. */
-export const SENTENCE_GAP_SECONDS = 0.15
-
 export class PcmPlayer {
   private ctx: AudioContext | null = null
   private nextStart = 0
   private nextIndex = 0
-  private held = new Map<number, { samples: ArrayLike<number>; sampleRate: number }>()
+  private held = new Map<number, { samples: ArrayLike<number>; sampleRate: number; gapBefore: number }>()
   private sources = new Set<AudioBufferSourceNode>()
   /** The context time at which second 0 of the clip `playFrom` plays; null otherwise. */
   private clipStart: number | null = null
@@ -38,15 +36,15 @@ export class PcmPlayer {
     return this.sources.size > 0
   }
 
-  /** Adds chunk `index` (0-based); it plays after every chunk before it. */
-  push(index: number, samples: ArrayLike<number>, sampleRate: number): boolean {
+  /** Adds chunk `index` (0-based); it plays `gapBefore` seconds after every chunk before it. */
+  push(index: number, samples: ArrayLike<number>, sampleRate: number, gapBefore = 0): boolean {
     if (index < this.nextIndex || this.held.has(index)) return false
-    this.held.set(index, { samples, sampleRate })
+    this.held.set(index, { samples, sampleRate, gapBefore })
     let ok = true
     while (this.held.has(this.nextIndex)) {
       const chunk = this.held.get(this.nextIndex)!
       this.held.delete(this.nextIndex)
-      ok = this.schedule(chunk.samples, chunk.sampleRate, this.nextIndex > 0) && ok
+      ok = this.schedule(chunk.samples, chunk.sampleRate, chunk.gapBefore) && ok
       this.nextIndex++
     }
     return ok
@@ -124,7 +122,7 @@ export class PcmPlayer {
     return this.ctx
   }
 
-  private schedule(samples: ArrayLike<number>, sampleRate: number, gap: boolean): boolean {
+  private schedule(samples: ArrayLike<number>, sampleRate: number, gap: number): boolean {
     const ctx = this.context()
     if (!ctx || samples.length === 0) return false
     if (ctx.state === 'suspended') void ctx.resume().catch(() => {})
@@ -135,7 +133,7 @@ export class PcmPlayer {
     source.connect(ctx.destination)
     // Back to back after what is scheduled; a little ahead of now if playback caught up.
     const earliest = ctx.currentTime + 0.05
-    const start = Math.max(earliest, this.nextStart + (gap && this.playing ? SENTENCE_GAP_SECONDS : 0))
+    const start = Math.max(earliest, this.nextStart + (this.playing ? gap : 0))
     source.start(start)
     this.nextStart = start + buffer.duration
     this.sources.add(source)

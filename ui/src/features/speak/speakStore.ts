@@ -9,7 +9,7 @@ import type { RuntimeEvent } from '../../lib/events'
 import type { SpeechAudio } from '../../lib/speechAudioFrame'
 import { createStore, useStore } from '../../lib/store'
 import { rememberedVoice, rememberVoice } from '../voices/voicesStore'
-import { PcmPlayer, SENTENCE_GAP_SECONDS } from './pcmPlayer'
+import { PcmPlayer } from './pcmPlayer'
 
 export interface SpeakState {
   text: string
@@ -27,6 +27,8 @@ export interface SpeakState {
   etaSeconds: number | null
   /** Seconds of audio received so far. */
   audioSeconds: number
+  /** Milliseconds from Generate to the first piece of audio; null until it came. */
+  firstAudioMs: number | null
   playing: boolean
   /** Web Audio is missing: the audio is made and saved, but not played here. */
   silent: boolean
@@ -51,6 +53,7 @@ const fresh = (): SpeakState => ({
   sentencesTotal: 0,
   etaSeconds: null,
   audioSeconds: 0,
+  firstAudioMs: null,
   playing: false,
   silent: false,
   cancelling: false,
@@ -61,8 +64,10 @@ const fresh = (): SpeakState => ({
 
 export const speakStore = createStore<SpeakState>(fresh())
 
-/** Every sentence received for the current job, by index, to play it again. */
-let chunks: { samples: Float32Array; sampleRate: number }[] = []
+/** When Generate asked for the current job (performance.now()). */
+let requestedAt = 0
+/** Every piece received for the current job, by index, to play it again. */
+let chunks: { samples: Float32Array; sampleRate: number; gapBefore: number }[] = []
 /** Events for a job id not known yet (they can beat the command's answer). */
 const early = new EarlyEvents<SpeakInput>()
 let player: PcmPlayer | null = null
@@ -102,6 +107,7 @@ export async function generate(voiceId: number, text: string, speed: number | nu
   getPlayer().stop()
   chunks = []
   early.clear()
+  requestedAt = performance.now()
   speakStore.set((s) => ({
     ...fresh(),
     text: s.text,
@@ -136,16 +142,16 @@ export async function cancelSpeech(): Promise<void> {
 }
 
 /** Plays what was made again, from the start. */
-/** The whole speech as one clip: the sentences with the pause the saved WAV has between them. */
+/** The whole speech as one clip: the pieces with the pauses the saved WAV has between them. */
 export function speechClip(): { samples: Float32Array; sampleRate: number } | null {
   const parts = chunks.filter(Boolean)
   if (!parts.length) return null
   const sampleRate = parts[0].sampleRate
-  const gap = Math.round(SENTENCE_GAP_SECONDS * sampleRate)
-  const samples = new Float32Array(parts.reduce((n, c) => n + c.samples.length, 0) + gap * (parts.length - 1))
+  const gaps = parts.map((c, i) => (i > 0 ? Math.round(c.gapBefore * sampleRate) : 0))
+  const samples = new Float32Array(parts.reduce((n, c, i) => n + gaps[i] + c.samples.length, 0))
   let at = 0
   parts.forEach((c, i) => {
-    if (i > 0) at += gap
+    at += gaps[i]
     samples.set(c.samples, at)
     at += c.samples.length
   })
@@ -225,13 +231,14 @@ function apply(e: SpeakInput): void {
       }))
       break
     case 'speech_audio': {
-      chunks[e.index] = { samples: e.samples, sampleRate: e.sample_rate }
-      const playing = getPlayer().push(e.index, e.samples, e.sample_rate)
+      chunks[e.index] = { samples: e.samples, sampleRate: e.sample_rate, gapBefore: e.gap_before }
+      const playing = getPlayer().push(e.index, e.samples, e.sample_rate, e.gap_before)
       speakStore.set((s) => ({
         ...s,
         status: s.status === 'queued' ? 'running' : s.status,
         sentencesTotal: Math.max(s.sentencesTotal, e.total),
         audioSeconds: s.audioSeconds + e.samples.length / e.sample_rate,
+        firstAudioMs: s.firstAudioMs ?? Math.round(performance.now() - requestedAt),
         playing: s.playing || playing,
         silent: !playing && !getPlayer().playing,
       }))
