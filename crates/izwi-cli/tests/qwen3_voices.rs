@@ -8,6 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use izwi_test_support::fixtures::{qwen3_tts_tiny as fixture, qwen3_tts_variant};
+
 struct Izwi {
     data: tempfile::TempDir,
 }
@@ -69,33 +71,6 @@ impl Izwi {
     fn voices(&self) -> Vec<serde_json::Value> {
         serde_json::from_str(&self.ok(&["voices", "list", "--json"])).unwrap()
     }
-}
-
-fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../izwi-core/tests/fixtures/qwen3-tts-tiny")
-}
-
-/// A copy of the fixture whose config.json says it is a `kind` checkpoint.
-fn variant(dir: &Path, kind: &str) -> PathBuf {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap().flatten() {
-            let target = to.join(entry.file_name());
-            if entry.path().is_dir() {
-                copy(&entry.path(), &target);
-            } else {
-                std::fs::copy(entry.path(), target).unwrap();
-            }
-        }
-    }
-    let to = dir.join(kind);
-    copy(&fixture(), &to);
-    let config = to.join("config.json");
-    let mut json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
-    json["tts_model_type"] = kind.into();
-    std::fs::write(&config, json.to_string()).unwrap();
-    to
 }
 
 /// Two seconds of a 44.1 kHz stereo hum.
@@ -267,7 +242,7 @@ fn a_clone_refuses_what_it_cannot_use() {
     assert!(clone(&izwi.path("nowhere.wav"), "local/qwen").contains("no recording at"));
     let short = izwi.path("short.wav");
     recording(&short, 1);
-    let custom = variant(izwi.data.path(), "custom_voice");
+    let custom = qwen3_tts_variant(izwi.data.path(), "custom_voice");
     let err = clone(&short, custom.to_str().unwrap());
     assert!(
         err.contains("only a Base checkpoint clones voices"),
@@ -282,7 +257,7 @@ fn a_clone_refuses_what_it_cannot_use() {
 #[test]
 fn a_designed_voice_speaks_its_description() {
     let izwi = Izwi::new();
-    let design = variant(izwi.data.path(), "voice_design");
+    let design = qwen3_tts_variant(izwi.data.path(), "voice_design");
     izwi.ok(&[
         "models",
         "import",
@@ -338,7 +313,7 @@ fn a_designed_voice_speaks_its_description() {
 #[test]
 fn a_custom_voice_checkpoints_speakers_are_presets() {
     let izwi = Izwi::new();
-    let custom = variant(izwi.data.path(), "custom_voice");
+    let custom = qwen3_tts_variant(izwi.data.path(), "custom_voice");
     izwi.ok(&[
         "models",
         "import",

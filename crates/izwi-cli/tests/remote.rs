@@ -11,6 +11,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use izwi_test_support::asset;
+use izwi_test_support::fixtures::{decode_greedily, qwen3_tts_copy};
 use izwi_test_support::serve::Server;
 use serde_json::Value;
 
@@ -467,32 +468,6 @@ fn a_third_party_server_transcribes_and_says_what_it_lacks() {
     assert!(stderr.contains("offers no chat"), "{stderr}");
 }
 
-/// A copy of the tiny Qwen3-TTS checkpoint that decodes greedily, so that one text in
-/// one voice is the same samples wherever it is spoken.
-fn greedy_qwen3(dir: &Path) -> PathBuf {
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../izwi-core/tests/fixtures/qwen3-tts-tiny");
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap().flatten() {
-            let target = to.join(entry.file_name());
-            if entry.path().is_dir() {
-                copy(&entry.path(), &target);
-            } else {
-                std::fs::copy(entry.path(), target).unwrap();
-            }
-        }
-    }
-    let to = dir.join("qwen3-greedy");
-    copy(&fixture, &to);
-    let config = to.join("generation_config.json");
-    let mut json: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
-    json["do_sample"] = false.into();
-    json["subtalker_dosample"] = false.into();
-    std::fs::write(&config, json.to_string()).unwrap();
-    to
-}
-
 /// Two seconds of a 16 kHz hum, quieter than half scale: its samples go over the wire
 /// as 16-bit and come back the same.
 fn hum(path: &Path) {
@@ -515,7 +490,9 @@ fn hum(path: &Path) {
 fn a_cloned_voice_speaks_through_the_remote_with_its_recording() {
     let server_data = tempfile::tempdir().unwrap();
     let here = tempfile::tempdir().unwrap();
-    let checkpoint = greedy_qwen3(here.path());
+    // Greedy, so that one text in one voice is the same samples on both machines.
+    let checkpoint = qwen3_tts_copy(&here.path().join("qwen3-greedy"), |_| {});
+    decode_greedily(&checkpoint);
     let checkpoint = checkpoint.display().to_string();
     izwi(
         server_data.path(),

@@ -6,10 +6,11 @@
 //! OpenAI's shape, after which the server still answers, and no upload left behind.
 //! Random weights say nothing intelligible: this checks the path, not the voice.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use base64::Engine;
+use izwi_test_support::fixtures::{qwen3_tts_tiny as fixture, qwen3_tts_variant};
 use izwi_test_support::serve::Server;
 use reqwest::blocking::{multipart, Client};
 use serde_json::{json, Value};
@@ -31,27 +32,6 @@ fn izwi(data: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).expect("utf-8")
-}
-
-fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../izwi-core/tests/fixtures/qwen3-tts-tiny")
-}
-
-/// A copy of the fixture whose config.json says it is a VoiceDesign checkpoint.
-fn voice_design_copy(dir: &Path) -> PathBuf {
-    let to = dir.join("voice_design");
-    let status = Command::new("cp")
-        .arg("-r")
-        .arg(fixture())
-        .arg(&to)
-        .status()
-        .expect("cp runs");
-    assert!(status.success());
-    let config = to.join("config.json");
-    let mut json: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
-    json["tts_model_type"] = "voice_design".into();
-    std::fs::write(&config, json.to_string()).unwrap();
-    to
 }
 
 /// Two seconds of a 160 Hz hum at 16 kHz.
@@ -130,7 +110,7 @@ fn voices_are_cloned_and_designed_through_the_api_and_speak() {
             "qwen",
         ],
     );
-    let design = voice_design_copy(dir.path());
+    let design = qwen3_tts_variant(dir.path(), "voice_design");
     izwi(
         &data,
         &[

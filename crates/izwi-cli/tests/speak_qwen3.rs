@@ -5,6 +5,8 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+use izwi_test_support::fixtures::{edit_json, qwen3_tts_copy};
+
 fn checkpoint() -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../izwi-core/tests/fixtures/qwen3-tts-tiny")
@@ -274,32 +276,16 @@ fn reference_tensor(name: &str) -> Vec<f32> {
 
 /// The tiny checkpoint copied to `dir`, with `edit` applied to its config.json and a
 /// generation_config.json that decodes greedily, as the reference's fixtures were made.
-fn checkpoint_copy(dir: &std::path::Path, edit: impl Fn(&mut serde_json::Value)) -> String {
-    fn copy(from: &std::path::Path, to: &std::path::Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let entry = entry.unwrap();
-            let target = to.join(entry.file_name());
-            if entry.file_type().unwrap().is_dir() {
-                copy(&entry.path(), &target);
-            } else {
-                std::fs::copy(entry.path(), target).unwrap();
-            }
-        }
-    }
-    copy(std::path::Path::new(&checkpoint()), dir);
-    let path = dir.join("config.json");
-    let mut config: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    edit(&mut config);
-    std::fs::write(&path, config.to_string()).unwrap();
-    let greedy = serde_json::json!({
-        "do_sample": false,
-        "subtalker_dosample": false,
-        "repetition_penalty": 1.05,
-        "max_new_tokens": 40
+fn checkpoint_copy(dir: &std::path::Path, edit: impl FnOnce(&mut serde_json::Value)) -> String {
+    qwen3_tts_copy(dir, edit);
+    edit_json(&dir.join("generation_config.json"), |generation| {
+        *generation = serde_json::json!({
+            "do_sample": false,
+            "subtalker_dosample": false,
+            "repetition_penalty": 1.05,
+            "max_new_tokens": 40
+        });
     });
-    std::fs::write(dir.join("generation_config.json"), greedy.to_string()).unwrap();
     dir.display().to_string()
 }
 

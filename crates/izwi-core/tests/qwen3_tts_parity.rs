@@ -18,6 +18,7 @@ use izwi_core::models::qwen3_tts::{
     SpeechPrompt, VoiceReference, VoiceSample, STREAM_CHUNK_FRAMES,
 };
 use izwi_core::models::shared::sampling::argmax;
+use izwi_test_support::fixtures::qwen3_tts_variant;
 use serde::Deserialize;
 
 const TOLERANCE: f32 = 1e-4;
@@ -627,29 +628,6 @@ async fn in_context_cloning_refuses_what_it_cannot_use() {
     );
 }
 
-/// A copy of the fixture checkpoint whose config.json names another variant.
-fn variant(dir: &std::path::Path, kind: &str) -> PathBuf {
-    fn copy(from: &std::path::Path, to: &std::path::Path) {
-        std::fs::create_dir_all(to).expect("a folder");
-        for entry in std::fs::read_dir(from).expect("the fixture").flatten() {
-            let target = to.join(entry.file_name());
-            if entry.path().is_dir() {
-                copy(&entry.path(), &target);
-            } else {
-                std::fs::copy(entry.path(), target).expect("copies");
-            }
-        }
-    }
-    let to = dir.join(kind);
-    copy(&checkpoint(), &to);
-    let config = to.join("config.json");
-    let mut json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&config).expect("config")).expect("json");
-    json["tts_model_type"] = kind.into();
-    std::fs::write(&config, json.to_string()).expect("writes");
-    to
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn custom_voice_and_voice_design_checkpoints_say_the_whole_text_first() {
     // As the reference's generate_custom_voice and generate_voice_design do by default.
@@ -660,8 +638,8 @@ async fn custom_voice_and_voice_design_checkpoints_say_the_whole_text_first() {
         ("voice_design", "design_whole"),
     ] {
         let case = cases.iter().find(|c| c.name == name).expect("the case");
-        let tts =
-            Qwen3Tts::from_dir(&variant(dir.path(), kind), &Device::Cpu, config()).expect("loads");
+        let tts = Qwen3Tts::from_dir(&qwen3_tts_variant(dir.path(), kind), &Device::Cpu, config())
+            .expect("loads");
         let options = SpeakOptions {
             greedy: true,
             language: (case.language != "auto").then(|| case.language.clone()),

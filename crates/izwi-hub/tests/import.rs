@@ -10,6 +10,7 @@ use izwi_hub::{
     CatalogEntry, CatalogFile, Family, Hub, HubConfig, HubError, ModelSource, ModelStatus,
     ModelTask,
 };
+use izwi_test_support::fixtures::{copy_dir, qwen3_tts_tiny};
 use sha2::Digest;
 
 fn hub_with(dir: &Path, catalog: Vec<CatalogEntry>) -> Hub {
@@ -359,29 +360,12 @@ fn removal_touches_only_an_import_folder_inside_the_imports() {
     );
 }
 
-/// izwi-core's tiny random Qwen3-TTS checkpoint, in the official layout.
-fn qwen3_tts_fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../izwi-core/tests/fixtures/qwen3-tts-tiny")
-}
-
-fn copy_folder(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_folder(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 #[test]
 fn a_qwen3_tts_folder_is_imported_with_its_codec() {
     let dir = tempfile::tempdir().unwrap();
     let hub = hub(dir.path());
     let info = hub
-        .import(&qwen3_tts_fixture(), Some("qwen-tiny"), &no_converter)
+        .import(&qwen3_tts_tiny(), Some("qwen-tiny"), &no_converter)
         .unwrap();
     assert_eq!(info.id, "local/qwen-tiny");
     assert_eq!(
@@ -404,18 +388,14 @@ fn a_qwen3_tts_folder_is_imported_with_its_codec() {
     ] {
         assert_eq!(
             std::fs::read(path.join(file)).unwrap(),
-            std::fs::read(qwen3_tts_fixture().join(file)).unwrap(),
+            std::fs::read(qwen3_tts_tiny().join(file)).unwrap(),
             "{file}"
         );
     }
     // Its size counts the codec's folder too.
     let weights: u64 = ["model.safetensors", "speech_tokenizer/model.safetensors"]
         .iter()
-        .map(|f| {
-            std::fs::metadata(qwen3_tts_fixture().join(f))
-                .unwrap()
-                .len()
-        })
+        .map(|f| std::fs::metadata(qwen3_tts_tiny().join(f)).unwrap().len())
         .sum();
     assert!(
         info.size_bytes > weights,
@@ -427,7 +407,7 @@ fn a_qwen3_tts_folder_is_imported_with_its_codec() {
     assert!(hub.verify("local/qwen-tiny").is_err());
 
     // Used in place, it is the same family.
-    let id = qwen3_tts_fixture().display().to_string();
+    let id = qwen3_tts_tiny().display().to_string();
     assert_eq!(hub.info(&id).unwrap().family, Family::Qwen3Tts);
 }
 
@@ -440,10 +420,10 @@ fn a_qwen3_tts_folder_without_its_codec_or_tokenizer_is_refused() {
         other => panic!("expected a refusal, got {other:?}"),
     };
     let src = dir.path().join("qwen");
-    copy_folder(&qwen3_tts_fixture(), &src);
+    copy_dir(&qwen3_tts_tiny(), &src);
     std::fs::remove_file(src.join("speech_tokenizer/model.safetensors")).unwrap();
     assert!(reason(&src).contains("speech_tokenizer/"));
-    copy_folder(&qwen3_tts_fixture(), &src);
+    copy_dir(&qwen3_tts_tiny(), &src);
     for file in ["tokenizer.json", "merges.txt"] {
         std::fs::remove_file(src.join(file)).unwrap();
     }

@@ -1,9 +1,11 @@
 //! What Izwi's tests share across crates, as a dev-dependency: a small Hugging Face hub
 //! served on 127.0.0.1 ([`hub`]) and the real models and speech that
 //! scripts/fetch-assets.sh puts under `.assets/` ([`asset`]), questions spoken by
-//! espeak-ng ([`spoken`]), a PulseAudio server with null sinks for the microphone and
+//! espeak-ng ([`spoken`]), the committed tiny checkpoints and changed copies of them
+//! ([`fixtures`]), a PulseAudio server with null sinks for the microphone and
 //! speaker paths ([`pulse`]), and a running `izwi serve` ([`serve`]).
 
+pub mod fixtures;
 pub mod hub;
 pub mod pulse;
 pub mod serve;
