@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use izwi_audio::WavFile;
 use izwi_core::models::qwen3_tts::{Qwen3Tts, SpeakOptions, SpeechError, SpeechStats, VoiceSample};
-use izwi_store::{Job, JobKind, JobMetrics, NewJob};
+use izwi_store::{Job, JobKind, JobMetrics};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
@@ -253,30 +253,42 @@ impl Runtime {
         let job = self
             .create_job(JobKind::Speak, voice.model_id.clone(), input, params_row)
             .await?;
+        let utterance = Utterance {
+            job_id: job.id,
+            requested,
+            language: None,
+            seed: None,
+        };
+        let output = params.output.map(Path::to_path_buf);
+        self.spawn_speaking(&job, utterance, voice, script_sentences(script), output);
+        Ok(job)
+    }
+
+    /// Runs a queued speak job: `texts` said in `voice` one after another into `output`
+    /// (by default the data folder's `speech-<job id>.wav`).
+    fn spawn_speaking(
+        &self,
+        job: &Job,
+        utterance: Utterance,
+        voice: Qwen3Voice,
+        texts: mpsc::Receiver<Result<String, RuntimeError>>,
+        output: Option<PathBuf>,
+    ) {
         let inner = self.inner.clone();
         let job_id = job.id;
-        let output = params.output.map(Path::to_path_buf);
         self.inner.jobs.spawn(
             self.inner.store.clone(),
             self.inner.events.clone(),
-            &job,
+            job,
             move || async move {
                 let output = match output {
                     Some(path) => path,
                     None => inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
                 };
-                let utterance = Utterance {
-                    job_id,
-                    requested,
-                    language: None,
-                    seed: None,
-                };
-                let texts = script_sentences(script);
                 let metrics = run(&inner, &utterance, &voice, texts, &output).await?;
                 Ok((Some(output.display().to_string()), metrics))
             },
         );
-        Ok(job)
     }
 
     async fn start_qwen3(
@@ -303,46 +315,27 @@ impl Runtime {
             language: request.language.as_deref(),
             seed: request.seed,
         };
+        let params = serde_json::to_value(&params)
+            .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))?;
         let job = self
-            .inner
-            .store
-            .create_job(NewJob {
-                kind: JobKind::Speak,
-                model_id: Some(voice.model_id.clone()),
-                input: excerpt(&request.text),
-                params: serde_json::to_value(&params)
-                    .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))?,
-            })
+            .create_job(
+                JobKind::Speak,
+                voice.model_id.clone(),
+                excerpt(&request.text),
+                params,
+            )
             .await?;
-        self.inner
-            .events
-            .emit(Event::JobQueued { job: job.clone() });
-        let inner = self.inner.clone();
-        let job_id = job.id;
-        let output = request.output.clone();
-        self.inner.jobs.spawn(
-            self.inner.store.clone(),
-            self.inner.events.clone(),
-            &job,
-            move || async move {
-                let output = match output {
-                    Some(path) => path,
-                    None => inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
-                };
-                let utterance = Utterance {
-                    job_id,
-                    requested,
-                    language: request.language.clone(),
-                    seed: request.seed,
-                };
-                let (tx, texts) = mpsc::channel(1);
-                // The channel has room for it: the send cannot fail.
-                let _ = tx.try_send(Ok(request.text.clone()));
-                drop(tx);
-                let metrics = run(&inner, &utterance, &voice, texts, &output).await?;
-                Ok((Some(output.display().to_string()), metrics))
-            },
-        );
+        let utterance = Utterance {
+            job_id: job.id,
+            requested,
+            language: request.language.clone(),
+            seed: request.seed,
+        };
+        let (tx, texts) = mpsc::channel(1);
+        // The channel has room for it: the send cannot fail.
+        let _ = tx.try_send(Ok(request.text.clone()));
+        drop(tx);
+        self.spawn_speaking(&job, utterance, voice, texts, request.output.clone());
         Ok(job)
     }
 }
