@@ -128,6 +128,45 @@ impl Attention {
         let k = rope.apply(&k, &meta.positions)?;
         self.out_proj.forward(&meta.attention(cache, &q, &k, &v)?)
     }
+
+    /// Attention over the whole sequence `x` (`[tokens, hidden]`, positions from 0)
+    /// under `mask` (`[tokens, tokens]`, 0 where a query sees a key, −∞ elsewhere).
+    fn forward_dense(
+        &self,
+        x: &Tensor,
+        rope: &RotaryEmbedding,
+        positions: &Tensor,
+        mask: &Tensor,
+    ) -> Result<Tensor> {
+        let tokens = x.dim(0)?;
+        let heads = |proj: &Linear, n: usize| -> Result<Tensor> {
+            proj.forward(x)?.reshape((tokens, n, self.head_dim))
+        };
+        let q = self
+            .q_layernorm
+            .forward(&heads(&self.q_proj, self.num_heads)?)?;
+        let k = self
+            .k_layernorm
+            .forward(&heads(&self.k_proj, self.num_kv_heads)?)?;
+        let v = heads(&self.v_proj, self.num_kv_heads)?;
+        let q = rope.apply(&q, positions)?.transpose(0, 1)?.contiguous()?;
+        let group = self.num_heads / self.num_kv_heads;
+        // [kv heads, tokens, dim] → [heads, tokens, dim], each KV head serving its group.
+        let share = |t: Tensor| -> Result<Tensor> {
+            let t = t.transpose(0, 1)?.contiguous()?;
+            let (n, len, dim) = t.dims3()?;
+            t.unsqueeze(1)?
+                .expand((n, group, len, dim))?
+                .reshape((n * group, len, dim))
+        };
+        let k = share(rope.apply(&k, positions)?)?;
+        let v = share(v)?;
+        let scale = 1.0 / (self.head_dim as f64).sqrt();
+        let scores = (q.matmul(&k.t()?)? * scale)?.broadcast_add(mask)?;
+        let weights = candle_nn::ops::softmax_last_dim(&scores)?;
+        let out = weights.matmul(&v)?.transpose(0, 1)?.reshape((tokens, ()))?;
+        self.out_proj.forward(&out)
+    }
 }
 
 /// SwiGLU feed-forward (`w2(silu(w1 x) · w3 x)`).
@@ -176,6 +215,26 @@ struct Step<'a> {
 }
 
 impl Layer {
+    /// The layer over a whole sequence without the engine: see [`Lfm2::forward_dense`].
+    fn forward_dense(
+        &self,
+        x: &Tensor,
+        rope: &RotaryEmbedding,
+        positions: &Tensor,
+        mask: &Tensor,
+    ) -> Result<Tensor> {
+        let h = self.operator_norm.forward(x)?;
+        let h = match &self.operator {
+            Operator::Attention(attention, _) => {
+                attention.forward_dense(&h, rope, positions, mask)?
+            }
+            Operator::Conv(conv, _) => conv.forward_dense(&h)?,
+        };
+        let x = (x + h)?;
+        let h = self.feed_forward.forward(&self.ffn_norm.forward(&x)?)?;
+        x + h
+    }
+
     fn forward(&self, x: &Tensor, rope: &RotaryEmbedding, step: &Step) -> Result<Tensor> {
         let h = self.operator_norm.forward(x)?;
         let h = match &self.operator {
@@ -379,6 +438,30 @@ impl Lfm2 {
         }
         let rows = x.index_select(&step.meta.logits_rows, 0)?;
         self.norm.forward(&rows)
+    }
+}
+
+impl Lfm2 {
+    /// The backbone over one whole sequence of input embeddings (`[tokens, hidden]`)
+    /// without the engine: attention under `mask` (`[tokens, tokens]`, 0 where a query
+    /// sees a key and −∞ elsewhere), convolutions causal from a zero state. Returns the
+    /// final, normed hidden states of every token.
+    pub fn forward_dense(&self, embeddings: &Tensor, mask: &Tensor) -> Result<Tensor> {
+        let tokens = embeddings.dim(0)?;
+        if mask.dims() != [tokens, tokens] {
+            candle_core::bail!(
+                "an attention mask of shape {:?} for {tokens} tokens",
+                mask.dims()
+            );
+        }
+        let dtype = self.spec.kv_cache.dtype;
+        let positions = Tensor::arange(0u32, tokens as u32, &self.spec.device)?;
+        let mask = mask.to_dtype(dtype)?;
+        let mut x = embeddings.to_dtype(dtype)?;
+        for layer in &self.layers {
+            x = layer.forward_dense(&x, &self.rope, &positions, &mask)?;
+        }
+        self.norm.forward(&x)
     }
 }
 

@@ -74,6 +74,23 @@ impl ShortConv {
         self.out_proj.forward(&y)
     }
 
+    /// One whole sequence `x` (`[tokens, hidden]`) convolved causally from a zero state.
+    pub fn forward_dense(&self, x: &Tensor) -> Result<Tensor> {
+        let bcx = self.in_proj.forward(x)?;
+        let (n, h) = (x.dim(0)?, self.hidden);
+        let bx = (bcx.narrow(1, 0, h)? * bcx.narrow(1, 2 * h, h)?)?;
+        let zeros = Tensor::zeros((self.width(), h), bx.dtype(), bx.device())?;
+        let window = Tensor::cat(&[&zeros, &bx], 0)?;
+        let mut out = window.narrow(0, 0, n)?.broadcast_mul(&self.taps[0])?;
+        for (k, tap) in self.taps.iter().enumerate().skip(1) {
+            out = (out + window.narrow(0, k, n)?.broadcast_mul(tap)?)?;
+        }
+        if let Some(bias) = &self.bias {
+            out = out.broadcast_add(bias)?;
+        }
+        self.out_proj.forward(&(bcx.narrow(1, h, h)? * out)?)
+    }
+
     /// The convolution of one group's rows of `bx`: `[num_seqs * len, hidden]`.
     fn convolve(&self, bx: &Tensor, group: &ConvGroup, state: &Tensor) -> Result<Tensor> {
         let (m, n, width) = (group.slots.len(), group.len, self.width());
