@@ -585,7 +585,7 @@ fn a_cloned_voice_speaks_through_the_remote_with_its_recording() {
     assert!(!out.status.success());
     let error = jobs(here.path())[0]["error"].as_str().unwrap().to_string();
     assert!(
-        error.contains("no Qwen3-TTS model is installed on this server"),
+        error.contains("no Qwen3-TTS Base model is installed on this server"),
         "{error}"
     );
 }

@@ -163,7 +163,10 @@ impl Runtime {
     pub async fn speak_qwen3(&self, request: Qwen3SpeakRequest) -> Result<Job, RuntimeError> {
         if let Some(remote) = self.inner.remote() {
             return Err(RuntimeError::InvalidRequest(format!(
-                "speech goes to the remote server {}, which takes a voice of the library by                  name (a clone goes with its recording) but no sample, seed or language of                  this request's own: speak with a library voice, or on this machine                  (`izwi --backend local`)",
+                "speech goes to the remote server {}, which takes a voice of the library by \
+                 name (a clone goes with its recording) but no sample, seed or language of \
+                 this request's own: speak with a library voice, or on this machine \
+                 (`izwi --backend local`)",
                 remote.url()
             )));
         }

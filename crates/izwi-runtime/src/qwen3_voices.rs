@@ -399,6 +399,23 @@ fn recording(path: &Path) -> Result<Vec<f32>, RuntimeError> {
 }
 
 impl Runtime {
+    /// The installed Qwen3-TTS models of a variant (`base`, `custom_voice`,
+    /// `voice_design`, as their config.json says), by id.
+    pub fn qwen3_models(&self, kind: &str) -> Vec<String> {
+        let hub = &self.inner.hub;
+        hub.list()
+            .into_iter()
+            .filter(|m| m.family == Family::Qwen3Tts && m.status == ModelStatus::Installed)
+            .filter(|m| {
+                hub.model_dir(&m.id)
+                    .ok()
+                    .and_then(|dir| read_variant(&dir).ok())
+                    .is_some_and(|v| v.kind == kind)
+            })
+            .map(|m| m.id)
+            .collect()
+    }
+
     /// Clones a voice with a Qwen3-TTS Base model from a recording (copied into the
     /// data folder) and its transcript (the one given, else Whisper's if a Whisper
     /// model is installed, else none: the result says which).

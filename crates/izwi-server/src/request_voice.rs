@@ -4,13 +4,13 @@
 //! `ref_text` (its transcript) clones; `VoiceDesign` with `instructions` designs;
 //! `CustomVoice` takes `voice` as a preset speaker when the library has no voice of that
 //! name. The model is the request's `model` when it names an installed Qwen3-TTS model,
-//! else (`tts-1` and the like) the one such model installed here.
+//! else (`tts-1` and the like) the one installed here of the variant the task needs.
 
 use std::path::PathBuf;
 
 use axum::body::Bytes;
 use base64::Engine;
-use izwi_runtime::{Family, Job, ModelStatus, Qwen3SpeakRequest};
+use izwi_runtime::{Family, Job, ModelStatus, Qwen3SpeakRequest, MAX_SPEAK_CHARS};
 
 use crate::error::ApiError;
 use crate::models::TTS_MODELS;
@@ -87,7 +87,7 @@ impl RequestVoice {
                 "only task_type Base clones a recording",
             ));
         }
-        let model_id = qwen3_model(state, model)?;
+        let model_id = qwen3_model(state, model, &task)?;
         let mut request = Qwen3SpeakRequest {
             voice: model_id,
             text: input,
@@ -105,7 +105,17 @@ impl RequestVoice {
                 .await?;
                 request.reference_audio = Some(path.clone());
                 upload = Some(Upload(path));
-                request.reference_text = self.ref_text.filter(|t| !t.trim().is_empty());
+                let transcript = self.ref_text.filter(|t| !t.trim().is_empty());
+                if transcript
+                    .as_ref()
+                    .is_some_and(|t| t.chars().count() > MAX_SPEAK_CHARS)
+                {
+                    return Err(ApiError::param(
+                        "ref_text",
+                        format!("`ref_text` is over {MAX_SPEAK_CHARS} characters"),
+                    ));
+                }
+                request.reference_text = transcript;
                 if instructions.is_some() {
                     return Err(ApiError::param(
                         "instructions",
@@ -149,22 +159,21 @@ fn recording(ref_audio: &str) -> Result<Bytes, ApiError> {
         }
         None => ref_audio,
     };
+    // Tools wrap base64 in lines: the line breaks are not part of it.
+    let encoded: String = encoded.split_whitespace().collect();
     base64::engine::general_purpose::STANDARD
-        .decode(encoded.trim())
+        .decode(encoded)
         .map(Bytes::from)
         .map_err(|e| ApiError::param("ref_audio", format!("the recording is not base64: {e}")))
 }
 
-/// The Qwen3-TTS model `model` names, or for OpenAI's names the one installed here.
-fn qwen3_model(state: &AppState, model: &str) -> Result<String, ApiError> {
-    let installed: Vec<String> = state
-        .runtime
-        .models()
-        .into_iter()
-        .filter(|m| m.family == Family::Qwen3Tts && m.status == ModelStatus::Installed)
-        .map(|m| m.id)
-        .collect();
-    if installed.iter().any(|id| id == model) {
+/// The Qwen3-TTS model `model` names, or for OpenAI's names the one installed here of
+/// the variant the task needs.
+fn qwen3_model(state: &AppState, model: &str, task: &Task) -> Result<String, ApiError> {
+    let installed = state.runtime.models().into_iter().any(|m| {
+        m.id == model && m.family == Family::Qwen3Tts && m.status == ModelStatus::Installed
+    });
+    if installed {
         return Ok(model.to_string());
     }
     if !TTS_MODELS.contains(&model) {
@@ -173,16 +182,21 @@ fn qwen3_model(state: &AppState, model: &str) -> Result<String, ApiError> {
             "an installed Qwen3-TTS model",
         ));
     }
-    match installed.as_slice() {
+    let (kind, name) = match task {
+        Task::Base => ("base", "Base"),
+        Task::CustomVoice => ("custom_voice", "CustomVoice"),
+        Task::VoiceDesign => ("voice_design", "VoiceDesign"),
+    };
+    match state.runtime.qwen3_models(kind).as_slice() {
         [one] => Ok(one.clone()),
         [] => Err(ApiError::param(
             "model",
-            "no Qwen3-TTS model is installed on this server to make the voice with",
+            format!("no Qwen3-TTS {name} model is installed on this server to make the voice with"),
         )),
         several => Err(ApiError::param(
             "model",
             format!(
-                "several Qwen3-TTS models are installed: name one in `model` ({})",
+                "several Qwen3-TTS {name} models are installed: name one in `model` ({})",
                 several.join(", ")
             ),
         )),
@@ -200,6 +214,7 @@ mod tests {
             b"RIFF"
         );
         assert_eq!(&recording("UklGRg==").unwrap()[..], b"RIFF");
+        assert_eq!(&recording("UklG\nRg==\n").unwrap()[..], b"RIFF");
         assert!(recording("https://example.com/me.wav").is_err());
         assert!(recording("data:audio/wav,RIFF").is_err());
         assert!(recording("not base64!").is_err());
