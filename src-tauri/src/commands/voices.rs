@@ -3,8 +3,6 @@
 //! Preset voices are downloaded like any model (`download_model`). Qwen3-TTS voices are
 //! cloned from a recording (Base models) or designed from a description (VoiceDesign).
 
-use std::path::PathBuf;
-
 use izwi_runtime::{CloneVoiceRequest, ClonedVoice, SpeechClip, VoiceInfo, VoiceSettings};
 use tauri::State;
 
@@ -79,16 +77,18 @@ impl AppState {
         Ok(self.runtime.preview_voice(&voice, text).await?)
     }
 
-    /// A voice cloned from a recording with a Qwen3-TTS Base model; a blank `text` lets
-    /// Whisper transcribe it. Returns the voice and where its transcript came from.
+    /// A voice cloned from a recording the user chose, with a Qwen3-TTS Base model; a
+    /// blank `text` lets Whisper transcribe it. Returns the voice and where its
+    /// transcript came from.
     pub async fn clone_voice(
         &self,
         name: String,
         model_id: String,
-        audio: PathBuf,
+        audio: String,
         text: Option<String>,
     ) -> AppResult<ClonedVoice> {
         let name = voice_name(&name)?;
+        let audio = self.chosen.readable(&audio, "the recording")?;
         let text = text.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
         let request = CloneVoiceRequest {
             name,
@@ -185,7 +185,7 @@ pub async fn clone_voice(
     state: State<'_, AppState>,
     name: String,
     model_id: String,
-    audio: PathBuf,
+    audio: String,
     text: Option<String>,
 ) -> AppResult<ClonedVoice> {
     state.clone_voice(name, model_id, audio, text).await
