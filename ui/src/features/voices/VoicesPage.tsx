@@ -1,5 +1,6 @@
 // Voices: the library (rename, settings, preview, delete), voices to download, and new
-// voices on an installed voice model with their own settings.
+// voices on an installed voice model with their own settings, or designed by a Qwen3-TTS
+// VoiceDesign model.
 
 import { useState, type FormEvent } from 'react'
 import type { ModelInfo, VoiceInfo } from '../../bindings'
@@ -14,12 +15,14 @@ import { formatBytes, formatEta, plural } from '../../lib/format'
 import { navigate } from '../../lib/nav'
 import { toast } from '../../lib/toast'
 import { cancelDownload, downloadModel, dismissModelError, isInstalled, useModels } from '../models/modelsStore'
+import { DesignVoiceDialog } from './DesignVoiceDialog'
 import { PreviewButton } from './VoicePicker'
 import { SpeedPitchFields, VoiceSettingsForm } from './VoiceSettingsForm'
 import {
   addVoice,
   DEFAULT_SETTINGS,
   deleteVoice,
+  isQwen3Model,
   isVoiceModel,
   loadVoices,
   originLabel,
@@ -311,6 +314,7 @@ export function VoicesPage() {
   const { voices, loaded, loadError } = useVoices()
   const { models } = useModels()
   const [adding, setAdding] = useState(false)
+  const [designing, setDesigning] = useState(false)
   const voiceModels = models.filter(isVoiceModel)
   const installedModels = voiceModels.filter(isInstalled)
   const toDownload = voiceModels.filter((m) => !isInstalled(m))
@@ -333,6 +337,9 @@ export function VoicesPage() {
             }
           >
             <Icon name="plus" size={13} /> Add voice
+          </button>
+          <button type="button" className="btn btn-sm" onClick={() => setDesigning(true)}>
+            <Icon name="plus" size={13} /> Design a voice
           </button>
         </div>
       </header>
@@ -375,6 +382,12 @@ export function VoicesPage() {
         </section>
       </div>
       {adding && <AddVoiceDialog models={installedModels} onClose={() => setAdding(false)} />}
+      {designing && (
+        <DesignVoiceDialog
+          models={models.filter((m) => isQwen3Model(m) && isInstalled(m))}
+          onClose={() => setDesigning(false)}
+        />
+      )}
     </div>
   )
 }

@@ -79,6 +79,13 @@ export async function addVoice(modelId: string, name: string, settings = DEFAULT
   return voice
 }
 
+/** Designs a voice from a description with a Qwen3-TTS VoiceDesign model; it joins the library. */
+export async function designVoice(modelId: string, name: string, description: string): Promise<VoiceInfo> {
+  const voice = await api.designVoice(name, modelId, description)
+  putVoice(voice)
+  return voice
+}
+
 export async function renameVoice(id: number, name: string): Promise<VoiceInfo> {
   const voice = await api.renameVoice(id, name)
   putVoice(voice)
@@ -130,6 +137,8 @@ export function usableVoices(voices: VoiceInfo[]): VoiceInfo[] {
 }
 
 export const isVoiceModel = (m: ModelInfo) => m.family === 'piper'
+/** Qwen3-TTS models: which variant (Base, VoiceDesign) one is, the runtime checks. */
+export const isQwen3Model = (m: ModelInfo) => m.family === 'qwen3_tts'
 
 /** "en_US" → "English (United States)". */
 export function voiceLanguage(code: string | null): string {
