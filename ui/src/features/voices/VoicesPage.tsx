@@ -1,6 +1,6 @@
 // Voices: the library (rename, settings, preview, delete), voices to download, and new
-// voices on an installed voice model with their own settings, or designed by a Qwen3-TTS
-// VoiceDesign model.
+// voices on an installed voice model with their own settings, designed by a Qwen3-TTS
+// VoiceDesign model or cloned from a recording by a Qwen3-TTS Base model.
 
 import { useState, type FormEvent } from 'react'
 import type { ModelInfo, VoiceInfo } from '../../bindings'
@@ -15,6 +15,7 @@ import { formatBytes, formatEta, plural } from '../../lib/format'
 import { navigate } from '../../lib/nav'
 import { toast } from '../../lib/toast'
 import { cancelDownload, downloadModel, dismissModelError, isInstalled, useModels } from '../models/modelsStore'
+import { CloneVoiceDialog } from './CloneVoiceDialog'
 import { DesignVoiceDialog } from './DesignVoiceDialog'
 import { PreviewButton } from './VoicePicker'
 import { SpeedPitchFields, VoiceSettingsForm } from './VoiceSettingsForm'
@@ -315,6 +316,8 @@ export function VoicesPage() {
   const { models } = useModels()
   const [adding, setAdding] = useState(false)
   const [designing, setDesigning] = useState(false)
+  const [cloning, setCloning] = useState(false)
+  const qwen3Models = models.filter((m) => isQwen3Model(m) && isInstalled(m))
   const voiceModels = models.filter(isVoiceModel)
   const installedModels = voiceModels.filter(isInstalled)
   const toDownload = voiceModels.filter((m) => !isInstalled(m))
@@ -340,6 +343,9 @@ export function VoicesPage() {
           </button>
           <button type="button" className="btn btn-sm" onClick={() => setDesigning(true)}>
             <Icon name="plus" size={13} /> Design a voice
+          </button>
+          <button type="button" className="btn btn-sm" onClick={() => setCloning(true)}>
+            <Icon name="plus" size={13} /> Clone a voice
           </button>
         </div>
       </header>
@@ -382,12 +388,8 @@ export function VoicesPage() {
         </section>
       </div>
       {adding && <AddVoiceDialog models={installedModels} onClose={() => setAdding(false)} />}
-      {designing && (
-        <DesignVoiceDialog
-          models={models.filter((m) => isQwen3Model(m) && isInstalled(m))}
-          onClose={() => setDesigning(false)}
-        />
-      )}
+      {designing && <DesignVoiceDialog models={qwen3Models} onClose={() => setDesigning(false)} />}
+      {cloning && <CloneVoiceDialog models={qwen3Models} onClose={() => setCloning(false)} />}
     </div>
   )
 }

@@ -1,7 +1,7 @@
 // The voice library: the voices (a preset for every installed Piper model, and the
 // user's own), renames, settings, deletions, and previews of how a voice sounds.
 
-import type { ModelInfo, VoiceInfo, VoiceSettings } from '../../bindings'
+import type { ClonedVoice, ModelInfo, VoiceInfo, VoiceSettings } from '../../bindings'
 import { api } from '../../lib/api'
 import { languageName } from '../../lib/format'
 import { createStore, useStore } from '../../lib/store'
@@ -84,6 +84,18 @@ export async function designVoice(modelId: string, name: string, description: st
   const voice = await api.designVoice(name, modelId, description)
   putVoice(voice)
   return voice
+}
+
+/** Clones a voice from a chosen recording with a Qwen3-TTS Base model; it joins the library. */
+export async function cloneVoice(
+  modelId: string,
+  name: string,
+  audio: string,
+  text: string | null,
+): Promise<ClonedVoice> {
+  const cloned = await api.cloneVoice(name, modelId, audio, text)
+  putVoice(cloned.voice)
+  return cloned
 }
 
 export async function renameVoice(id: number, name: string): Promise<VoiceInfo> {
