@@ -75,6 +75,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             voices::update_voice_settings,
             voices::delete_voice,
             voices::preview_voice,
+            voices::clone_voice,
+            voices::design_voice,
             chat::list_chats,
             chat::get_chat_messages,
             chat::delete_chat,

@@ -85,6 +85,28 @@ async fn refusals_carry_their_kind() {
         .await
         .unwrap_err();
     assert_eq!(no_model.kind, ErrorKind::Invalid, "{no_model:?}");
+    // Voices of a model that is not installed, or with nothing to make them from.
+    let wav_path = wav.display().to_string();
+    let clone = state
+        .clone_voice("Me".into(), "local/qwen-base".into(), wav_path, None)
+        .await
+        .unwrap_err();
+    assert_eq!(clone.kind, ErrorKind::NotFound, "{clone:?}");
+    let blank = state
+        .design_voice("Calm".into(), "local/qwen-design".into(), " \n".into())
+        .await
+        .unwrap_err();
+    assert_eq!(blank.kind, ErrorKind::Invalid, "{blank:?}");
+    assert!(blank.message.contains("describe"), "{blank:?}");
+    let design = state
+        .design_voice(
+            "Calm".into(),
+            "local/qwen-design".into(),
+            "a calm voice".into(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(design.kind, ErrorKind::NotFound, "{design:?}");
     let not_installed = state
         .transcribe_files(
             vec![wav.display().to_string()],
@@ -251,6 +273,13 @@ async fn paths_the_user_did_not_choose_are_refused() {
     refused(
         state.audio_peaks(s(&wav), 8, "main").await.map(|_| ()),
         "audio_peaks",
+    );
+    refused(
+        state
+            .clone_voice("Me".into(), "local/qwen-base".into(), s(&wav), None)
+            .await
+            .map(|_| ()),
+        "clone_voice",
     );
     refused(
         state

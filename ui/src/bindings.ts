@@ -66,6 +66,8 @@ export const commands = {
 	updateVoiceSettings: (id: number, settings: VoiceSettings) => typedError<VoiceInfo, AppError>(__TAURI_INVOKE("update_voice_settings", { id, settings })),
 	deleteVoice: (id: number) => typedError<null, AppError>(__TAURI_INVOKE("delete_voice", { id })),
 	previewVoice: (voice: string, text: string | null) => typedError<SpeechClip, AppError>(__TAURI_INVOKE("preview_voice", { voice, text })),
+	cloneVoice: (name: string, modelId: string, audio: string, text: string | null) => typedError<ClonedVoice, AppError>(__TAURI_INVOKE("clone_voice", { name, modelId, audio, text })),
+	designVoice: (name: string, modelId: string, description: string) => typedError<VoiceInfo, AppError>(__TAURI_INVOKE("design_voice", { name, modelId, description })),
 	listChats: (query: string) => typedError<ChatRecord[], AppError>(__TAURI_INVOKE("list_chats", { query })),
 	getChatMessages: (chatId: number) => typedError<MessageRecord[], AppError>(__TAURI_INVOKE("get_chat_messages", { chatId })),
 	deleteChat: (chatId: number) => typedError<null, AppError>(__TAURI_INVOKE("delete_chat", { chatId })),
@@ -256,6 +258,12 @@ export type Choice =
 "script" | 
 /**  An empty folder for a batch's WAV files. */
 "output_folder";
+
+/**  A cloned voice, and where its transcript came from. */
+export type ClonedVoice = {
+	voice: VoiceInfo,
+	transcript: TranscriptSource,
+};
 
 /**  What a dictation is doing, as it happens. */
 export type DictateEvent = 
@@ -680,6 +688,15 @@ export type TranscriptRecord = {
 	rtf: number | null,
 	created_at: number,
 };
+
+/**  Where a clone's transcript came from. */
+export type TranscriptSource = 
+/**  The request gave it. */
+{ kind: "given" } | 
+/**  Whisper heard it in the recording. */
+{ kind: "whisper"; model_id: string } | 
+/**  There is none, for this reason. */
+{ kind: "missing"; reason: string };
 
 /**  A transcript with its segments in order. */
 export type TranscriptView = {

@@ -1,8 +1,9 @@
 //! Voices: the library (a preset per installed Piper model, and the user's own on the
 //! same models), renaming, settings, deleting, and a short preview of how one sounds.
-//! Preset voices are downloaded like any model (`download_model`).
+//! Preset voices are downloaded like any model (`download_model`). Qwen3-TTS voices are
+//! cloned from a recording (Base models) or designed from a description (VoiceDesign).
 
-use izwi_runtime::{SpeechClip, VoiceInfo, VoiceSettings};
+use izwi_runtime::{CloneVoiceRequest, ClonedVoice, SpeechClip, VoiceInfo, VoiceSettings};
 use tauri::State;
 
 use crate::error::{AppError, AppResult};
@@ -76,6 +77,46 @@ impl AppState {
         Ok(self.runtime.preview_voice(&voice, text).await?)
     }
 
+    /// A voice cloned from a recording the user chose, with a Qwen3-TTS Base model; a
+    /// blank `text` lets Whisper transcribe it. Returns the voice and where its
+    /// transcript came from.
+    pub async fn clone_voice(
+        &self,
+        name: String,
+        model_id: String,
+        audio: String,
+        text: Option<String>,
+    ) -> AppResult<ClonedVoice> {
+        let name = voice_name(&name)?;
+        let audio = self.chosen.readable(&audio, "the recording")?;
+        let text = text.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
+        let request = CloneVoiceRequest {
+            name,
+            model_id,
+            audio,
+            text,
+        };
+        Ok(self.runtime.clone_voice(request).await?)
+    }
+
+    /// A voice designed from a description with a Qwen3-TTS VoiceDesign model.
+    pub async fn design_voice(
+        &self,
+        name: String,
+        model_id: String,
+        description: String,
+    ) -> AppResult<VoiceInfo> {
+        let name = voice_name(&name)?;
+        let description = description.trim();
+        if description.is_empty() {
+            return Err(AppError::invalid("describe the voice"));
+        }
+        Ok(self
+            .runtime
+            .design_voice(&name, &model_id, description)
+            .await?)
+    }
+
     async fn voice(&self, id: i64) -> AppResult<VoiceInfo> {
         self.list_voices()
             .await?
@@ -136,6 +177,29 @@ pub async fn preview_voice(
     text: Option<String>,
 ) -> AppResult<SpeechClip> {
     state.preview_voice(voice, text).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn clone_voice(
+    state: State<'_, AppState>,
+    name: String,
+    model_id: String,
+    audio: String,
+    text: Option<String>,
+) -> AppResult<ClonedVoice> {
+    state.clone_voice(name, model_id, audio, text).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn design_voice(
+    state: State<'_, AppState>,
+    name: String,
+    model_id: String,
+    description: String,
+) -> AppResult<VoiceInfo> {
+    state.design_voice(name, model_id, description).await
 }
 
 #[cfg(test)]

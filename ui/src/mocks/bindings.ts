@@ -10,6 +10,9 @@
 // 1024 is refused as Linux refuses it to a user.
 // Dictation is SYNTHESISED too: the recorded transcript's words come as partial text a
 // word at a time, each segment final at its end, then it listens until stopped.
+// Cloning and designing voices are SYNTHESISED (no Qwen3-TTS model can be installed here
+// to record them): they check what the runtime checks first (an installed Qwen3-TTS model,
+// a name, a description or a recording) and add the voice as addVoice does.
 
 import type { Channel } from '@tauri-apps/api/core'
 import type { EventCallback, UnlistenFn } from '@tauri-apps/api/event'
@@ -28,6 +31,7 @@ import {
   type ChatRecord,
   type ChatSent,
   type ChatSettings,
+  type ClonedVoice,
   type DictateEvent,
   type MessageRecord,
   type MessageRole,
@@ -47,6 +51,7 @@ import {
   type TranscriptView,
   type VoiceInfo,
   type VoiceSettings,
+  type VoiceSource,
 } from '../bindings'
 import type { RuntimeEvent } from '../lib/events'
 import { emit, listen, CHAT_EVENT, DICTATE_EVENT, FILES_OPENED_EVENT, RUNTIME_EVENT } from './bus'
@@ -393,6 +398,23 @@ function voices(): VoiceInfo[] {
     return { ...v, installed: m?.status === 'installed' }
   })
   return state.voices
+}
+
+/** Adds a Qwen3-TTS voice to the library and returns a copy of it. */
+function qwen3Voice(name: string, source: VoiceSource, model: ModelInfo, extra: Partial<VoiceInfo>): VoiceInfo {
+  const voice: VoiceInfo = {
+    ...clone(recordedAddedVoice),
+    id: nextVoiceId++,
+    name,
+    source,
+    model_id: model.id,
+    language: model.languages[0] ?? null,
+    installed: true,
+    settings: {},
+    ...extra,
+  }
+  state.voices.push(voice)
+  return clone(voice)
 }
 
 function voiceName(name: string): string | null {
@@ -1013,6 +1035,31 @@ export const commands = {
     }
     state.voices = state.voices.filter((v) => v.id !== id)
     return ok(null)
+  }),
+  cloneVoice: cmd('cloneVoice', (name: string, modelId: string, audio: string, text: string | null) => {
+    const model = state.models.find((m) => m.id === modelId && m.status === 'installed')
+    if (!model || model.family !== 'qwen3_tts')
+      return err<ClonedVoice>('invalid', `${modelId} is not an installed Qwen3-TTS Base model`)
+    const clean = voiceName(name)
+    if (!clean) return err<ClonedVoice>('invalid', 'give the voice a name')
+    if (!audio.trim()) return err<ClonedVoice>('invalid', 'choose a recording to clone')
+    const given = text?.trim() || null
+    const voice = qwen3Voice(clean, 'cloned', model, { reference_audio: audio, reference_text: given })
+    return ok({
+      voice,
+      transcript: given
+        ? { kind: 'given' as const }
+        : { kind: 'missing' as const, reason: 'no Whisper model is installed to transcribe the recording' },
+    })
+  }),
+  designVoice: cmd('designVoice', (name: string, modelId: string, description: string) => {
+    const model = state.models.find((m) => m.id === modelId && m.status === 'installed')
+    if (!model || model.family !== 'qwen3_tts')
+      return err<VoiceInfo>('invalid', `${modelId} is not an installed Qwen3-TTS VoiceDesign model`)
+    const clean = voiceName(name)
+    if (!clean) return err<VoiceInfo>('invalid', 'give the voice a name')
+    if (!description.trim()) return err<VoiceInfo>('invalid', 'describe the voice')
+    return ok(qwen3Voice(clean, 'designed', model, {}))
   }),
   previewVoice: cmd('previewVoice', async (spec: string) => {
     const voice = findVoice(spec)

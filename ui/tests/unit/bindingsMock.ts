@@ -96,6 +96,13 @@ function defaults() {
     renameVoice: fn('renameVoice', async () => ok(voice())),
     updateVoiceSettings: fn('updateVoiceSettings', async () => ok(voice())),
     deleteVoice: fn('deleteVoice', async () => ok(null)),
+    cloneVoice: fn('cloneVoice', async (name, modelId, _audio, text) =>
+      ok({
+        voice: voice({ name, model_id: modelId, source: 'cloned', reference_text: text }),
+        transcript: { kind: 'given' as const },
+      }),
+    ),
+    designVoice: fn('designVoice', async (name, modelId) => ok(voice({ name, model_id: modelId, source: 'designed' }))),
     previewVoice: fn('previewVoice', async () => ok({ sample_rate: 22050, samples: [] })),
     speak: fn('speak', async () => ok(job({ kind: 'speak' }))),
     streamSpeechAudio: fn('streamSpeechAudio', async (channel) => {

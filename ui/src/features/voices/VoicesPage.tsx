@@ -1,5 +1,6 @@
 // Voices: the library (rename, settings, preview, delete), voices to download, and new
-// voices on an installed voice model with their own settings.
+// voices on an installed voice model with their own settings, designed by a Qwen3-TTS
+// VoiceDesign model or cloned from a recording by a Qwen3-TTS Base model.
 
 import { useState, type FormEvent } from 'react'
 import type { ModelInfo, VoiceInfo } from '../../bindings'
@@ -14,12 +15,15 @@ import { formatBytes, formatEta, plural } from '../../lib/format'
 import { navigate } from '../../lib/nav'
 import { toast } from '../../lib/toast'
 import { cancelDownload, downloadModel, dismissModelError, isInstalled, useModels } from '../models/modelsStore'
+import { CloneVoiceDialog } from './CloneVoiceDialog'
+import { DesignVoiceDialog } from './DesignVoiceDialog'
 import { PreviewButton } from './VoicePicker'
 import { SpeedPitchFields, VoiceSettingsForm } from './VoiceSettingsForm'
 import {
   addVoice,
   DEFAULT_SETTINGS,
   deleteVoice,
+  isQwen3Model,
   isVoiceModel,
   loadVoices,
   originLabel,
@@ -311,6 +315,9 @@ export function VoicesPage() {
   const { voices, loaded, loadError } = useVoices()
   const { models } = useModels()
   const [adding, setAdding] = useState(false)
+  const [designing, setDesigning] = useState(false)
+  const [cloning, setCloning] = useState(false)
+  const qwen3Models = models.filter((m) => isQwen3Model(m) && isInstalled(m))
   const voiceModels = models.filter(isVoiceModel)
   const installedModels = voiceModels.filter(isInstalled)
   const toDownload = voiceModels.filter((m) => !isInstalled(m))
@@ -333,6 +340,12 @@ export function VoicesPage() {
             }
           >
             <Icon name="plus" size={13} /> Add voice
+          </button>
+          <button type="button" className="btn btn-sm" onClick={() => setDesigning(true)}>
+            <Icon name="plus" size={13} /> Design a voice
+          </button>
+          <button type="button" className="btn btn-sm" onClick={() => setCloning(true)}>
+            <Icon name="plus" size={13} /> Clone a voice
           </button>
         </div>
       </header>
@@ -375,6 +388,8 @@ export function VoicesPage() {
         </section>
       </div>
       {adding && <AddVoiceDialog models={installedModels} onClose={() => setAdding(false)} />}
+      {designing && <DesignVoiceDialog models={qwen3Models} onClose={() => setDesigning(false)} />}
+      {cloning && <CloneVoiceDialog models={qwen3Models} onClose={() => setCloning(false)} />}
     </div>
   )
 }

@@ -1,7 +1,7 @@
 // The voice library: the voices (a preset for every installed Piper model, and the
 // user's own), renames, settings, deletions, and previews of how a voice sounds.
 
-import type { ModelInfo, VoiceInfo, VoiceSettings } from '../../bindings'
+import type { ClonedVoice, ModelInfo, VoiceInfo, VoiceSettings } from '../../bindings'
 import { api } from '../../lib/api'
 import { languageName } from '../../lib/format'
 import { createStore, useStore } from '../../lib/store'
@@ -79,6 +79,25 @@ export async function addVoice(modelId: string, name: string, settings = DEFAULT
   return voice
 }
 
+/** Designs a voice from a description with a Qwen3-TTS VoiceDesign model; it joins the library. */
+export async function designVoice(modelId: string, name: string, description: string): Promise<VoiceInfo> {
+  const voice = await api.designVoice(name, modelId, description)
+  putVoice(voice)
+  return voice
+}
+
+/** Clones a voice from a chosen recording with a Qwen3-TTS Base model; it joins the library. */
+export async function cloneVoice(
+  modelId: string,
+  name: string,
+  audio: string,
+  text: string | null,
+): Promise<ClonedVoice> {
+  const cloned = await api.cloneVoice(name, modelId, audio, text)
+  putVoice(cloned.voice)
+  return cloned
+}
+
 export async function renameVoice(id: number, name: string): Promise<VoiceInfo> {
   const voice = await api.renameVoice(id, name)
   putVoice(voice)
@@ -130,6 +149,8 @@ export function usableVoices(voices: VoiceInfo[]): VoiceInfo[] {
 }
 
 export const isVoiceModel = (m: ModelInfo) => m.family === 'piper'
+/** Qwen3-TTS models: which variant (Base, VoiceDesign) one is, the runtime checks. */
+export const isQwen3Model = (m: ModelInfo) => m.family === 'qwen3_tts'
 
 /** "en_US" → "English (United States)". */
 export function voiceLanguage(code: string | null): string {
