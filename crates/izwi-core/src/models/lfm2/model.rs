@@ -106,13 +106,14 @@ impl Attention {
         })
     }
 
-    fn forward(
+    /// Queries, keys and values of `x` (`[tokens, heads, dim]` each), the queries and
+    /// keys normed per head and rotated to `positions`.
+    fn qkv(
         &self,
         x: &Tensor,
         rope: &RotaryEmbedding,
-        meta: &PagedAttentionMetadata,
-        cache: &LayerKvCache,
-    ) -> Result<Tensor> {
+        positions: &Tensor,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
         let tokens = x.dim(0)?;
         let heads = |proj: &Linear, n: usize| -> Result<Tensor> {
             proj.forward(x)?.reshape((tokens, n, self.head_dim))
@@ -124,8 +125,17 @@ impl Attention {
             .k_layernorm
             .forward(&heads(&self.k_proj, self.num_kv_heads)?)?;
         let v = heads(&self.v_proj, self.num_kv_heads)?;
-        let q = rope.apply(&q, &meta.positions)?;
-        let k = rope.apply(&k, &meta.positions)?;
+        Ok((rope.apply(&q, positions)?, rope.apply(&k, positions)?, v))
+    }
+
+    fn forward(
+        &self,
+        x: &Tensor,
+        rope: &RotaryEmbedding,
+        meta: &PagedAttentionMetadata,
+        cache: &LayerKvCache,
+    ) -> Result<Tensor> {
+        let (q, k, v) = self.qkv(x, rope, &meta.positions)?;
         self.out_proj.forward(&meta.attention(cache, &q, &k, &v)?)
     }
 
@@ -139,17 +149,8 @@ impl Attention {
         mask: &Tensor,
     ) -> Result<Tensor> {
         let tokens = x.dim(0)?;
-        let heads = |proj: &Linear, n: usize| -> Result<Tensor> {
-            proj.forward(x)?.reshape((tokens, n, self.head_dim))
-        };
-        let q = self
-            .q_layernorm
-            .forward(&heads(&self.q_proj, self.num_heads)?)?;
-        let k = self
-            .k_layernorm
-            .forward(&heads(&self.k_proj, self.num_kv_heads)?)?;
-        let v = heads(&self.v_proj, self.num_kv_heads)?;
-        let q = rope.apply(&q, positions)?.transpose(0, 1)?.contiguous()?;
+        let (q, k, v) = self.qkv(x, rope, positions)?;
+        let q = q.transpose(0, 1)?.contiguous()?;
         let group = self.num_heads / self.num_kv_heads;
         // [kv heads, tokens, dim] → [heads, tokens, dim], each KV head serving its group.
         let share = |t: Tensor| -> Result<Tensor> {
@@ -159,7 +160,7 @@ impl Attention {
                 .expand((n, group, len, dim))?
                 .reshape((n * group, len, dim))
         };
-        let k = share(rope.apply(&k, positions)?)?;
+        let k = share(k)?;
         let v = share(v)?;
         let scale = 1.0 / (self.head_dim as f64).sqrt();
         let scores = (q.matmul(&k.t()?)? * scale)?.broadcast_add(mask)?;
