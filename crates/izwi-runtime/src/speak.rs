@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use izwi_audio::WavFile;
+use izwi_core::models::qwen3_tts::REFERENCE_SAMPLE_RATE;
 use izwi_core::models::vits::{phonemize, PhonemizedSentence, Scales, Vits};
 use izwi_core::text::{
     paragraph_sentences, split_sentences, Espeak, Paragraphs, Sentence, StopFlag,
@@ -536,7 +537,7 @@ pub(crate) fn script_sentences(script: Script) -> mpsc::Receiver<Result<String, 
 
 /// What a remote server is sent for the voice `spec`. A Qwen3-TTS voice of the library
 /// goes with what makes it (a server knows it by no name): a clone's recording (as a
-/// WAV at its own rate) and transcript, a designed voice's description, a
+/// WAV at no more than the model's 24 kHz) and transcript, a designed voice's description, a
 /// preset's speaker and how it speaks. Anything else is a name the server knows.
 pub(crate) async fn remote_voice(
     inner: &Inner,
@@ -556,7 +557,7 @@ pub(crate) async fn remote_voice(
         ));
     }
     if let Some(recording) = voice.reference_audio {
-        let (samples, rate) = blocking(move || voice_recording(&recording)).await??;
+        let (samples, rate) = blocking(move || voice_recording_for_remote(&recording)).await??;
         return Ok(RemoteVoice {
             task_type: Some("Base"),
             ref_audio: Some(wav_data_url(&samples, rate)),
@@ -580,6 +581,24 @@ pub(crate) async fn remote_voice(
         });
     }
     Ok(named)
+}
+
+/// A clone's recording as it goes with every remote sentence: above the 24 kHz
+/// Qwen3-TTS hears, resampled to it here (a 48 kHz microphone recording goes at half
+/// the size; the server would resample it to the same rate).
+fn voice_recording_for_remote(path: &Path) -> Result<(Vec<f32>, u32), RuntimeError> {
+    let (samples, rate) = voice_recording(path)?;
+    if rate <= REFERENCE_SAMPLE_RATE {
+        return Ok((samples, rate));
+    }
+    let samples =
+        izwi_audio::resample(&samples, rate, REFERENCE_SAMPLE_RATE).map_err(|source| {
+            RuntimeError::Audio {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
+    Ok((samples, REFERENCE_SAMPLE_RATE))
 }
 
 /// Runs a started speak job on the remote backend: a request per sentence (so the job
@@ -1104,6 +1123,28 @@ impl Runtime {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_remote_clones_recording_goes_at_no_more_than_24_khz() {
+        let dir = tempfile::tempdir().unwrap();
+        let tone = |rate: u32| -> Vec<f32> {
+            (0..rate)
+                .map(|n| 0.3 * (2.0 * std::f32::consts::PI * 220.0 * n as f32 / rate as f32).sin())
+                .collect()
+        };
+        for (rate, sent) in [(48_000, 24_000), (24_000, 24_000), (16_000, 16_000)] {
+            let path = dir.path().join(format!("{rate}.wav"));
+            crate::write_wav(&path, &tone(rate), rate).unwrap();
+            let (samples, got) = voice_recording_for_remote(&path).unwrap();
+            assert_eq!(got, sent, "a {rate} Hz recording");
+            // One second, whatever the rate it goes at.
+            assert!(
+                samples.len().abs_diff(sent as usize) < 64,
+                "{}",
+                samples.len()
+            );
+        }
+    }
 
     #[test]
     fn csv_fields_round_trip() {

@@ -8,12 +8,17 @@ use izwi_runtime::{Job, JobStatus, Runtime};
 
 use crate::deadline::Deadline;
 use crate::error::ApiError;
+use crate::request_voice::Upload;
 
 pub(crate) struct RequestJob {
     runtime: Arc<Runtime>,
     id: i64,
     deadline: Deadline,
     finished: bool,
+    /// A recording the job reads: removed once the job is over, and when the job is
+    /// abandoned only after its cancel has landed (a queued job that found its recording
+    /// gone would be recorded failed, not cancelled).
+    upload: Option<Upload>,
 }
 
 impl RequestJob {
@@ -24,7 +29,14 @@ impl RequestJob {
             id: job.id,
             deadline,
             finished: false,
+            upload: None,
         }
+    }
+
+    /// The job reads `upload`: keep it until the job is over.
+    pub fn with_upload(mut self, upload: Option<Upload>) -> Self {
+        self.upload = upload;
+        self
     }
 
     pub fn id(&self) -> i64 {
@@ -34,12 +46,13 @@ impl RequestJob {
     /// The job ended (its end was seen another way): dropping this no longer cancels it.
     pub fn ended(&mut self) {
         self.finished = true;
+        self.upload = None;
     }
 
     /// The job once done; a job that failed is the request's error.
     pub async fn finished(&mut self) -> Result<Job, ApiError> {
         let job = self.runtime.wait_job(self.id).await?;
-        self.finished = true;
+        self.ended();
         match job.status {
             JobStatus::Done => Ok(job),
             _ => Err(ApiError::internal(format!(
@@ -57,7 +70,7 @@ impl Drop for RequestJob {
         if self.finished {
             return;
         }
-        let (runtime, id) = (self.runtime.clone(), self.id);
+        let (runtime, id, upload) = (self.runtime.clone(), self.id, self.upload.take());
         // Given up on for its time, not by its client: the history says so.
         let reason = self.deadline.passed().then(|| self.deadline.reason());
         // Dropped inside a request's task, so a runtime is there to run the cancel on.
@@ -70,6 +83,7 @@ impl Drop for RequestJob {
                 if let Err(e) = cancelled {
                     tracing::warn!(job = id, error = %e, "could not cancel an abandoned job");
                 }
+                drop(upload);
             });
         }
     }

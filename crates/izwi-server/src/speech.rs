@@ -167,13 +167,12 @@ fn respond(
     let audio = AudioStream {
         runtime: state.runtime.clone(),
         events,
-        job: RequestJob::new(state.runtime.clone(), job, deadline),
+        job: RequestJob::new(state.runtime.clone(), job, deadline).with_upload(upload),
         format,
         sent: 0,
         data_sent: 0,
         resampler: None,
         ended: false,
-        upload,
     };
     let stream = futures::stream::unfold(audio, |mut audio| async move {
         audio.next().await.map(|item| (item, audio))
@@ -220,8 +219,6 @@ struct AudioStream {
     resampler: Option<StreamResampler>,
     /// The end was sent.
     ended: bool,
-    /// The recording the request cloned: removed when the job ends, or with the stream.
-    upload: Option<Upload>,
 }
 
 impl AudioStream {
@@ -333,7 +330,6 @@ impl AudioStream {
                 } if job_id == self.job.id() => {
                     self.job.ended();
                     self.ended = true;
-                    self.upload = None;
                     return match status {
                         // What the events did not bring comes from the job's WAV file
                         // (normally nothing: every piece came as an event).

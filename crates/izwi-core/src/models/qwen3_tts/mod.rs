@@ -20,7 +20,7 @@ pub use config::{CodePredictorConfig, Qwen3TtsConfig, TalkerConfig};
 pub use executor::{Frame, Qwen3TtsExecutor, Qwen3TtsRequests, FRAME_SECONDS};
 pub use prompt::{SpeechPrompt, VoiceReference};
 pub use speaker_encoder::{SpeakerEncoder, SpeakerEncoderConfig};
-pub use speaker_mel::SpeakerMel;
+pub use speaker_mel::{SpeakerMel, SAMPLE_RATE as REFERENCE_SAMPLE_RATE};
 pub use speech::{
     Qwen3Tts, SamplingDefaults, SpeakOptions, SpeechError, SpeechStats, VoiceSample,
     STREAM_CHUNK_FRAMES,
