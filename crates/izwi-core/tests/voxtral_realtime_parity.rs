@@ -568,3 +568,36 @@ async fn a_live_transcription_past_its_length_ends_and_a_dropped_one_is_aborted(
     }
     panic!("the dropped transcription is still in the engine");
 }
+
+#[test]
+fn words_read_from_a_words_first_token_are_the_whole_texts_words_from_there() {
+    // Live dictation reads again only the tokens of the words not yet final: from any
+    // word's first token, the words must be those the whole text gives from that word.
+    use izwi_core::models::voxtral_realtime::{indexed_words_of, StreamingFormat};
+    let format = StreamingFormat::from_dir(&dir(), None).expect("format");
+    let tokens = ids(&reference()["generated"])[9..].to_vec();
+    let logprobs: Vec<f32> = (0..tokens.len()).map(|i| -0.01 * i as f32).collect();
+    let step = format.seconds_per_token();
+    let (offset, until) = (1.5, 1.5 + tokens.len() as f64 * step);
+    let whole = indexed_words_of(&format, &tokens, &logprobs, offset, until);
+    assert!(whole.len() >= 3, "too few words to cut: {whole:?}");
+    for (j, &(first, _)) in whole.iter().enumerate() {
+        let tail: Vec<_> = indexed_words_of(
+            &format,
+            &tokens[first..],
+            &logprobs[first..],
+            offset + first as f64 * step,
+            until,
+        )
+        .into_iter()
+        .map(|(i, word)| (first + i, word))
+        .collect();
+        assert_eq!(tail.len(), whole.len() - j, "from word {j}");
+        for ((i, got), (k, want)) in tail.iter().zip(&whole[j..]) {
+            assert_eq!(i, k);
+            assert_eq!(got.word, want.word);
+            assert!((got.start - want.start).abs() < 1e-9 && (got.end - want.end).abs() < 1e-9);
+            assert!((got.probability - want.probability).abs() < 1e-6);
+        }
+    }
+}
