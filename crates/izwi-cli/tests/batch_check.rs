@@ -4,65 +4,16 @@
 //! a plain sentence is), and the tiny random Qwen3-TTS checkpoint of izwi-core's
 //! fixtures for lines that go to its engine together.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
-struct Izwi {
-    data: tempfile::TempDir,
-}
+use izwi_test_support::asset;
+use izwi_test_support::cli::Izwi;
+use izwi_test_support::fixtures::qwen3_tts_tiny;
 
-impl Izwi {
-    fn new() -> Self {
-        Self {
-            data: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_izwi"))
-            .arg("--data-dir")
-            .arg(self.data.path().join("izwi"))
-            .env("HF_HOME", self.data.path().join("hf"))
-            .args(args)
-            .output()
-            .expect("izwi runs")
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "izwi {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    fn fails(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(!out.status.success(), "izwi {args:?} succeeded");
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.data.path().join(name)
-    }
-}
-
-fn assets() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.assets");
-    assert!(
-        dir.join("models/whisper-tiny.en").is_dir(),
-        "run scripts/fetch-assets.sh first"
-    );
-    dir
-}
+const BIN: &str = env!("CARGO_BIN_EXE_izwi");
 
 fn qwen3() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../izwi-core/tests/fixtures/qwen3-tts-tiny")
-        .display()
-        .to_string()
+    qwen3_tts_tiny().display().to_string()
 }
 
 /// The manifest's rows as header → cell maps.
@@ -101,18 +52,11 @@ fn manifest(dir: &Path) -> Vec<std::collections::HashMap<String, String>> {
 
 #[test]
 fn a_batch_is_heard_back_and_its_flagged_lines_retaken() {
-    let izwi = Izwi::new();
-    let assets = assets();
-    let joe = assets.join("voices/en_US-joe-medium/en_US-joe-medium.onnx");
-    izwi.ok(&["models", "import", joe.to_str().unwrap(), "--name", "joe"]);
-    let whisper = assets.join("models/whisper-tiny.en");
-    izwi.ok(&[
-        "models",
-        "import",
-        whisper.to_str().unwrap(),
-        "--name",
-        "tiny",
-    ]);
+    let izwi = Izwi::new(BIN);
+    let joe = asset("voices/en_US-joe-medium/en_US-joe-medium.onnx");
+    izwi.import(&joe, &["--name", "joe"]);
+    let whisper = asset("models/whisper-tiny.en");
+    izwi.import(&whisper, &["--name", "tiny"]);
     let script = izwi.path("script.txt");
     std::fs::write(
         &script,
@@ -212,7 +156,7 @@ fn a_batch_is_heard_back_and_its_flagged_lines_retaken() {
 
 #[test]
 fn a_qwen3_tts_batch_says_each_line_as_a_single_request_would() {
-    let izwi = Izwi::new();
+    let izwi = Izwi::new(BIN);
     let voice = qwen3();
     let lines = [
         "Good morning, everyone.",
@@ -282,15 +226,9 @@ fn a_qwen3_tts_batch_says_each_line_as_a_single_request_would() {
 
 #[test]
 fn a_qwen3_tts_batchs_flagged_lines_are_retaken_with_the_next_seed() {
-    let izwi = Izwi::new();
-    let whisper = assets().join("models/whisper-tiny.en");
-    izwi.ok(&[
-        "models",
-        "import",
-        whisper.to_str().unwrap(),
-        "--name",
-        "tiny",
-    ]);
+    let izwi = Izwi::new(BIN);
+    let whisper = asset("models/whisper-tiny.en");
+    izwi.import(&whisper, &["--name", "tiny"]);
     let voice = qwen3();
     let script = izwi.path("script.txt");
     std::fs::write(&script, "Hello there.\nGood night.\n").unwrap();

@@ -2,58 +2,25 @@
 //! audio; a batch's lines and files. Needs the Piper voice en_US-joe-medium
 //! (scripts/fetch-assets.sh) and Debian's espeak-ng.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use izwi_test_support::asset;
+use izwi_test_support::cli::Izwi;
 
-struct Izwi {
-    data: tempfile::TempDir,
-}
+const BIN: &str = env!("CARGO_BIN_EXE_izwi");
 
-impl Izwi {
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_izwi"))
-            .arg("--data-dir")
-            .arg(self.data.path().join("izwi"))
-            .env("HF_HOME", self.data.path().join("hf"))
-            .args(args)
-            .output()
-            .expect("izwi runs")
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "izwi {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.data.path().join(name)
-    }
-
-    /// The id of the newest job.
-    fn last_job(&self) -> String {
-        let jobs: serde_json::Value =
-            serde_json::from_str(&self.ok(&["history", "--json", "--limit", "1"])).unwrap();
-        jobs[0]["id"].to_string()
-    }
+/// The id of the newest job.
+fn last_job(izwi: &Izwi) -> String {
+    izwi.json(&["history", "--json", "--limit", "1"])[0]["id"].to_string()
 }
 
 fn joe() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../.assets/voices/en_US-joe-medium/en_US-joe-medium.onnx");
-    assert!(path.is_file(), "run scripts/fetch-assets.sh first");
-    path.display().to_string()
+    asset("voices/en_US-joe-medium/en_US-joe-medium.onnx")
+        .display()
+        .to_string()
 }
 
 #[test]
 fn show_prints_a_speak_job_and_a_batch() {
-    let izwi = Izwi {
-        data: tempfile::tempdir().unwrap(),
-    };
+    let izwi = Izwi::new(BIN);
     izwi.ok(&["models", "import", &joe(), "--name", "joe"]);
     izwi.ok(&["voices", "add", "local/joe", "Joe low", "--pitch=-2"]);
 
@@ -70,7 +37,7 @@ fn show_prints_a_speak_job_and_a_batch() {
         "--output",
         wav.to_str().unwrap(),
     ]);
-    let speak_job = izwi.last_job();
+    let speak_job = last_job(&izwi);
     let shown = izwi.ok(&["history", "--show", &speak_job]);
     for want in [
         format!("Job {speak_job} · speak · done"),
@@ -103,7 +70,7 @@ fn show_prints_a_speak_job_and_a_batch() {
         "--output-dir",
         dir.to_str().unwrap(),
     ]);
-    let batch_job = izwi.last_job();
+    let batch_job = last_job(&izwi);
     std::fs::remove_file(dir.join("002.wav")).unwrap();
     let shown = izwi.ok(&["history", "--show", &batch_job]);
     for want in [

@@ -6,71 +6,27 @@
 //! intelligible: this checks the path, not the voice.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
+use izwi_test_support::cli::Izwi;
 use izwi_test_support::fixtures::{qwen3_tts_tiny as fixture, qwen3_tts_variant};
 
-struct Izwi {
-    data: tempfile::TempDir,
+const BIN: &str = env!("CARGO_BIN_EXE_izwi");
+
+/// `izwi speak` with `args`, seeded; the samples of the WAV it wrote.
+fn speak(izwi: &Izwi, name: &str, args: &[&str]) -> Vec<i16> {
+    let out = izwi.path(name);
+    let mut all = vec!["speak", "--seed", "7", "--output", out.to_str().unwrap()];
+    all.extend(args);
+    izwi.ok(&all);
+    let mut reader = hound::WavReader::open(&out).unwrap();
+    assert_eq!(reader.spec().sample_rate, 24_000);
+    let samples: Vec<i16> = reader.samples().map(Result::unwrap).collect();
+    assert!(samples.len() >= 2 * 1920, "{} samples", samples.len());
+    samples
 }
 
-impl Izwi {
-    fn new() -> Self {
-        Self {
-            data: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_izwi"))
-            .arg("--data-dir")
-            .arg(self.data_dir())
-            .env("HF_HOME", self.data.path().join("hf"))
-            .args(args)
-            .output()
-            .expect("izwi runs")
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "izwi {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    fn fails(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(!out.status.success(), "izwi {args:?} succeeded");
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    }
-
-    fn data_dir(&self) -> PathBuf {
-        self.data.path().join("izwi")
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.data.path().join(name)
-    }
-
-    /// `izwi speak` with `args`, seeded; the samples of the WAV it wrote.
-    fn speak(&self, name: &str, args: &[&str]) -> Vec<i16> {
-        let out = self.path(name);
-        let mut all = vec!["speak", "--seed", "7", "--output", out.to_str().unwrap()];
-        all.extend(args);
-        self.ok(&all);
-        let mut reader = hound::WavReader::open(&out).unwrap();
-        assert_eq!(reader.spec().sample_rate, 24_000);
-        let samples: Vec<i16> = reader.samples().map(Result::unwrap).collect();
-        assert!(samples.len() >= 2 * 1920, "{} samples", samples.len());
-        samples
-    }
-
-    fn voices(&self) -> Vec<serde_json::Value> {
-        serde_json::from_str(&self.ok(&["voices", "list", "--json"])).unwrap()
-    }
+fn listed_voices(izwi: &Izwi) -> Vec<serde_json::Value> {
+    serde_json::from_str(&izwi.ok(&["voices", "list", "--json"])).unwrap()
 }
 
 /// Two seconds of a 44.1 kHz stereo hum.
@@ -93,14 +49,8 @@ fn recording(path: &Path, seconds: u32) {
 
 #[test]
 fn an_imported_checkpoint_is_a_speak_model() {
-    let izwi = Izwi::new();
-    izwi.ok(&[
-        "models",
-        "import",
-        fixture().to_str().unwrap(),
-        "--name",
-        "qwen",
-    ]);
+    let izwi = Izwi::new(BIN);
+    izwi.import(&fixture(), &["--name", "qwen"]);
     let models: Vec<serde_json::Value> =
         serde_json::from_str(&izwi.ok(&["models", "list", "--json"])).unwrap();
     let qwen = models.iter().find(|m| m["id"] == "local/qwen").unwrap();
@@ -108,11 +58,13 @@ fn an_imported_checkpoint_is_a_speak_model() {
     assert_eq!(qwen["task"], "speak");
     assert_eq!(qwen["status"], "installed");
     // Spoken by its id as by its folder.
-    let by_id = izwi.speak(
+    let by_id = speak(
+        &izwi,
         "id.wav",
         &["--voice", "local/qwen", "--text", "Hello there."],
     );
-    let by_folder = izwi.speak(
+    let by_folder = speak(
+        &izwi,
         "folder.wav",
         &[
             "--voice",
@@ -123,19 +75,13 @@ fn an_imported_checkpoint_is_a_speak_model() {
     );
     assert!(by_id == by_folder, "the import speaks as its folder");
     // A Base checkpoint has no preset speakers.
-    assert!(izwi.voices().is_empty());
+    assert!(listed_voices(&izwi).is_empty());
 }
 
 #[test]
 fn a_voice_cloned_from_a_recording_speaks_as_that_recording() {
-    let izwi = Izwi::new();
-    izwi.ok(&[
-        "models",
-        "import",
-        fixture().to_str().unwrap(),
-        "--name",
-        "qwen",
-    ]);
+    let izwi = Izwi::new(BIN);
+    izwi.import(&fixture(), &["--name", "qwen"]);
     let sample = izwi.path("me.wav");
     recording(&sample, 2);
     let before = std::fs::read(&sample).unwrap();
@@ -152,7 +98,7 @@ fn a_voice_cloned_from_a_recording_speaks_as_that_recording() {
     ]);
     assert!(said.contains("cloned voice"), "{said}");
     assert_eq!(std::fs::read(&sample).unwrap(), before, "the user's file");
-    let voices = izwi.voices();
+    let voices = listed_voices(&izwi);
     let me = voices.iter().find(|v| v["name"] == "Me").unwrap();
     assert_eq!(me["source"], "cloned");
     assert_eq!(me["model_id"], "local/qwen");
@@ -163,11 +109,13 @@ fn a_voice_cloned_from_a_recording_speaks_as_that_recording() {
     assert!(copy.starts_with(izwi.data_dir().join("voices")), "{copy:?}");
     assert_eq!(std::fs::read(&copy).unwrap(), before);
 
-    let cloned = izwi.speak(
+    let cloned = speak(
+        &izwi,
         "me-out.wav",
         &["--voice", "Me", "--text", "Hello in my voice."],
     );
-    let direct = izwi.speak(
+    let direct = speak(
+        &izwi,
         "direct.wav",
         &[
             "--voice",
@@ -198,7 +146,7 @@ fn a_voice_cloned_from_a_recording_speaks_as_that_recording() {
         said.contains("no transcript: no Whisper model is installed"),
         "{said}"
     );
-    let voices = izwi.voices();
+    let voices = listed_voices(&izwi);
     let again = voices.iter().find(|v| v["name"] == "Me again").unwrap();
     assert!(again["reference_text"].is_null());
 
@@ -211,14 +159,8 @@ fn a_voice_cloned_from_a_recording_speaks_as_that_recording() {
 
 #[test]
 fn a_clone_refuses_what_it_cannot_use() {
-    let izwi = Izwi::new();
-    izwi.ok(&[
-        "models",
-        "import",
-        fixture().to_str().unwrap(),
-        "--name",
-        "qwen",
-    ]);
+    let izwi = Izwi::new(BIN);
+    izwi.import(&fixture(), &["--name", "qwen"]);
     let clone = |audio: &Path, model: &str| {
         izwi.fails(&[
             "voices",
@@ -242,29 +184,23 @@ fn a_clone_refuses_what_it_cannot_use() {
     assert!(clone(&izwi.path("nowhere.wav"), "local/qwen").contains("no recording at"));
     let short = izwi.path("short.wav");
     recording(&short, 1);
-    let custom = qwen3_tts_variant(izwi.data.path(), "custom_voice");
+    let custom = qwen3_tts_variant(izwi.folder(), "custom_voice");
     let err = clone(&short, custom.to_str().unwrap());
     assert!(
         err.contains("only a Base checkpoint clones voices"),
         "{err}"
     );
     // Nothing was kept of the refused ones.
-    assert!(izwi.voices().is_empty());
+    assert!(listed_voices(&izwi).is_empty());
     let kept = izwi.data_dir().join("voices");
     assert!(!kept.exists() || std::fs::read_dir(kept).unwrap().next().is_none());
 }
 
 #[test]
 fn a_designed_voice_speaks_its_description() {
-    let izwi = Izwi::new();
-    let design = qwen3_tts_variant(izwi.data.path(), "voice_design");
-    izwi.ok(&[
-        "models",
-        "import",
-        design.to_str().unwrap(),
-        "--name",
-        "designer",
-    ]);
+    let izwi = Izwi::new(BIN);
+    let design = qwen3_tts_variant(izwi.folder(), "voice_design");
+    izwi.import(&design, &["--name", "designer"]);
     let description = "A calm, low voice, slightly amused.";
     izwi.ok(&[
         "voices",
@@ -275,12 +211,17 @@ fn a_designed_voice_speaks_its_description() {
         "--description",
         description,
     ]);
-    let voices = izwi.voices();
+    let voices = listed_voices(&izwi);
     let calm = voices.iter().find(|v| v["name"] == "Calm").unwrap();
     assert_eq!(calm["source"], "designed");
     assert_eq!(calm["settings"]["instructions"], description);
-    let designed = izwi.speak("calm.wav", &["--voice", "Calm", "--text", "Good evening."]);
-    let direct = izwi.speak(
+    let designed = speak(
+        &izwi,
+        "calm.wav",
+        &["--voice", "Calm", "--text", "Good evening."],
+    );
+    let direct = speak(
+        &izwi,
         "direct.wav",
         &[
             "--voice",
@@ -312,26 +253,21 @@ fn a_designed_voice_speaks_its_description() {
 
 #[test]
 fn a_custom_voice_checkpoints_speakers_are_presets() {
-    let izwi = Izwi::new();
-    let custom = qwen3_tts_variant(izwi.data.path(), "custom_voice");
-    izwi.ok(&[
-        "models",
-        "import",
-        custom.to_str().unwrap(),
-        "--name",
-        "custom",
-    ]);
-    let voices = izwi.voices();
+    let izwi = Izwi::new(BIN);
+    let custom = qwen3_tts_variant(izwi.folder(), "custom_voice");
+    izwi.import(&custom, &["--name", "custom"]);
+    let voices = listed_voices(&izwi);
     let mut names: Vec<_> = voices.iter().map(|v| v["name"].as_str().unwrap()).collect();
     names.sort();
     assert_eq!(names, ["Dylan", "Vivian"]);
     assert!(voices.iter().all(|v| v["source"] == "preset"));
     // Listed once, however often the library is read.
-    assert_eq!(izwi.voices().len(), 2);
+    assert_eq!(listed_voices(&izwi).len(), 2);
     let list = izwi.ok(&["voices"]);
     assert!(list.contains("preset"), "{list}");
 
-    let preset = izwi.speak(
+    let preset = speak(
+        &izwi,
         "vivian.wav",
         &[
             "--voice",
@@ -342,7 +278,8 @@ fn a_custom_voice_checkpoints_speakers_are_presets() {
             "Hello.",
         ],
     );
-    let direct = izwi.speak(
+    let direct = speak(
+        &izwi,
         "direct.wav",
         &[
             "--voice",
@@ -370,21 +307,9 @@ fn a_clone_without_a_transcript_gets_whispers() {
         assets.join("speech/jfk.wav"),
     );
     assert!(jfk.is_file(), "run scripts/fetch-assets.sh first");
-    let izwi = Izwi::new();
-    izwi.ok(&[
-        "models",
-        "import",
-        fixture().to_str().unwrap(),
-        "--name",
-        "qwen",
-    ]);
-    izwi.ok(&[
-        "models",
-        "import",
-        whisper.to_str().unwrap(),
-        "--name",
-        "tiny",
-    ]);
+    let izwi = Izwi::new(BIN);
+    izwi.import(&fixture(), &["--name", "qwen"]);
+    izwi.import(&whisper, &["--name", "tiny"]);
     let said = izwi.ok(&[
         "voices",
         "clone",
@@ -395,7 +320,7 @@ fn a_clone_without_a_transcript_gets_whispers() {
         jfk.to_str().unwrap(),
     ]);
     assert!(said.contains("transcript by local/tiny"), "{said}");
-    let voices = izwi.voices();
+    let voices = listed_voices(&izwi);
     let text = voices[0]["reference_text"].as_str().unwrap().to_lowercase();
     assert!(
         text.contains("ask not what your country can do for you"),

@@ -11,69 +11,40 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use izwi_test_support::asset;
+use izwi_test_support::cli::Izwi;
 use izwi_test_support::fixtures::{decode_greedily, qwen3_tts_copy};
+use izwi_test_support::jfk_repeated;
 use izwi_test_support::serve::Server;
 use serde_json::Value;
 
-const KEY: &str = "sk-remote-test-key";
+const BIN: &str = env!("CARGO_BIN_EXE_izwi");
 
-fn izwi_in(data: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_izwi"));
-    command
-        .arg("--data-dir")
-        .arg(data)
-        .env("HF_HOME", data.join("hf"))
-        .env_remove("IZWI_BACKEND");
-    command
-}
+const KEY: &str = "sk-remote-test-key";
 
 fn run(command: &mut Command) -> Output {
     command.output().expect("izwi runs")
 }
 
-fn izwi(data: &Path, args: &[&str]) -> String {
-    let out = run(izwi_in(data).args(args));
-    assert!(
-        out.status.success(),
-        "izwi {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
-
-fn jobs(data: &Path) -> Vec<Value> {
-    let jobs: Value = serde_json::from_str(&izwi(data, &["history", "--json"])).unwrap();
-    jobs.as_array().unwrap().clone()
-}
-
 /// A data folder with tiny.en, the joe voice and SmolLM2 imported.
-fn data_with_models(data: &Path) {
+fn data_with_models(data: &Izwi) {
     for model in [
         asset("models/whisper-tiny.en"),
         asset("voices/en_US-joe-medium/en_US-joe-medium.onnx"),
     ] {
-        izwi(data, &["models", "import", &model.display().to_string()]);
+        data.ok(&["models", "import", &model.display().to_string()]);
     }
     let gguf = asset("models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf");
-    izwi(
-        data,
-        &[
-            "models",
-            "import",
-            &gguf.display().to_string(),
-            "--name",
-            "smollm2",
-        ],
-    );
+    data.import(&gguf, &["--name", "smollm2"]);
 }
 
 /// `izwi serve ARGS` on the data folder `data`; its OpenAI base URL is `url("/v1")`.
-fn serve(data: &Path, args: &[&str]) -> Server {
-    Server::spawn(izwi_in(data).stderr(Stdio::inherit()), args)
+fn serve(data: &Izwi, args: &[&str]) -> Server {
+    Server::spawn(data.command().stderr(Stdio::inherit()), args)
 }
 
-fn chat(data: &Path, backend: &[&str], question: &str) -> String {
-    let mut child = izwi_in(data)
+fn chat(data: &Izwi, backend: &[&str], question: &str) -> String {
+    let mut child = data
+        .command()
         .args(backend)
         .args(["chat", "--llm", "local/smollm2", "--max-tokens", "40"])
         .stdin(Stdio::piped())
@@ -101,40 +72,39 @@ fn samples(path: &Path) -> Vec<i16> {
 
 #[test]
 fn remote_jobs_give_what_local_ones_give() {
-    let server_data = tempfile::tempdir().unwrap();
-    let here = tempfile::tempdir().unwrap();
-    data_with_models(server_data.path());
+    let server_data = Izwi::new(BIN);
+    let here = Izwi::new(BIN);
+    data_with_models(&server_data);
     let voices: Value =
-        serde_json::from_str(&izwi(server_data.path(), &["voices", "list", "--json"])).unwrap();
+        serde_json::from_str(&server_data.ok(&["voices", "list", "--json"])).unwrap();
     let voice = voices[0]["name"].as_str().unwrap().to_string();
     let jfk = asset("speech/jfk.wav").display().to_string();
 
     // On the server's own machine, before it serves.
-    let local_text = izwi(server_data.path(), &["transcribe", &jfk]);
+    let local_text = server_data.ok(&["transcribe", &jfk]);
     let said = "The museum opens at nine in the morning.";
-    let local_wav = server_data.path().join("local.wav");
-    izwi(
-        server_data.path(),
-        &[
-            "speak",
-            "--voice",
-            &voice,
-            "--text",
-            said,
-            "-o",
-            &local_wav.display().to_string(),
-        ],
-    );
+    let local_wav = server_data.path("local.wav");
+    server_data.ok(&[
+        "speak",
+        "--voice",
+        &voice,
+        "--text",
+        said,
+        "-o",
+        &local_wav.display().to_string(),
+    ]);
     let question = "What is the capital of France?";
-    let local_reply = chat(server_data.path(), &[], question);
+    let local_reply = chat(&server_data, &[], question);
     assert!(local_reply.contains("Paris"), "{local_reply}");
 
-    let server = serve(server_data.path(), &["--api-key", KEY]);
+    let server = serve(&server_data, &["--api-key", KEY]);
 
     // Without the key the server refuses, and the job says so.
-    let out = run(izwi_in(here.path()).args(["--backend", &server.url("/v1"), "transcribe", &jfk]));
+    let out = run(here
+        .command()
+        .args(["--backend", &server.url("/v1"), "transcribe", &jfk]));
     assert!(!out.status.success());
-    let job = &jobs(here.path())[0];
+    let job = &here.jobs()[0];
     assert_eq!(job["status"], "failed", "{job}");
     let error = job["error"].as_str().unwrap();
     assert!(
@@ -143,7 +113,8 @@ fn remote_jobs_give_what_local_ones_give() {
     );
 
     // The key goes into the store from standard input and is never shown.
-    let mut set = izwi_in(here.path())
+    let mut set = here
+        .command()
         .args(["backend", "set", &server.url("/v1"), "--key-stdin"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -157,14 +128,15 @@ fn remote_jobs_give_what_local_ones_give() {
         "{}",
         String::from_utf8_lossy(&set.stderr)
     );
-    let shown = izwi(here.path(), &["backend"]);
+    let shown = here.ok(&["backend"]);
     assert_eq!(
         shown.trim(),
         format!("remote: {} (with an API key)", server.url("/v1"))
     );
 
     // Transcription: the same text, the job in this machine's history.
-    let out = run(izwi_in(here.path())
+    let out = run(here
+        .command()
         .env("RUST_LOG", "debug")
         .args(["transcribe", &jfk]));
     assert!(
@@ -178,31 +150,28 @@ fn remote_jobs_give_what_local_ones_give() {
         log.contains("run remotely") && !log.contains(KEY),
         "the key is never logged: {log}"
     );
-    let job = &jobs(here.path())[0];
+    let job = &here.jobs()[0];
     assert_eq!(job["kind"], "transcribe");
     assert_eq!(job["status"], "done", "{job}");
     assert_eq!(job["model_id"], "whisper-1");
     assert_eq!(job["progress"], 1.0);
 
     // Speech: one sentence is the same samples as the server's machine makes.
-    let remote_wav = here.path().join("remote.wav");
-    izwi(
-        here.path(),
-        &[
-            "speak",
-            "--voice",
-            &voice,
-            "--text",
-            said,
-            "-o",
-            &remote_wav.display().to_string(),
-        ],
-    );
+    let remote_wav = here.path("remote.wav");
+    here.ok(&[
+        "speak",
+        "--voice",
+        &voice,
+        "--text",
+        said,
+        "-o",
+        &remote_wav.display().to_string(),
+    ]);
     assert!(
         samples(&remote_wav) == samples(&local_wav),
         "the same speech"
     );
-    let job = &jobs(here.path())[0];
+    let job = &here.jobs()[0];
     assert_eq!(
         (job["kind"].as_str(), job["status"].as_str()),
         (Some("speak"), Some("done"))
@@ -210,21 +179,18 @@ fn remote_jobs_give_what_local_ones_give() {
 
     // A batch: a request per line, each line's WAV as the server's machine says it; no
     // Whisper here, so no line is checked.
-    let script = here.path().join("lines.txt");
+    let script = here.path("lines.txt");
     std::fs::write(&script, format!("{said}\nGoodbye for now.\n")).unwrap();
-    let batch = here.path().join("batch");
-    izwi(
-        here.path(),
-        &[
-            "speak",
-            "--voice",
-            &voice,
-            "--lines",
-            &script.display().to_string(),
-            "--output-dir",
-            &batch.display().to_string(),
-        ],
-    );
+    let batch = here.path("batch");
+    here.ok(&[
+        "speak",
+        "--voice",
+        &voice,
+        "--lines",
+        &script.display().to_string(),
+        "--output-dir",
+        &batch.display().to_string(),
+    ]);
     assert!(
         samples(&batch.join("001.wav")) == samples(&local_wav),
         "the batch's first line is the same speech"
@@ -232,7 +198,7 @@ fn remote_jobs_give_what_local_ones_give() {
     assert!(!samples(&batch.join("002.wav")).is_empty());
     let manifest = std::fs::read_to_string(batch.join("manifest.csv")).unwrap();
     assert_eq!(manifest.lines().count(), 3, "{manifest}");
-    let job = &jobs(here.path())[0];
+    let job = &here.jobs()[0];
     assert_eq!(
         (job["kind"].as_str(), job["status"].as_str()),
         (Some("speak_batch"), Some("done")),
@@ -240,56 +206,38 @@ fn remote_jobs_give_what_local_ones_give() {
     );
 
     // Chat: greedy, the same reply.
-    assert_eq!(chat(here.path(), &[], question), local_reply);
+    assert_eq!(chat(&here, &[], question), local_reply);
 
     // A voice the server lacks is its error, in its words.
-    let out = run(izwi_in(here.path())
+    let out = run(here
+        .command()
         .args(["speak", "--voice", "nobody", "--text", said, "-o"])
-        .arg(here.path().join("x.wav")));
+        .arg(here.path("x.wav")));
     assert!(!out.status.success());
-    let job = &jobs(here.path())[0];
+    let job = &here.jobs()[0];
     let error = job["error"].as_str().unwrap();
     assert!(error.contains("no voice \"nobody\""), "{error}");
 
     // `--backend local` runs here for one command: this folder has no models.
-    let out = run(izwi_in(here.path()).args(["--backend", "local", "transcribe", &jfk]));
+    let out = run(here
+        .command()
+        .args(["--backend", "local", "transcribe", &jfk]));
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no Whisper model is installed"));
-    izwi(here.path(), &["backend", "local"]);
-    assert!(izwi(here.path(), &["backend"]).starts_with("local"));
+    here.ok(&["backend", "local"]);
+    assert!(here.ok(&["backend"]).starts_with("local"));
 }
 
 /// Eleven minutes of speech: jfk.wav sixty times.
-fn eleven_minutes(dir: &Path) -> PathBuf {
-    let long = dir.join("long.wav");
-    let mut reader = hound::WavReader::open(asset("speech/jfk.wav")).unwrap();
-    let spec = reader.spec();
-    let samples: Vec<i16> = reader.samples::<i16>().map(Result::unwrap).collect();
-    let mut writer = hound::WavWriter::create(&long, spec).unwrap();
-    for _ in 0..60 {
-        for &s in &samples {
-            writer.write_sample(s).unwrap();
-        }
-    }
-    writer.finalize().unwrap();
-    long
-}
-
 #[test]
 fn a_server_killed_mid_job_fails_the_job_and_nothing_hangs() {
-    let server_data = tempfile::tempdir().unwrap();
-    let here = tempfile::tempdir().unwrap();
-    izwi(
-        server_data.path(),
-        &[
-            "models",
-            "import",
-            &asset("models/whisper-tiny.en").display().to_string(),
-        ],
-    );
-    let long = eleven_minutes(here.path());
-    let mut server = serve(server_data.path(), &[]);
-    let mut client = izwi_in(here.path())
+    let server_data = Izwi::new(BIN);
+    let here = Izwi::new(BIN);
+    server_data.import(&asset("models/whisper-tiny.en"), &[]);
+    let long = jfk_repeated(&here.path("long.wav"), 60);
+    let mut server = serve(&server_data, &[]);
+    let mut client = here
+        .command()
         .args(["--backend", &server.url("/v1"), "transcribe"])
         .arg(&long)
         .stdout(Stdio::null())
@@ -298,10 +246,7 @@ fn a_server_killed_mid_job_fails_the_job_and_nothing_hangs() {
         .unwrap();
     // Mid-job: the server has taken some of its windows.
     let started = Instant::now();
-    while !jobs(server_data.path())
-        .iter()
-        .any(|j| j["status"] == "running")
-    {
+    while !server_data.jobs().iter().any(|j| j["status"] == "running") {
         assert!(
             started.elapsed() < Duration::from_secs(300),
             "the server got no window"
@@ -322,7 +267,7 @@ fn a_server_killed_mid_job_fails_the_job_and_nothing_hangs() {
         std::thread::sleep(Duration::from_millis(200));
     };
     assert!(!status.success());
-    let job = &jobs(here.path())[0];
+    let job = &here.jobs()[0];
     assert_eq!(job["status"], "failed", "{job}");
     let error = job["error"].as_str().unwrap();
     assert!(
@@ -414,30 +359,23 @@ fn a_third_party_server_transcribes_and_says_what_it_lacks() {
         std::thread::sleep(Duration::from_millis(300));
     }
 
-    let local = tempfile::tempdir().unwrap();
-    izwi(
-        local.path(),
-        &[
-            "models",
-            "import",
-            &asset("models/whisper-tiny.en").display().to_string(),
-        ],
-    );
+    let local = Izwi::new(BIN);
+    local.import(&asset("models/whisper-tiny.en"), &[]);
     let jfk = asset("speech/jfk.wav").display().to_string();
-    let local_text = izwi(local.path(), &["transcribe", &jfk]);
+    let local_text = local.ok(&["transcribe", &jfk]);
 
-    let here = tempfile::tempdir().unwrap();
-    let remote_text = izwi(here.path(), &["--backend", &url, "transcribe", &jfk]);
+    let here = Izwi::new(BIN);
+    let remote_text = here.ok(&["--backend", &url, "transcribe", &jfk]);
     assert_eq!(
         words(&remote_text),
         words(&local_text),
         "{remote_text} / {local_text}"
     );
-    assert_eq!(jobs(here.path())[0]["status"], "done");
+    assert_eq!(here.jobs()[0]["status"], "done");
 
     // What it lacks fails the job with the reason.
     let fails = |args: &[&str], expected: &str| {
-        let out = run(izwi_in(here.path()).args(["--backend", &url]).args(args));
+        let out = run(here.command().args(["--backend", &url]).args(args));
         assert!(!out.status.success(), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -449,12 +387,13 @@ fn a_third_party_server_transcribes_and_says_what_it_lacks() {
         &["transcribe", &jfk, "--word-timestamps"],
         "gives no word timestamps",
     );
-    let wav = here.path().join("x.wav").display().to_string();
+    let wav = here.path("x.wav").display().to_string();
     fails(
         &["speak", "--voice", "alloy", "--text", "Hello.", "-o", &wav],
         "offers no speech",
     );
-    let mut chat = izwi_in(here.path())
+    let mut chat = here
+        .command()
         .args(["--backend", &url, "chat", "--llm", "any"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -488,89 +427,75 @@ fn hum(path: &Path) {
 
 #[test]
 fn a_cloned_voice_speaks_through_the_remote_with_its_recording() {
-    let server_data = tempfile::tempdir().unwrap();
-    let here = tempfile::tempdir().unwrap();
+    let server_data = Izwi::new(BIN);
+    let here = Izwi::new(BIN);
     // Greedy, so that one text in one voice is the same samples on both machines.
-    let checkpoint = qwen3_tts_copy(&here.path().join("qwen3-greedy"), |_| {});
+    let checkpoint = qwen3_tts_copy(&here.path("qwen3-greedy"), |_| {});
     decode_greedily(&checkpoint);
     let checkpoint = checkpoint.display().to_string();
-    izwi(
-        server_data.path(),
-        &["models", "import", &checkpoint, "--name", "qwen"],
-    );
-    izwi(
-        here.path(),
-        &["models", "import", &checkpoint, "--name", "qwen"],
-    );
-    let recording = here.path().join("me.wav");
+    server_data.ok(&["models", "import", &checkpoint, "--name", "qwen"]);
+    here.ok(&["models", "import", &checkpoint, "--name", "qwen"]);
+    let recording = here.path("me.wav");
     hum(&recording);
-    let cloned = izwi(
-        here.path(),
-        &[
-            "voices",
-            "clone",
-            "Me",
-            "--model",
-            "local/qwen",
-            "--audio",
-            &recording.display().to_string(),
-            "--text",
-            "A low hum.",
-        ],
-    );
+    let cloned = here.ok(&[
+        "voices",
+        "clone",
+        "Me",
+        "--model",
+        "local/qwen",
+        "--audio",
+        &recording.display().to_string(),
+        "--text",
+        "A low hum.",
+    ]);
     assert!(cloned.contains("cloned voice"), "{cloned}");
     let said = "Hello in my voice.";
-    let local_wav = here.path().join("local.wav");
-    izwi(
-        here.path(),
-        &[
-            "speak",
-            "--voice",
-            "Me",
-            "--text",
-            said,
-            "-o",
-            &local_wav.display().to_string(),
-        ],
-    );
+    let local_wav = here.path("local.wav");
+    here.ok(&[
+        "speak",
+        "--voice",
+        "Me",
+        "--text",
+        said,
+        "-o",
+        &local_wav.display().to_string(),
+    ]);
 
     // The server knows no voice "Me": its recording and transcript go with the request.
-    let server = serve(server_data.path(), &[]);
+    let server = serve(&server_data, &[]);
     let url = server.url("/v1");
-    let remote_wav = here.path().join("remote.wav");
-    let remote = izwi(
-        here.path(),
-        &[
-            "--backend",
-            &url,
-            "speak",
-            "--voice",
-            "Me",
-            "--text",
-            said,
-            "-o",
-            &remote_wav.display().to_string(),
-        ],
-    );
+    let remote_wav = here.path("remote.wav");
+    let remote = here.ok(&[
+        "--backend",
+        &url,
+        "speak",
+        "--voice",
+        "Me",
+        "--text",
+        said,
+        "-o",
+        &remote_wav.display().to_string(),
+    ]);
     assert!(!samples(&remote_wav).is_empty(), "{remote}");
     assert!(
         samples(&remote_wav) == samples(&local_wav),
         "the clone says the same through the server as here"
     );
-    let served = &jobs(server_data.path())[0];
+    let served = &server_data.jobs()[0];
     assert_eq!(served["kind"], "speak");
     assert_eq!(served["status"], "done", "{served}");
     assert_eq!(served["model_id"], "local/qwen");
     // The recording the request brought is not kept on the server.
-    let uploads = server_data.path().join("uploads");
+    let uploads = server_data.data_dir().join("uploads");
     let left = std::fs::read_dir(&uploads).map_or(0, |d| d.count());
     assert_eq!(left, 0, "uploads left in {}", uploads.display());
 
     // A server without a Qwen3-TTS model says so; nothing is spoken.
     drop(server);
-    let bare = tempfile::tempdir().unwrap();
-    let server = serve(bare.path(), &[]);
-    let out = run(izwi_in(here.path())
+    let bare = Izwi::new(BIN);
+    let server = serve(&bare, &[]);
+    let out = run(here
+        .command()
         .args([
             "--backend",
             &server.url("/v1"),
@@ -581,9 +506,9 @@ fn a_cloned_voice_speaks_through_the_remote_with_its_recording() {
             said,
             "-o",
         ])
-        .arg(here.path().join("x.wav")));
+        .arg(here.path("x.wav")));
     assert!(!out.status.success());
-    let error = jobs(here.path())[0]["error"].as_str().unwrap().to_string();
+    let error = here.jobs()[0]["error"].as_str().unwrap().to_string();
     assert!(
         error.contains("no Qwen3-TTS Base model is installed on this server"),
         "{error}"

@@ -9,59 +9,33 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use izwi_test_support::asset;
+use izwi_test_support::cli::Izwi;
+use izwi_test_support::jfk_repeated;
 use izwi_test_support::serve::Server;
 use reqwest::blocking::{multipart, Client};
 use serde_json::{json, Value};
 
+const BIN: &str = env!("CARGO_BIN_EXE_izwi");
+
 const JFK: &str = "ask not what your country can do for you";
 
-/// `izwi` on the data folder `data`, with a Hugging Face cache of its own inside it (the
-/// user's stays out of the tests).
-fn izwi_in(data: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_izwi"));
-    command
-        .arg("--data-dir")
-        .arg(data)
-        .env("HF_HOME", data.join("hf"));
-    command
-}
-
-fn izwi(data: &Path, args: &[&str]) -> String {
-    let out = izwi_in(data).args(args).output().expect("izwi runs");
-    assert!(
-        out.status.success(),
-        "izwi {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
-
 /// A data folder with the test models imported; the library voice's id.
-fn data_with_models(data: &Path) -> String {
+fn data_with_models(data: &Izwi) -> String {
     for model in [
         asset("models/whisper-tiny.en"),
         asset("voices/en_US-joe-medium/en_US-joe-medium.onnx"),
     ] {
-        izwi(data, &["models", "import", &model.display().to_string()]);
+        data.ok(&["models", "import", &model.display().to_string()]);
     }
     let gguf = asset("models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf");
-    izwi(
-        data,
-        &[
-            "models",
-            "import",
-            &gguf.display().to_string(),
-            "--name",
-            "smollm2",
-        ],
-    );
-    let voices: Value = serde_json::from_str(&izwi(data, &["voices", "list", "--json"])).unwrap();
+    data.import(&gguf, &["--name", "smollm2"]);
+    let voices: Value = serde_json::from_str(&data.ok(&["voices", "list", "--json"])).unwrap();
     voices[0]["id"].to_string()
 }
 
 /// `izwi serve ARGS` on the data folder `data`, its log on the test's standard error.
-fn serve(data: &Path, args: &[&str]) -> Server {
-    Server::spawn(izwi_in(data).stderr(Stdio::inherit()), args)
+fn serve(data: &Izwi, args: &[&str]) -> Server {
+    Server::spawn(data.command().stderr(Stdio::inherit()), args)
 }
 
 fn client() -> Client {
@@ -105,9 +79,9 @@ fn assert_error(response: reqwest::blocking::Response, status: u16, kind: &str) 
 
 #[test]
 fn the_api_answers_as_openai_does() {
-    let data = tempfile::tempdir().unwrap();
-    let voice = data_with_models(data.path());
-    let server = serve(data.path(), &[]);
+    let data = Izwi::new(BIN);
+    let voice = data_with_models(&data);
+    let server = serve(&data, &[]);
     let jfk = asset("speech/jfk.wav");
 
     let models: Value = client()
@@ -238,7 +212,7 @@ fn the_api_answers_as_openai_does() {
     assert_eq!(body["error"]["param"], "timestamp_granularities");
 
     // Bad requests: OpenAI's shape, the field named, and the server still answers.
-    let not_audio = data.path().join("notes.wav");
+    let not_audio = data.path("notes.wav");
     std::fs::write(&not_audio, b"this is not a WAV file at all").unwrap();
     let body = assert_error(
         transcribe(&server, &not_audio, &[("model", "whisper-1")]),
@@ -315,7 +289,7 @@ fn the_api_answers_as_openai_does() {
     assert_eq!(&wav[..4], b"RIFF");
     assert_eq!(&wav[4..8], &u32::MAX.to_le_bytes());
     assert_eq!(&wav[36..44], b"data\xff\xff\xff\xff");
-    let jobs: Value = serde_json::from_str(&izwi(data.path(), &["history", "--json"])).unwrap();
+    let jobs: Value = serde_json::from_str(&data.ok(&["history", "--json"])).unwrap();
     let saved = hound::WavReader::open(jobs[0]["output"].as_str().unwrap()).unwrap();
     let rate = saved.spec().sample_rate;
     let saved: Vec<i16> = saved.into_samples().map(Result::unwrap).collect();
@@ -330,7 +304,7 @@ fn the_api_answers_as_openai_does() {
         streamed.len(),
         saved.len()
     );
-    let wav_path = data.path().join("said.wav");
+    let wav_path = data.path("said.wav");
     std::fs::write(&wav_path, &wav).unwrap();
     let heard: Value = transcribe(&server, &wav_path, &[("model", "whisper-1")])
         .json()
@@ -341,7 +315,7 @@ fn the_api_answers_as_openai_does() {
         "{heard}"
     );
     let pcm = speak("pcm").bytes().unwrap();
-    let jobs: Value = serde_json::from_str(&izwi(data.path(), &["history", "--json"])).unwrap();
+    let jobs: Value = serde_json::from_str(&data.ok(&["history", "--json"])).unwrap();
     let saved = hound::WavReader::open(jobs[0]["output"].as_str().unwrap()).unwrap();
     assert!(
         pcm_samples(&pcm) == at_24khz(saved),
@@ -416,7 +390,7 @@ fn the_api_answers_as_openai_does() {
 
     // Every transcription and speech is a job in the history, as the app's are.
     drop(server);
-    let jobs: Value = serde_json::from_str(&izwi(data.path(), &["history", "--json"])).unwrap();
+    let jobs: Value = serde_json::from_str(&data.ok(&["history", "--json"])).unwrap();
     let kinds: Vec<&str> = jobs
         .as_array()
         .unwrap()
@@ -451,9 +425,9 @@ fn the_api_answers_as_openai_does() {
 
 #[test]
 fn keys_hosts_and_origins_are_checked() {
-    let data = tempfile::tempdir().unwrap();
+    let data = Izwi::new(BIN);
     let server = serve(
-        data.path(),
+        &data,
         &[
             "--api-key",
             "s3cret",
@@ -509,8 +483,9 @@ fn keys_hosts_and_origins_are_checked() {
 
 #[test]
 fn listening_beyond_this_machine_needs_a_key() {
-    let data = tempfile::tempdir().unwrap();
-    let out = izwi_in(data.path())
+    let data = Izwi::new(BIN);
+    let out = data
+        .command()
         .args(["serve", "--host", "0.0.0.0", "--port", "0"])
         .env_remove("IZWI_API_KEY")
         .output()
@@ -546,10 +521,10 @@ fn openai_python() -> std::path::PathBuf {
 #[test]
 fn the_official_openai_client_gets_what_openai_would_give() {
     let python = openai_python();
-    let data = tempfile::tempdir().unwrap();
-    let voice = data_with_models(data.path());
-    let reading = librivox_reading(data.path());
-    let server = serve(data.path(), &["--api-key", "contract-key"]);
+    let data = Izwi::new(BIN);
+    let voice = data_with_models(&data);
+    let reading = librivox_reading(data.folder());
+    let server = serve(&data, &["--api-key", "contract-key"]);
     let script =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/openai_contract.py");
     let out = Command::new(python)
@@ -571,46 +546,15 @@ fn the_official_openai_client_gets_what_openai_would_give() {
 }
 
 /// Eleven minutes of speech: far longer to transcribe than a few seconds.
-fn eleven_minutes(dir: &Path) -> std::path::PathBuf {
-    let long = dir.join("long.wav");
-    let mut reader = hound::WavReader::open(asset("speech/jfk.wav")).unwrap();
-    let spec = reader.spec();
-    let samples: Vec<i16> = reader.samples::<i16>().map(Result::unwrap).collect();
-    let mut writer = hound::WavWriter::create(&long, spec).unwrap();
-    for _ in 0..60 {
-        for &s in &samples {
-            writer.write_sample(s).unwrap();
-        }
-    }
-    writer.finalize().unwrap();
-    long
-}
-
 #[test]
 fn a_client_that_goes_away_cancels_its_job() {
-    let data = tempfile::tempdir().unwrap();
-    izwi(
-        data.path(),
-        &[
-            "models",
-            "import",
-            &asset("models/whisper-tiny.en").display().to_string(),
-        ],
-    );
+    let data = Izwi::new(BIN);
+    data.import(&asset("models/whisper-tiny.en"), &[]);
     let gguf = asset("models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf");
-    izwi(
-        data.path(),
-        &[
-            "models",
-            "import",
-            &gguf.display().to_string(),
-            "--name",
-            "smollm2",
-        ],
-    );
-    let long = eleven_minutes(data.path());
+    data.import(&gguf, &["--name", "smollm2"]);
+    let long = jfk_repeated(&data.path("long.wav"), 60);
 
-    let server = serve(data.path(), &[]);
+    let server = serve(&data, &[]);
     let form = multipart::Form::new()
         .file("file", &long)
         .unwrap()
@@ -628,7 +572,7 @@ fn a_client_that_goes_away_cancels_its_job() {
     );
     // The job it left is cancelled, not run to its end for no one.
     let status = || -> Option<String> {
-        let jobs: Value = serde_json::from_str(&izwi(data.path(), &["history", "--json"])).unwrap();
+        let jobs: Value = serde_json::from_str(&data.ok(&["history", "--json"])).unwrap();
         jobs[0]["status"].as_str().map(str::to_owned)
     };
     let started = std::time::Instant::now();
@@ -654,7 +598,7 @@ fn a_client_that_goes_away_cancels_its_job() {
     assert_eq!(&first, b"data: ");
     drop(stream);
     let chat_job = || -> Value {
-        let jobs: Value = serde_json::from_str(&izwi(data.path(), &["history", "--json"])).unwrap();
+        let jobs: Value = serde_json::from_str(&data.ok(&["history", "--json"])).unwrap();
         jobs[0].clone()
     };
     let started = std::time::Instant::now();
@@ -668,21 +612,11 @@ fn a_client_that_goes_away_cancels_its_job() {
 
 #[test]
 fn requests_beyond_the_limit_are_refused_until_a_stream_is_sent() {
-    let data = tempfile::tempdir().unwrap();
-    izwi(
-        data.path(),
-        &[
-            "models",
-            "import",
-            &asset("voices/en_US-joe-medium/en_US-joe-medium.onnx")
-                .display()
-                .to_string(),
-        ],
-    );
-    let voices: Value =
-        serde_json::from_str(&izwi(data.path(), &["voices", "list", "--json"])).unwrap();
+    let data = Izwi::new(BIN);
+    data.import(&asset("voices/en_US-joe-medium/en_US-joe-medium.onnx"), &[]);
+    let voices: Value = serde_json::from_str(&data.ok(&["voices", "list", "--json"])).unwrap();
     let voice = voices[0]["id"].to_string();
-    let server = serve(data.path(), &["--max-requests", "1"]);
+    let server = serve(&data, &["--max-requests", "1"]);
     let text: Vec<String> = (1..=12)
         .map(|i| format!("This is sentence number {i}."))
         .collect();
@@ -765,17 +699,10 @@ fn sse_data(body: &str) -> Vec<Value> {
 
 #[test]
 fn a_streamed_transcription_sends_its_text_in_order_as_it_comes() {
-    let data = tempfile::tempdir().unwrap();
-    izwi(
-        data.path(),
-        &[
-            "models",
-            "import",
-            &asset("models/whisper-tiny.en").display().to_string(),
-        ],
-    );
-    let reading = librivox_reading(data.path());
-    let server = serve(data.path(), &[]);
+    let data = Izwi::new(BIN);
+    data.import(&asset("models/whisper-tiny.en"), &[]);
+    let reading = librivox_reading(data.folder());
+    let server = serve(&data, &[]);
     let whole: Value = transcribe(&server, &reading, &[("model", "whisper-1")])
         .json()
         .unwrap();
@@ -828,14 +755,7 @@ fn a_streamed_transcription_sends_its_text_in_order_as_it_comes() {
     assert_eq!(body["error"]["param"], "stream");
 
     // Translations stream the same way (a multilingual model).
-    izwi(
-        data.path(),
-        &[
-            "models",
-            "import",
-            &asset("models/whisper-base").display().to_string(),
-        ],
-    );
+    data.import(&asset("models/whisper-base"), &[]);
     let form = multipart::Form::new()
         .file("file", asset("speech/jfk.wav"))
         .unwrap()
@@ -859,18 +779,11 @@ fn a_streamed_transcription_sends_its_text_in_order_as_it_comes() {
 
 #[test]
 fn a_request_that_runs_out_of_time_gets_504_and_its_job_is_cancelled() {
-    let data = tempfile::tempdir().unwrap();
-    izwi(
-        data.path(),
-        &[
-            "models",
-            "import",
-            &asset("models/whisper-tiny.en").display().to_string(),
-        ],
-    );
-    let long = eleven_minutes(data.path());
+    let data = Izwi::new(BIN);
+    data.import(&asset("models/whisper-tiny.en"), &[]);
+    let long = jfk_repeated(&data.path("long.wav"), 60);
     // Time enough to take the upload, not to transcribe it.
-    let server = serve(data.path(), &["--request-timeout", "5"]);
+    let server = serve(&data, &["--request-timeout", "5"]);
     let body = assert_error(
         transcribe(&server, &long, &[("model", "whisper-1")]),
         504,
@@ -879,7 +792,7 @@ fn a_request_that_runs_out_of_time_gets_504_and_its_job_is_cancelled() {
     assert_eq!(body["error"]["code"], "timeout");
     // The job is cancelled, and the history says why.
     let job = || -> Value {
-        let jobs: Value = serde_json::from_str(&izwi(data.path(), &["history", "--json"])).unwrap();
+        let jobs: Value = serde_json::from_str(&data.ok(&["history", "--json"])).unwrap();
         jobs[0].clone()
     };
     let started = std::time::Instant::now();
@@ -938,22 +851,12 @@ fn at_24khz(wav: hound::WavReader<std::io::BufReader<std::fs::File>>) -> Vec<i16
 
 #[test]
 fn a_client_that_falls_behind_gets_the_rest_from_the_jobs_file() {
-    let data = tempfile::tempdir().unwrap();
-    izwi(
-        data.path(),
-        &[
-            "models",
-            "import",
-            &asset("voices/en_US-joe-medium/en_US-joe-medium.onnx")
-                .display()
-                .to_string(),
-        ],
-    );
-    let voices: Value =
-        serde_json::from_str(&izwi(data.path(), &["voices", "list", "--json"])).unwrap();
-    let log = data.path().join("serve.log");
+    let data = Izwi::new(BIN);
+    data.import(&asset("voices/en_US-joe-medium/en_US-joe-medium.onnx"), &[]);
+    let voices: Value = serde_json::from_str(&data.ok(&["voices", "list", "--json"])).unwrap();
+    let log = data.path("serve.log");
     let server = Server::spawn(
-        izwi_in(data.path())
+        data.command()
             .env("RUST_LOG", "warn,izwi_server=info")
             .stderr(std::fs::File::create(&log).unwrap()),
         &[],
@@ -976,8 +879,7 @@ fn a_client_that_falls_behind_gets_the_rest_from_the_jobs_file() {
             .unwrap();
         assert!(speech.status().is_success(), "{}", speech.status());
         let job = || -> Value {
-            let jobs: Value =
-                serde_json::from_str(&izwi(data.path(), &["history", "--json"])).unwrap();
+            let jobs: Value = serde_json::from_str(&data.ok(&["history", "--json"])).unwrap();
             jobs[0].clone()
         };
         let started = std::time::Instant::now();

@@ -7,32 +7,16 @@
 //! Random weights say nothing intelligible: this checks the path, not the voice.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use base64::Engine;
+use izwi_test_support::cli::Izwi;
 use izwi_test_support::fixtures::{qwen3_tts_tiny as fixture, qwen3_tts_variant};
 use izwi_test_support::serve::Server;
 use reqwest::blocking::{multipart, Client};
 use serde_json::{json, Value};
 
-fn izwi_in(data: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_izwi"));
-    command
-        .arg("--data-dir")
-        .arg(data)
-        .env("HF_HOME", data.join("hf"));
-    command
-}
-
-fn izwi(data: &Path, args: &[&str]) -> String {
-    let out = izwi_in(data).args(args).output().expect("izwi runs");
-    assert!(
-        out.status.success(),
-        "izwi {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
+const BIN: &str = env!("CARGO_BIN_EXE_izwi");
 
 /// Two seconds of a 160 Hz hum at 16 kHz.
 fn recording(path: &Path) {
@@ -84,11 +68,11 @@ fn speech(server: &Server, body: Value) -> Vec<i16> {
 }
 
 /// The samples `izwi speak` writes for the same request.
-fn spoken(data: &Path, args: &[&str]) -> Vec<i16> {
-    let out = data.join("spoken.wav");
+fn spoken(data: &Izwi, args: &[&str]) -> Vec<i16> {
+    let out = data.path("spoken.wav");
     let mut all = vec!["speak", "--output", out.to_str().unwrap()];
     all.extend(args);
-    izwi(data, &all);
+    data.ok(&all);
     hound::WavReader::open(&out)
         .unwrap()
         .samples()
@@ -98,32 +82,13 @@ fn spoken(data: &Path, args: &[&str]) -> Vec<i16> {
 
 #[test]
 fn voices_are_cloned_and_designed_through_the_api_and_speak() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    izwi(
-        &data,
-        &[
-            "models",
-            "import",
-            fixture().to_str().unwrap(),
-            "--name",
-            "qwen",
-        ],
-    );
-    let design = qwen3_tts_variant(dir.path(), "voice_design");
-    izwi(
-        &data,
-        &[
-            "models",
-            "import",
-            design.to_str().unwrap(),
-            "--name",
-            "design",
-        ],
-    );
-    let sample = dir.path().join("me.wav");
+    let data = Izwi::new(BIN);
+    data.import(&fixture(), &["--name", "qwen"]);
+    let design = qwen3_tts_variant(data.folder(), "voice_design");
+    data.import(&design, &["--name", "design"]);
+    let sample = data.path("me.wav");
     recording(&sample);
-    let server = Server::spawn(izwi_in(&data).stderr(Stdio::inherit()), &[]);
+    let server = Server::spawn(data.command().stderr(Stdio::inherit()), &[]);
 
     let (status, me) = create(
         &server,
@@ -202,7 +167,7 @@ fn voices_are_cloned_and_designed_through_the_api_and_speak() {
     assert!(by_name == by_id && !by_name.is_empty());
 
     // Errors in OpenAI's shape; the server still answers after them.
-    let bad_audio = dir.path().join("notes.txt");
+    let bad_audio = data.path("notes.txt");
     std::fs::write(&bad_audio, "not audio").unwrap();
     for (fields, file, param) in [
         (
@@ -318,7 +283,7 @@ fn voices_are_cloned_and_designed_through_the_api_and_speak() {
     }
 
     // Every upload was let go: the clone keeps its own copy in the voices folder.
-    let uploads = data.join("uploads");
+    let uploads = data.data_dir().join("uploads");
     let left: Vec<_> = std::fs::read_dir(&uploads)
         .map(|d| d.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();

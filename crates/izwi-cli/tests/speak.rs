@@ -1,51 +1,29 @@
 //! `izwi voices` and `izwi speak` on a data folder of their own, with the real Piper
 //! voice en_US-joe-medium (scripts/fetch-assets.sh) and Debian's espeak-ng.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
-struct Izwi {
-    data: tempfile::TempDir,
-}
+use izwi_test_support::asset;
+use izwi_test_support::cli::{failed, Izwi};
 
-impl Izwi {
-    fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_izwi"))
-            .arg("--data-dir")
-            .arg(self.data.path().join("izwi"))
-            .env("HF_HOME", self.data.path().join("hf"))
+const BIN: &str = env!("CARGO_BIN_EXE_izwi");
+
+/// `izwi ARGS` with `env` set fails; its standard error.
+fn fails_with(izwi: &Izwi, args: &[&str], env: &[(&str, &str)]) -> String {
+    failed(
+        args,
+        izwi.command()
             .envs(env.iter().copied())
             .args(args)
             .output()
-            .expect("izwi runs")
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run_with(args, &[]);
-        assert!(
-            out.status.success(),
-            "izwi {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    fn fails(&self, args: &[&str], env: &[(&str, &str)]) -> String {
-        let out = self.run_with(args, env);
-        assert!(!out.status.success(), "izwi {args:?} succeeded");
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.data.path().join(name)
-    }
+            .unwrap(),
+    )
 }
 
 fn joe() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../.assets/voices/en_US-joe-medium/en_US-joe-medium.onnx");
-    assert!(path.is_file(), "run scripts/fetch-assets.sh first");
-    path.display().to_string()
+    asset("voices/en_US-joe-medium/en_US-joe-medium.onnx")
+        .display()
+        .to_string()
 }
 
 fn wav_seconds(path: &Path) -> f64 {
@@ -60,9 +38,7 @@ fn wav_seconds(path: &Path) -> f64 {
 
 #[test]
 fn speak_text_and_a_script_through_the_voice_library() {
-    let izwi = Izwi {
-        data: tempfile::tempdir().unwrap(),
-    };
+    let izwi = Izwi::new(BIN);
     assert!(izwi.ok(&["voices"]).contains("No voices yet"));
     izwi.ok(&["models", "import", &joe(), "--name", "joe"]);
     let list = izwi.ok(&["voices"]);
@@ -121,9 +97,7 @@ fn speak_text_and_a_script_through_the_voice_library() {
 
 #[test]
 fn refusals_name_the_problem() {
-    let izwi = Izwi {
-        data: tempfile::tempdir().unwrap(),
-    };
+    let izwi = Izwi::new(BIN);
     let out = izwi.path("x.wav");
     let out = out.to_str().unwrap();
     let joe = joe();
@@ -158,7 +132,7 @@ fn refusals_name_the_problem() {
         ),
     ];
     for (args, env, want) in cases {
-        let err = izwi.fails(args, env);
+        let err = fails_with(&izwi, args, env);
         assert!(err.contains(want), "{args:?}: {err}");
     }
     assert!(!Path::new(out).exists());
@@ -166,9 +140,7 @@ fn refusals_name_the_problem() {
 
 #[test]
 fn a_multi_megabyte_text_file_is_read_through_and_its_row_stays_small() {
-    let izwi = Izwi {
-        data: tempfile::tempdir().unwrap(),
-    };
+    let izwi = Izwi::new(BIN);
     let said = [
         "The book begins here.",
         "Halfway through, it goes on.",
@@ -220,12 +192,11 @@ fn a_multi_megabyte_text_file_is_read_through_and_its_row_stays_small() {
 
 #[test]
 fn a_text_over_the_limit_is_refused() {
-    let izwi = Izwi {
-        data: tempfile::tempdir().unwrap(),
-    };
+    let izwi = Izwi::new(BIN);
     let out = izwi.path("x.wav");
     let long = "word ".repeat(izwi_runtime::MAX_SPEAK_CHARS / 5 + 1);
-    let err = izwi.fails(
+    let err = fails_with(
+        &izwi,
         &[
             "speak",
             "--voice",

@@ -3,50 +3,30 @@
 //! folder of its own. Random weights say nothing intelligible; this checks the path.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
-use izwi_test_support::fixtures::{edit_json, qwen3_tts_copy};
+use izwi_test_support::cli::Izwi;
+use izwi_test_support::fixtures::{edit_json, qwen3_tts_copy, qwen3_tts_tiny};
+
+const BIN: &str = env!("CARGO_BIN_EXE_izwi");
 
 fn checkpoint() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../izwi-core/tests/fixtures/qwen3-tts-tiny")
-        .display()
-        .to_string()
-}
-
-fn izwi(data: &tempfile::TempDir, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_izwi"))
-        .arg("--data-dir")
-        .arg(data.path().join("izwi"))
-        .env("HF_HOME", data.path().join("hf"))
-        .args(args)
-        .output()
-        .expect("izwi runs")
+    qwen3_tts_tiny().display().to_string()
 }
 
 #[test]
 fn speaks_a_text_with_a_checkpoint_folder() {
-    let data = tempfile::tempdir().unwrap();
-    let out = data.path().join("hello.wav");
+    let data = Izwi::new(BIN);
+    let out = data.path("hello.wav");
     let voice = checkpoint();
-    let run = izwi(
-        &data,
-        &[
-            "speak",
-            "--voice",
-            &voice,
-            "--text",
-            "Hello world, this is izwi.",
-            "--output",
-            out.to_str().unwrap(),
-        ],
-    );
-    assert!(
-        run.status.success(),
-        "izwi speak failed: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stdout = data.ok(&[
+        "speak",
+        "--voice",
+        &voice,
+        "--text",
+        "Hello world, this is izwi.",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
     assert!(stdout.contains("hello.wav"), "names the file: {stdout}");
     let reader = hound::WavReader::open(&out).expect("a WAV");
     let spec = reader.spec();
@@ -59,28 +39,20 @@ fn speaks_a_text_with_a_checkpoint_folder() {
 
 #[test]
 fn speaks_a_file_with_a_checkpoint_folder() {
-    let data = tempfile::tempdir().unwrap();
-    let out = data.path().join("chapter.wav");
-    let script = data.path().join("chapter.txt");
+    let data = Izwi::new(BIN);
+    let out = data.path("chapter.wav");
+    let script = data.path("chapter.txt");
     std::fs::write(&script, "One line.\nAnother line.\n").unwrap();
     let voice = checkpoint();
-    let run = izwi(
-        &data,
-        &[
-            "speak",
-            "--voice",
-            &voice,
-            "--file",
-            script.to_str().unwrap(),
-            "--output",
-            out.to_str().unwrap(),
-        ],
-    );
-    assert!(
-        run.status.success(),
-        "izwi speak --file failed: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    data.ok(&[
+        "speak",
+        "--voice",
+        &voice,
+        "--file",
+        script.to_str().unwrap(),
+        "--output",
+        out.to_str().unwrap(),
+    ]);
     let reader = hound::WavReader::open(&out).expect("a WAV");
     // Two sentences of at least two 80 ms frames each, and the pause between them.
     let samples = reader.duration() as usize;
@@ -89,9 +61,9 @@ fn speaks_a_file_with_a_checkpoint_folder() {
 
 #[test]
 fn refuses_what_a_checkpoint_cannot_do() {
-    let data = tempfile::tempdir().unwrap();
-    let out = data.path().join("x.wav");
-    let script = data.path().join("script.txt");
+    let data = Izwi::new(BIN);
+    let out = data.path("x.wav");
+    let script = data.path("script.txt");
     std::fs::write(&script, "One line.\nAnother line.\n").unwrap();
     let voice = checkpoint();
     let out = out.to_str().unwrap();
@@ -114,19 +86,15 @@ fn refuses_what_a_checkpoint_cannot_do() {
     ] {
         let mut all = vec!["speak", "--voice", &voice];
         all.extend(args);
-        let run = izwi(&data, &all);
-        let stderr = String::from_utf8_lossy(&run.stderr);
-        assert!(
-            !run.status.success() && stderr.contains(why),
-            "{all:?}: {stderr}"
-        );
+        let stderr = data.fails(&all);
+        assert!(stderr.contains(why), "{all:?}: {stderr}");
     }
 }
 
 #[test]
 fn speaks_in_a_voice_cloned_from_a_recording() {
-    let data = tempfile::tempdir().unwrap();
-    let sample = data.path().join("me.wav");
+    let data = Izwi::new(BIN);
+    let sample = data.path("me.wav");
     // Two seconds of a 44.1 kHz stereo hum: decoded, mixed down and resampled to 24 kHz.
     let spec = hound::WavSpec {
         channels: 2,
@@ -142,99 +110,72 @@ fn speaks_in_a_voice_cloned_from_a_recording() {
         writer.write_sample(v).unwrap();
     }
     writer.finalize().unwrap();
-    let out = data.path().join("cloned.wav");
+    let out = data.path("cloned.wav");
     let voice = checkpoint();
-    let run = izwi(
-        &data,
-        &[
-            "speak",
-            "--voice",
-            &voice,
-            "--reference-audio",
-            sample.to_str().unwrap(),
-            "--text",
-            "Hello in my own voice.",
-            "--output",
-            out.to_str().unwrap(),
-        ],
-    );
-    assert!(
-        run.status.success(),
-        "izwi speak failed: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    data.ok(&[
+        "speak",
+        "--voice",
+        &voice,
+        "--reference-audio",
+        sample.to_str().unwrap(),
+        "--text",
+        "Hello in my own voice.",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
     let reader = hound::WavReader::open(&out).expect("a WAV");
     assert_eq!(reader.spec().sample_rate, 24_000);
     assert!(reader.duration() >= 2 * 1920);
 
-    let missing = izwi(
-        &data,
-        &[
-            "speak",
-            "--voice",
-            &voice,
-            "--reference-audio",
-            "nowhere.wav",
-            "--text",
-            "Hi.",
-            "--output",
-            out.to_str().unwrap(),
-        ],
-    );
+    let missing = data.run(&[
+        "speak",
+        "--voice",
+        &voice,
+        "--reference-audio",
+        "nowhere.wav",
+        "--text",
+        "Hi.",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no voice sample"));
 }
 
 #[test]
 fn speaks_with_a_preset_speaker_instructions_and_a_language() {
-    let data = tempfile::tempdir().unwrap();
-    let out = data.path().join("vivian.wav");
+    let data = Izwi::new(BIN);
+    let out = data.path("vivian.wav");
     let voice = checkpoint();
     let out = out.to_str().unwrap();
-    let run = izwi(
-        &data,
-        &[
-            "speak",
-            "--voice",
-            &voice,
-            "--speaker",
-            "Vivian",
-            "--instructions",
-            "Speak slowly.",
-            "--language",
-            "English",
-            "--text",
-            "Hello.",
-            "--output",
-            out,
-        ],
-    );
-    assert!(
-        run.status.success(),
-        "izwi speak failed: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    data.ok(&[
+        "speak",
+        "--voice",
+        &voice,
+        "--speaker",
+        "Vivian",
+        "--instructions",
+        "Speak slowly.",
+        "--language",
+        "English",
+        "--text",
+        "Hello.",
+        "--output",
+        out,
+    ]);
     assert!(hound::WavReader::open(out).unwrap().duration() >= 2 * 1920);
     // A designed voice: only a description.
-    let run = izwi(
-        &data,
-        &[
-            "speak",
-            "--voice",
-            &voice,
-            "--instructions",
-            "A calm, low voice.",
-            "--text",
-            "Hello.",
-            "--output",
-            out,
-        ],
-    );
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    data.ok(&[
+        "speak",
+        "--voice",
+        &voice,
+        "--instructions",
+        "A calm, low voice.",
+        "--text",
+        "Hello.",
+        "--output",
+        out,
+    ]);
     for (flag, value, why) in [
         (
             "--speaker",
@@ -243,17 +184,10 @@ fn speaks_with_a_preset_speaker_instructions_and_a_language() {
         ),
         ("--language", "klingon", "not one of this model's"),
     ] {
-        let run = izwi(
-            &data,
-            &[
-                "speak", "--voice", &voice, flag, value, "--text", "Hi.", "--output", out,
-            ],
-        );
-        let stderr = String::from_utf8_lossy(&run.stderr);
-        assert!(
-            !run.status.success() && stderr.contains(why),
-            "{flag}: {stderr}"
-        );
+        let stderr = data.fails(&[
+            "speak", "--voice", &voice, flag, value, "--text", "Hi.", "--output", out,
+        ]);
+        assert!(stderr.contains(why), "{flag}: {stderr}");
     }
 }
 
@@ -291,11 +225,11 @@ fn checkpoint_copy(dir: &std::path::Path, edit: impl FnOnce(&mut serde_json::Val
 
 #[test]
 fn speaks_in_a_voice_cloned_in_context_as_the_reference_does() {
-    let data = tempfile::tempdir().unwrap();
-    let voice = checkpoint_copy(&data.path().join("base"), |_| {});
+    let data = Izwi::new(BIN);
+    let voice = checkpoint_copy(&data.path("base"), |_| {});
     // The reference's voice sample and its ICL utterance (izwi-core's fixture "icl"):
     // English, greedy, repetition penalty 1.05, at most 40 frames.
-    let sample = data.path().join("sample.wav");
+    let sample = data.path("sample.wav");
     let spec = hound::WavSpec {
         channels: 1,
         sample_rate: 24_000,
@@ -307,30 +241,22 @@ fn speaks_in_a_voice_cloned_in_context_as_the_reference_does() {
         writer.write_sample(v).unwrap();
     }
     writer.finalize().unwrap();
-    let out = data.path().join("icl.wav");
-    let run = izwi(
-        &data,
-        &[
-            "speak",
-            "--voice",
-            &voice,
-            "--reference-audio",
-            sample.to_str().unwrap(),
-            "--reference-text",
-            "a calm low voice reads a short sentence aloud, slowly and clearly.",
-            "--language",
-            "english",
-            "--text",
-            "hello world, this is izwi.",
-            "--output",
-            out.to_str().unwrap(),
-        ],
-    );
-    assert!(
-        run.status.success(),
-        "izwi speak failed: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let out = data.path("icl.wav");
+    data.ok(&[
+        "speak",
+        "--voice",
+        &voice,
+        "--reference-audio",
+        sample.to_str().unwrap(),
+        "--reference-text",
+        "a calm low voice reads a short sentence aloud, slowly and clearly.",
+        "--language",
+        "english",
+        "--text",
+        "hello world, this is izwi.",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
     let got: Vec<f32> = hound::WavReader::open(&out)
         .expect("a WAV")
         .samples::<i16>()
@@ -349,31 +275,24 @@ fn speaks_in_a_voice_cloned_in_context_as_the_reference_does() {
 
 #[test]
 fn refuses_a_transcript_without_its_sample_or_a_checkpoint_that_cannot_clone() {
-    let data = tempfile::tempdir().unwrap();
-    let out = data.path().join("x.wav");
+    let data = Izwi::new(BIN);
+    let out = data.path("x.wav");
     let out = out.to_str().unwrap();
     let voice = checkpoint();
-    let run = izwi(
-        &data,
-        &[
-            "speak",
-            "--voice",
-            &voice,
-            "--reference-text",
-            "What I said.",
-            "--text",
-            "Hi.",
-            "--output",
-            out,
-        ],
-    );
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(
-        !run.status.success() && stderr.contains("--reference-audio"),
-        "{stderr}"
-    );
+    let stderr = data.fails(&[
+        "speak",
+        "--voice",
+        &voice,
+        "--reference-text",
+        "What I said.",
+        "--text",
+        "Hi.",
+        "--output",
+        out,
+    ]);
+    assert!(stderr.contains("--reference-audio"), "{stderr}");
 
-    let sample = data.path().join("sample.wav");
+    let sample = data.path("sample.wav");
     let spec = hound::WavSpec {
         channels: 1,
         sample_rate: 24_000,
@@ -385,7 +304,7 @@ fn refuses_a_transcript_without_its_sample_or_a_checkpoint_that_cannot_clone() {
         writer.write_sample(((n % 100) * 100) as i16).unwrap();
     }
     writer.finalize().unwrap();
-    let custom = checkpoint_copy(&data.path().join("custom"), |config| {
+    let custom = checkpoint_copy(&data.path("custom"), |config| {
         config["tts_model_type"] = "custom_voice".into();
     });
     for extra in [vec![], vec!["--reference-text", "What I said."]] {
@@ -401,32 +320,24 @@ fn refuses_a_transcript_without_its_sample_or_a_checkpoint_that_cannot_clone() {
             out,
         ];
         args.extend(extra);
-        let run = izwi(&data, &args);
-        let stderr = String::from_utf8_lossy(&run.stderr);
+        let stderr = data.fails(&args);
         assert!(
-            !run.status.success() && stderr.contains("only a Base checkpoint clones"),
+            stderr.contains("only a Base checkpoint clones"),
             "{args:?}: {stderr}"
         );
     }
-    let run = izwi(
-        &data,
-        &[
-            "speak",
-            "--voice",
-            &voice,
-            "--reference-audio",
-            sample.to_str().unwrap(),
-            "--reference-text",
-            " ... ",
-            "--text",
-            "Hi.",
-            "--output",
-            out,
-        ],
-    );
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(
-        !run.status.success() && stderr.contains("has no words"),
-        "{stderr}"
-    );
+    let stderr = data.fails(&[
+        "speak",
+        "--voice",
+        &voice,
+        "--reference-audio",
+        sample.to_str().unwrap(),
+        "--reference-text",
+        " ... ",
+        "--text",
+        "Hi.",
+        "--output",
+        out,
+    ]);
+    assert!(stderr.contains("has no words"), "{stderr}");
 }

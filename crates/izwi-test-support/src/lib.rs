@@ -3,8 +3,10 @@
 //! scripts/fetch-assets.sh puts under `.assets/` ([`asset`]), questions spoken by
 //! espeak-ng ([`spoken`]), the committed tiny checkpoints and changed copies of them
 //! ([`fixtures`]), a PulseAudio server with null sinks for the microphone and
-//! speaker paths ([`pulse`]), and a running `izwi serve` ([`serve`]).
+//! speaker paths ([`pulse`]), the `izwi` command on a data folder of its own ([`cli`]),
+//! and a running `izwi serve` ([`serve`]).
 
+pub mod cli;
 pub mod fixtures;
 pub mod hub;
 pub mod pulse;
@@ -35,5 +37,24 @@ pub fn spoken(path: &Path, text: &str) -> PathBuf {
         .status()
         .expect("espeak-ng runs (apt install espeak-ng)");
     assert!(status.success(), "espeak-ng could not say {text:?}");
+    path.to_path_buf()
+}
+
+/// jfk.wav said `times` times over into the WAV file `path` (60 times: 11 minutes, a
+/// job long enough to be caught mid-way); returns it.
+pub fn jfk_repeated(path: &Path, times: usize) -> PathBuf {
+    let mut reader = hound::WavReader::open(asset("speech/jfk.wav")).expect("jfk.wav");
+    let spec = reader.spec();
+    let samples: Vec<i16> = reader
+        .samples::<i16>()
+        .collect::<Result<_, _>>()
+        .expect("jfk.wav's samples");
+    let mut writer = hound::WavWriter::create(path, spec).expect("a WAV file");
+    for _ in 0..times {
+        for &s in &samples {
+            writer.write_sample(s).expect("written");
+        }
+    }
+    writer.finalize().expect("written");
     path.to_path_buf()
 }
