@@ -10,6 +10,7 @@ use candle_nn::RmsNorm;
 use super::config::Lfm2Config;
 use super::model::{Lfm2, Lfm2Weights};
 use crate::models::llama::{EosTokens, GgufWeights};
+use crate::models::shared::decoder_weights::DecoderWeights;
 use crate::models::shared::embedding::Embedding;
 use crate::models::shared::gguf::GgufFile;
 use crate::models::shared::linear::Linear;
@@ -150,7 +151,7 @@ impl GgufSource<'_> {
     }
 }
 
-impl Lfm2Weights for GgufSource<'_> {
+impl DecoderWeights for GgufSource<'_> {
     fn linear(&self, name: &str, in_dim: usize, out_dim: usize, bias: bool) -> Result<Linear> {
         let tensor = self.get(&format!("{name}.weight"), &[out_dim, in_dim])?;
         let bias = bias
@@ -177,6 +178,16 @@ impl Lfm2Weights for GgufSource<'_> {
         })
     }
 
+    fn dtype(&self) -> DType {
+        DType::F32
+    }
+
+    fn device(&self) -> &Device {
+        &self.device
+    }
+}
+
+impl Lfm2Weights for GgufSource<'_> {
     fn contains(&self, name: &str) -> bool {
         gguf_name(name).is_ok_and(|n| self.file.has_tensor(&n))
     }
@@ -185,14 +196,6 @@ impl Lfm2Weights for GgufSource<'_> {
         self.get(name, shape)?
             .dequantize(&self.device)?
             .reshape(shape)
-    }
-
-    fn dtype(&self) -> DType {
-        DType::F32
-    }
-
-    fn device(&self) -> &Device {
-        &self.device
     }
 }
 

@@ -1,13 +1,14 @@
 use std::path::Path;
 
 use candle_core::{DType, Device, Module, Result, Tensor};
-use candle_nn::{rms_norm, RmsNorm, VarBuilder};
+use candle_nn::{RmsNorm, VarBuilder};
 
 use super::config::{LayerKind, Lfm2Config};
 use super::short_conv::{conv_groups, ShortConv};
 use crate::engine::{
     ConvStateShape, ForwardBatch, KvCacheShape, LayerKvCache, ModelExecutor, ModelSpec,
 };
+use crate::models::shared::decoder_weights::DecoderWeights;
 use crate::models::shared::embedding::Embedding;
 use crate::models::shared::linear::Linear;
 use crate::models::shared::paged_attention::PagedAttentionMetadata;
@@ -15,42 +16,13 @@ use crate::models::shared::rope::RotaryEmbedding;
 use crate::models::shared::weights::{load_model_dir, random_weights};
 
 /// An LFM2's weights by their Hugging Face names (`model.layers.0.conv.in_proj`).
-pub trait Lfm2Weights {
-    fn linear(&self, name: &str, in_dim: usize, out_dim: usize, bias: bool) -> Result<Linear>;
-    fn rms_norm(&self, name: &str, size: usize, eps: f64) -> Result<RmsNorm>;
-    fn embedding(&self, name: &str, vocab: usize, hidden: usize) -> Result<Embedding>;
+pub trait Lfm2Weights: DecoderWeights {
     /// Whether the checkpoint has a tensor of this name.
     fn contains(&self, name: &str) -> bool;
     fn tensor(&self, name: &str, shape: &[usize]) -> Result<Tensor>;
-    fn dtype(&self) -> DType;
-    fn device(&self) -> &Device;
 }
 
 impl Lfm2Weights for VarBuilder<'_> {
-    fn linear(&self, name: &str, in_dim: usize, out_dim: usize, bias: bool) -> Result<Linear> {
-        if bias {
-            Linear::load(in_dim, out_dim, self.pp(name))
-        } else {
-            Linear::load_no_bias(in_dim, out_dim, self.pp(name))
-        }
-    }
-
-    fn rms_norm(&self, name: &str, size: usize, eps: f64) -> Result<RmsNorm> {
-        rms_norm(size, eps, self.pp(name))
-    }
-
-    fn embedding(&self, name: &str, vocab: usize, hidden: usize) -> Result<Embedding> {
-        let init = candle_nn::Init::Randn {
-            mean: 0.,
-            stdev: 1.,
-        };
-        Ok(Embedding::Dense(self.pp(name).get_with_hints(
-            (vocab, hidden),
-            "weight",
-            init,
-        )?))
-    }
-
     fn contains(&self, name: &str) -> bool {
         self.contains_tensor(name)
     }
@@ -61,14 +33,6 @@ impl Lfm2Weights for VarBuilder<'_> {
             stdev: 0.5,
         };
         self.get_with_hints(shape, name, init)
-    }
-
-    fn dtype(&self) -> DType {
-        VarBuilder::dtype(self)
-    }
-
-    fn device(&self) -> &Device {
-        VarBuilder::device(self)
     }
 }
 

@@ -9,6 +9,7 @@ use candle_nn::RmsNorm;
 
 use super::config::{Architecture, EosTokens, LlamaConfig};
 use super::model::{Llama, LlamaWeights};
+use crate::models::shared::decoder_weights::DecoderWeights;
 use crate::models::shared::embedding::Embedding;
 use crate::models::shared::gguf::GgufFile;
 use crate::models::shared::linear::Linear;
@@ -190,7 +191,7 @@ impl GgufSource<'_> {
     }
 }
 
-impl LlamaWeights for GgufSource<'_> {
+impl DecoderWeights for GgufSource<'_> {
     fn linear(&self, name: &str, in_dim: usize, out_dim: usize, bias: bool) -> Result<Linear> {
         let tensor = self.tensor(name, "weight", &[out_dim, in_dim])?;
         let bias = bias
@@ -225,6 +226,16 @@ impl LlamaWeights for GgufSource<'_> {
         })
     }
 
+    fn dtype(&self) -> DType {
+        DType::F32
+    }
+
+    fn device(&self) -> &Device {
+        &self.device
+    }
+}
+
+impl LlamaWeights for GgufSource<'_> {
     fn rotary_pairs(&self) -> RotaryPairs {
         match self.architecture {
             // llama.cpp's converter permutes Llama query/key rows for its interleaved
@@ -249,13 +260,5 @@ impl LlamaWeights for GgufSource<'_> {
             );
         }
         Ok(Some(factors))
-    }
-
-    fn dtype(&self) -> DType {
-        DType::F32
-    }
-
-    fn device(&self) -> &Device {
-        &self.device
     }
 }

@@ -1,10 +1,11 @@
 use std::path::Path;
 
 use candle_core::{DType, Device, Module, Result, Tensor};
-use candle_nn::{rms_norm, RmsNorm, VarBuilder};
+use candle_nn::{RmsNorm, VarBuilder};
 
 use super::config::LlamaConfig;
 use crate::engine::{ForwardBatch, KvCacheShape, LayerKvCache, ModelExecutor, ModelSpec};
+use crate::models::shared::decoder_weights::DecoderWeights;
 use crate::models::shared::embedding::Embedding;
 use crate::models::shared::linear::Linear;
 use crate::models::shared::paged_attention::PagedAttentionMetadata;
@@ -13,44 +14,15 @@ use crate::models::shared::weights::{load_model_dir, random_weights};
 
 /// A Llama's weights by their Hugging Face names (`model.layers.0.self_attn.q_proj`),
 /// from a checkpoint folder or a GGUF file.
-pub(crate) trait LlamaWeights {
-    fn linear(&self, name: &str, in_dim: usize, out_dim: usize, bias: bool) -> Result<Linear>;
-    fn rms_norm(&self, name: &str, size: usize, eps: f64) -> Result<RmsNorm>;
-    fn embedding(&self, name: &str, vocab: usize, hidden: usize) -> Result<Embedding>;
+pub(crate) trait LlamaWeights: DecoderWeights {
     /// Which dimensions RoPE rotates together in the stored query and key weights.
     fn rotary_pairs(&self) -> RotaryPairs;
     /// What each RoPE frequency is divided by (Llama 3.1's long-context scaling), if the
     /// checkpoint stores them: `head_dim / 2` numbers.
     fn rope_freq_factors(&self, count: usize) -> Result<Option<Vec<f32>>>;
-    fn dtype(&self) -> DType;
-    fn device(&self) -> &Device;
 }
 
 impl LlamaWeights for VarBuilder<'_> {
-    fn linear(&self, name: &str, in_dim: usize, out_dim: usize, bias: bool) -> Result<Linear> {
-        if bias {
-            Linear::load(in_dim, out_dim, self.pp(name))
-        } else {
-            Linear::load_no_bias(in_dim, out_dim, self.pp(name))
-        }
-    }
-
-    fn rms_norm(&self, name: &str, size: usize, eps: f64) -> Result<RmsNorm> {
-        rms_norm(size, eps, self.pp(name))
-    }
-
-    fn embedding(&self, name: &str, vocab: usize, hidden: usize) -> Result<Embedding> {
-        let init = candle_nn::Init::Randn {
-            mean: 0.,
-            stdev: 1.,
-        };
-        Ok(Embedding::Dense(self.pp(name).get_with_hints(
-            (vocab, hidden),
-            "weight",
-            init,
-        )?))
-    }
-
     fn rotary_pairs(&self) -> RotaryPairs {
         RotaryPairs::Halves
     }
@@ -59,14 +31,6 @@ impl LlamaWeights for VarBuilder<'_> {
         // Hugging Face configs describe scaling in `rope_scaling`, which
         // `LlamaConfig::check_supported` refuses.
         Ok(None)
-    }
-
-    fn dtype(&self) -> DType {
-        VarBuilder::dtype(self)
-    }
-
-    fn device(&self) -> &Device {
-        VarBuilder::device(self)
     }
 }
 

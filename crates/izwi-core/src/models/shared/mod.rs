@@ -4,6 +4,7 @@ pub mod activations;
 pub mod bf16_weights;
 pub mod block_attention;
 pub mod cpu_slice;
+pub mod decoder_weights;
 pub mod device;
 pub mod embedding;
 pub mod gguf;
