@@ -304,3 +304,31 @@ async fn a_failing_request_fails_alone() {
     assert_eq!(stats.used_blocks(), 0);
     assert_eq!(engine.metrics().failed_requests, 2);
 }
+
+#[tokio::test]
+async fn first_logits_returns_what_the_prompt_predicts_and_only_that() {
+    let engine = engine();
+    let prompt = vec![5, 17, 99, 3, 42];
+    let every = engine
+        .generate(
+            EngineCoreRequest::new(prompt.clone()).with_params(GenerationParams {
+                return_logits: true,
+                ..greedy(6)
+            }),
+        )
+        .await
+        .expect("generate");
+    let first = engine
+        .generate(
+            EngineCoreRequest::new(prompt).with_params(GenerationParams {
+                return_logits: false,
+                first_logits: true,
+                ..greedy(6)
+            }),
+        )
+        .await
+        .expect("generate");
+    assert_eq!(first.tokens, every.tokens);
+    assert!(every.logits.len() > 1, "{} rows", every.logits.len());
+    assert_eq!(first.logits, every.logits[..1]);
+}

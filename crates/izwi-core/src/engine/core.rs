@@ -393,7 +393,8 @@ impl EngineCore {
             }
             let mut sampled = None;
             if let Some(mut row) = row {
-                if seq.params.return_logits {
+                let first = seq.tokens.len() == seq.prompt_len;
+                if seq.params.return_logits || (seq.params.first_logits && first) {
                     seq.logits.push(row.clone());
                 }
                 self.executor

@@ -213,6 +213,7 @@ impl RequestProcessor {
                     "streaming (the best beam is known only at the end)",
                 ),
                 (p.return_logits, "return_logits"),
+                (p.first_logits, "first_logits"),
                 (p.top_logprobs > 0, "top_logprobs"),
                 (p.return_alignment, "return_alignment"),
                 (request.live_audio, "live audio"),

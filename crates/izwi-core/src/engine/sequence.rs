@@ -21,7 +21,8 @@ pub struct Sequence {
     /// Admission order, the FCFS key.
     pub arrival_order: u64,
     pub sampler: Sampler,
-    /// Logits of each generated token, kept when `params.return_logits`.
+    /// Logits of each generated token, kept when `params.return_logits` (of the first
+    /// only when `params.first_logits`).
     pub logits: Vec<Vec<f32>>,
     /// Log-probability of each generated token under the processed logits.
     pub logprobs: Vec<f32>,

@@ -86,6 +86,9 @@ pub struct GenerationParams {
     pub ignore_eos: bool,
     /// Return the full logits row of every generated token (tests, scoring).
     pub return_logits: bool,
+    /// Return the full logits row of the first generated token only: what the prompt
+    /// predicts (Whisper's no-speech probability, read from the decode itself).
+    pub first_logits: bool,
     /// Return the most likely tokens, up to this many, with their log-probabilities,
     /// at every generated position (beam search, confidence).
     pub top_logprobs: usize,
@@ -110,6 +113,7 @@ impl Default for GenerationParams {
             stop_token_ids: Vec::new(),
             ignore_eos: false,
             return_logits: false,
+            first_logits: false,
             top_logprobs: 0,
             return_alignment: false,
             beam_width: 1,

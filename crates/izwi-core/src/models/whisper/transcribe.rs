@@ -136,6 +136,8 @@ struct Decoded {
     tokens: Vec<u32>,
     logprobs: Vec<f32>,
     avg_logprob: f64,
+    /// What the prompt predicted, when asked for.
+    first_logits: Option<Vec<f32>>,
 }
 
 impl Transcriber {
@@ -347,8 +349,18 @@ impl Transcriber {
             });
         }
         let window_seconds = audio.len() as f64 / SAMPLE_RATE as f64;
-        let probe = self.probe(audio.clone()).await?;
-        let no_speech_prob = softmax_at(&probe, self.tokenizer.special.no_speech as usize);
+        let no_speech = self.tokenizer.special.no_speech as usize;
+        // The no-speech probability is what the prompt predicts after
+        // `<|startoftranscript|>`. When the prompt ends there (English-only models with
+        // timestamps, the default) the first sampled decode gives it; otherwise (a
+        // language and task after it, no timestamps, beam search) a probe of its own.
+        let beams_first = options.temperatures.first() == Some(&0.0) && options.beam_size > 1;
+        let in_decode = prompt.last() == Some(&self.tokenizer.special.sot) && !beams_first;
+        let mut no_speech_prob = if in_decode {
+            None
+        } else {
+            Some(softmax_at(&self.probe(audio.clone()).await?, no_speech))
+        };
         let mut best: Option<Decoded> = None;
         for (attempt, &temperature) in options.temperatures.iter().enumerate() {
             let decoded = if temperature == 0.0 && options.beam_size > 1 {
@@ -356,9 +368,16 @@ impl Transcriber {
                     .await?
             } else {
                 let seed = options.seed.wrapping_add(attempt as u64);
-                self.sample(audio.clone(), prompt, temperature, seed)
+                let first_logits = no_speech_prob.is_none();
+                self.sample(audio.clone(), prompt, temperature, seed, first_logits)
                     .await?
             };
+            let no_speech_prob = *no_speech_prob.get_or_insert_with(|| {
+                decoded
+                    .first_logits
+                    .as_deref()
+                    .map_or(0.0, |logits| softmax_at(logits, no_speech))
+            });
             let avg_logprob = decoded.avg_logprob;
             let text = self.tokenizer.decode(&decoded.tokens)?;
             let too_repetitive = compression_ratio(&text) > options.compression_ratio_threshold;
@@ -483,11 +502,13 @@ impl Transcriber {
         prompt: &[u32],
         temperature: f32,
         seed: u64,
+        first_logits: bool,
     ) -> Result<Decoded, TranscribeError> {
         let params = GenerationParams {
             max_tokens: MAX_NEW_TOKENS,
             temperature,
             seed: Some(seed),
+            first_logits,
             ..GenerationParams::default()
         };
         let request = EngineCoreRequest::new(prompt.to_vec())
@@ -496,6 +517,7 @@ impl Transcriber {
         let output = self.engine.generate(request).await?;
         Ok(Decoded {
             avg_logprob: mean(&output.logprobs),
+            first_logits: output.logits.into_iter().next(),
             tokens: output.tokens,
             logprobs: output.logprobs,
         })
@@ -526,6 +548,7 @@ impl Transcriber {
             avg_logprob: sum / text.max(1) as f64,
             tokens: output.tokens,
             logprobs: output.logprobs,
+            first_logits: None,
         })
     }
 
