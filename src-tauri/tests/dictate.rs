@@ -6,37 +6,17 @@
 //! points the process's audio at its PulseAudio.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use izwi_core::word_errors::{word_errors, words};
 use izwi_desktop::commands::dictate::DictateEvent;
 use izwi_desktop::state::AppState;
 use izwi_runtime::{JobDetail, JobStatus, NoEvents, Runtime, RuntimeConfig};
-use izwi_test_support::asset;
 use izwi_test_support::pulse::{PulseAudio, MIC_SINK};
+use izwi_test_support::{asset, install_vad, wait_for};
 
 const SAID: &str =
     "And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.";
-
-/// Waits until an event `wanted` has come, for at most `within`.
-async fn wait_for(
-    seen: &Mutex<Vec<DictateEvent>>,
-    within: Duration,
-    wanted: impl Fn(&DictateEvent) -> bool,
-) -> DictateEvent {
-    let started = Instant::now();
-    loop {
-        if let Some(event) = seen.lock().unwrap().iter().find(|e| wanted(e)) {
-            return event.clone();
-        }
-        assert!(
-            started.elapsed() < within,
-            "waited in vain; events: {:?}",
-            seen.lock().unwrap()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn dictation_from_the_microphone_is_shown_live_and_saved() {
@@ -46,9 +26,7 @@ async fn dictation_from_the_microphone_is_shown_live_and_saved() {
     }
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let vad = izwi_runtime::vad_path(&data);
-    std::fs::create_dir_all(vad.parent().unwrap()).unwrap();
-    std::fs::copy(asset("models/silero-vad/silero_vad_16k_op15.onnx"), &vad).unwrap();
+    install_vad(&izwi_runtime::vad_path(&data));
     let mut config = RuntimeConfig::new(data);
     config.hf_cache_dir = Some(dir.path().join("hf"));
     config.hub_endpoint = Some("http://127.0.0.1:9".into());

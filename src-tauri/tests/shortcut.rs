@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use izwi_core::word_errors::{word_errors, words};
 use izwi_runtime::{JobDetail, JobFilter, JobStatus, NoEvents, Runtime, RuntimeConfig};
-use izwi_test_support::asset;
 use izwi_test_support::pulse::{PulseAudio, MIC_SINK};
+use izwi_test_support::{asset, install_vad};
 use x11_dl::keysym::{XK_Control_L, XK_Shift_L, XK_space};
 use x11_dl::xlib::Xlib;
 use x11_dl::xtest::Xf86vmode as XTest;
@@ -123,9 +123,7 @@ async fn the_shortcut_dictates_from_outside_the_app_to_the_clipboard() {
     let pulse = PulseAudio::start();
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let vad = izwi_runtime::vad_path(&data);
-    std::fs::create_dir_all(vad.parent().unwrap()).unwrap();
-    std::fs::copy(asset("models/silero-vad/silero_vad_16k_op15.onnx"), &vad).unwrap();
+    install_vad(&izwi_runtime::vad_path(&data));
     let mut config = RuntimeConfig::new(&data);
     config.hf_cache_dir = Some(dir.path().join("hf"));
     let runtime = Runtime::open(config, Arc::new(NoEvents)).await.unwrap();

@@ -7,33 +7,13 @@
 //! file: it points the process's audio at its PulseAudio.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use izwi_desktop::events::ChatEvent;
 use izwi_desktop::state::AppState;
 use izwi_runtime::{ChatSettings, MessageRole, NoEvents, Runtime, RuntimeConfig};
 use izwi_test_support::pulse::{PulseAudio, MIC_SINK};
-use izwi_test_support::{asset, spoken};
-
-/// Waits until an event `wanted` has come, for at most `within`.
-async fn wait_for(
-    seen: &Mutex<Vec<ChatEvent>>,
-    within: Duration,
-    wanted: impl Fn(&ChatEvent) -> bool,
-) -> ChatEvent {
-    let started = Instant::now();
-    loop {
-        if let Some(event) = seen.lock().unwrap().iter().find(|e| wanted(e)) {
-            return event.clone();
-        }
-        assert!(
-            started.elapsed() < within,
-            "waited in vain; events: {:?}",
-            seen.lock().unwrap()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+use izwi_test_support::{asset, install_vad, spoken, wait_for};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_question_spoken_into_the_microphone_is_answered_and_kept() {
@@ -43,9 +23,7 @@ async fn a_question_spoken_into_the_microphone_is_answered_and_kept() {
     }
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let vad = izwi_runtime::vad_path(&data);
-    std::fs::create_dir_all(vad.parent().unwrap()).unwrap();
-    std::fs::copy(asset("models/silero-vad/silero_vad_16k_op15.onnx"), &vad).unwrap();
+    install_vad(&izwi_runtime::vad_path(&data));
     let question = spoken(&dir.path().join("q.wav"), "What is the capital of France?");
 
     let mut config = RuntimeConfig::new(data);

@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 
 use izwi_core::word_errors::{word_errors, words};
 use izwi_test_support::pulse::{PulseAudio, MIC_SINK, OUT_SINK};
-use izwi_test_support::{asset, spoken};
+use izwi_test_support::{asset, install_vad, spoken};
 use serde_json::Value;
 
 fn say(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -20,9 +20,7 @@ fn say(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 fn data_dir(dir: &Path) -> PathBuf {
     let data = dir.join("data");
-    let vad = izwi_runtime::vad_path(&data);
-    std::fs::create_dir_all(vad.parent().expect("a folder")).expect("VAD folder");
-    std::fs::copy(asset("models/silero-vad/silero_vad_16k_op15.onnx"), &vad).expect("VAD");
+    install_vad(&izwi_runtime::vad_path(&data));
     data
 }
 

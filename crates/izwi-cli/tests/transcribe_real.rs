@@ -7,16 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use izwi_core::word_errors::{word_errors, words};
-use izwi_test_support::asset;
+use izwi_test_support::{asset, install_vad};
 use serde_json::Value;
 
 fn izwi(args: &[&std::ffi::OsStr]) -> String {
-    let vad = izwi_runtime::vad_path(&scratch("data"));
-    if !vad.exists() {
-        std::fs::create_dir_all(vad.parent().expect("a folder")).expect("VAD folder");
-        std::fs::copy(asset("models/silero-vad/silero_vad_16k_op15.onnx"), &vad)
-            .expect("VAD installed");
-    }
+    install_vad(&izwi_runtime::vad_path(&scratch("data")));
     let output = Command::new(env!("CARGO_BIN_EXE_izwi"))
         // Jobs are recorded: keep them out of the user's own history and cache.
         .env("IZWI_DATA_DIR", scratch("data"))

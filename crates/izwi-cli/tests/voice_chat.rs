@@ -7,16 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use izwi_core::word_errors::{word_errors, words};
-use izwi_test_support::{asset, spoken};
+use izwi_test_support::{asset, install_vad, spoken};
 use serde_json::Value;
 
 fn izwi(data: &Path, args: &[&std::ffi::OsStr]) -> Output {
-    let vad = izwi_runtime::vad_path(data);
-    if !vad.exists() {
-        std::fs::create_dir_all(vad.parent().expect("a folder")).expect("VAD folder");
-        std::fs::copy(asset("models/silero-vad/silero_vad_16k_op15.onnx"), &vad)
-            .expect("VAD installed");
-    }
+    install_vad(&izwi_runtime::vad_path(data));
     Command::new(env!("CARGO_BIN_EXE_izwi"))
         .env("IZWI_DATA_DIR", data)
         .env("HF_HOME", data.join("hf"))

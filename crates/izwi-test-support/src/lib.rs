@@ -40,6 +40,37 @@ pub fn spoken(path: &Path, text: &str) -> PathBuf {
     path.to_path_buf()
 }
 
+/// The Silero VAD of `.assets/` copied to `to` (`izwi_runtime::vad_path(data)`), as
+/// `izwi models vad` installs it; nothing when it is there already.
+pub fn install_vad(to: &Path) {
+    if to.exists() {
+        return;
+    }
+    std::fs::create_dir_all(to.parent().expect("a folder")).expect("the VAD's folder");
+    std::fs::copy(asset("models/silero-vad/silero_vad_16k_op15.onnx"), to).expect("the VAD");
+}
+
+/// Waits until an event `wanted` is among those `seen` so far (a listener pushes them),
+/// for at most `within`; panics listing them when it does not come.
+pub async fn wait_for<E: Clone + std::fmt::Debug>(
+    seen: &std::sync::Mutex<Vec<E>>,
+    within: std::time::Duration,
+    wanted: impl Fn(&E) -> bool,
+) -> E {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(event) = seen.lock().unwrap().iter().find(|e| wanted(e)) {
+            return event.clone();
+        }
+        assert!(
+            started.elapsed() < within,
+            "waited in vain; events: {:?}",
+            seen.lock().unwrap()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// jfk.wav said `times` times over into the WAV file `path` (60 times: 11 minutes, a
 /// job long enough to be caught mid-way); returns it.
 pub fn jfk_repeated(path: &Path, times: usize) -> PathBuf {
