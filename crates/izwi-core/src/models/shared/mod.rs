@@ -6,6 +6,7 @@ pub mod block_attention;
 pub mod cpu_slice;
 pub mod device;
 pub mod embedding;
+pub mod f32_rows;
 pub mod gguf;
 pub mod half_weights;
 pub mod linear;
