@@ -2,6 +2,7 @@
 
 mod chat;
 mod lfm2;
+mod lfm2_audio;
 mod load;
 mod piper;
 mod process;
@@ -48,6 +49,10 @@ pub enum BenchCommand {
     /// LFM2 decode throughput on the engine (random weights of LFM2-350M's shape)
     /// beside transformers decoding the same checkpoint in the same run.
     Lfm2(lfm2::Lfm2BenchArgs),
+    /// LFM2-Audio speaking on the engine (audio frames/s at batch 1 and 4, time to the
+    /// first audio) beside liquid-audio on the same random checkpoint of the 1.5B shape.
+    #[command(name = "lfm2-audio")]
+    Lfm2Audio(lfm2_audio::Lfm2AudioBenchArgs),
     /// Voxtral Realtime transcription throughput on the engine (seconds of audio per
     /// second, 1 and 4 streams) beside transformers on the same checkpoint.
     Voxtral(voxtral::VoxtralBenchArgs),
@@ -143,6 +148,7 @@ pub fn run(data_dir: Option<PathBuf>, command: BenchCommand) -> Result<()> {
         BenchCommand::Whisper(args) => whisper::run(args),
         BenchCommand::Piper(args) => piper::run(args),
         BenchCommand::Lfm2(args) => lfm2::run(args),
+        BenchCommand::Lfm2Audio(args) => lfm2_audio::run(args),
         BenchCommand::Voxtral(args) => voxtral::run(args),
         BenchCommand::Qwen3Tts(args) => qwen3_tts::run(args),
         BenchCommand::Chat(args) => chat::run(args),

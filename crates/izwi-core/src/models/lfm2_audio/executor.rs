@@ -400,25 +400,39 @@ impl ModelExecutor for Lfm2AudioExecutor {
         self.observe(batch)?;
         let x = self.inputs(batch)?;
         let hidden = self.backbone.forward_embeddings(batch, kv_cache, &x)?;
-        let text = self.backbone.logits(&hidden)?.to_vec2::<f32>()?;
         let wanted: Vec<&RequestId> = batch
             .sequences
             .iter()
             .filter(|s| s.compute_logits)
             .map(|s| &s.request_id)
             .collect();
-        let mut rows = Vec::with_capacity(wanted.len());
+        let width = self.spec.vocab_size;
         let mut audio_rows = Vec::new();
-        for (r, (id, mut row)) in wanted.iter().zip(text).enumerate() {
+        let mut text_rows = Vec::new();
+        for (r, id) in wanted.iter().enumerate() {
             let live = self
                 .live
-                .get_mut(*id)
+                .get(*id)
                 .ok_or_else(|| candle_core::Error::msg("a request without state"))?;
-            row.extend([f32::NEG_INFINITY; EXTRA_IDS]);
-            if live.turn.modality == Modality::Audio {
-                audio_rows.push(r);
+            match live.turn.modality {
+                Modality::Audio => audio_rows.push(r),
+                Modality::Text => text_rows.push(r),
             }
-            rows.push(row);
+        }
+        // Text logits only where text is sampled: an audio step's row is its frame id.
+        let mut rows = vec![vec![f32::NEG_INFINITY; width]; wanted.len()];
+        if !text_rows.is_empty() {
+            let index = Tensor::new(
+                text_rows.iter().map(|&r| r as u32).collect::<Vec<_>>(),
+                hidden.device(),
+            )?;
+            let text = self
+                .backbone
+                .logits(&hidden.index_select(&index, 0)?)?
+                .to_vec2::<f32>()?;
+            for (&r, logits) in text_rows.iter().zip(text) {
+                rows[r][..logits.len()].copy_from_slice(&logits);
+            }
         }
         if !audio_rows.is_empty() {
             let index = Tensor::new(
@@ -442,7 +456,6 @@ impl ModelExecutor for Lfm2AudioExecutor {
                 } else {
                     frame_id(self.vocab)
                 };
-                rows[r].iter_mut().for_each(|l| *l = f32::NEG_INFINITY);
                 rows[r][forced as usize] = 0.0;
                 if let Some(live) = self.live.get_mut(wanted[r]) {
                     // A caller that stopped listening still lets the request run on.
@@ -453,7 +466,6 @@ impl ModelExecutor for Lfm2AudioExecutor {
             }
         }
         let n = rows.len();
-        let width = self.spec.vocab_size;
         let logits = Tensor::from_vec(rows.concat(), (n, width), &self.spec.device)?;
         // The turns move on only once the step has succeeded: a failed batch is retried
         // sequence by sequence from the same place.

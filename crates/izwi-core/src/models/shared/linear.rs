@@ -7,6 +7,7 @@ use candle_core::{DType, Module, Result, Tensor};
 use candle_nn::VarBuilder;
 
 use super::bf16_weights::{self, PackedBf16};
+use super::f32_rows;
 use super::half_weights;
 
 /// `y = x Wᵀ (+ b)` with `W` in its checkpoint layout (`[out, in]`, contiguous), no
@@ -131,6 +132,8 @@ fn dense_forward(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
         }
     } else if x.dim(0)? >= MANY_ROWS {
         x.matmul(&weight.t()?)
+    } else if f32_rows::runs_on(x, weight) {
+        f32_rows::matmul_f32_rows(x, weight)
     } else {
         weight.matmul(&x.t()?)?.t()?.contiguous()
     }

@@ -7,6 +7,7 @@ pub mod cpu_slice;
 pub mod decoder_weights;
 pub mod device;
 pub mod embedding;
+pub mod f32_rows;
 pub mod gguf;
 pub mod half_weights;
 pub mod linear;

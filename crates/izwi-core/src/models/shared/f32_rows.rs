@@ -1,0 +1,200 @@
+//! `x · Wᵀ` for a few f32 rows against a large f32 weight on the CPU, the weight's rows
+//! split over threads. A decode step reads every weight once for a handful of rows, so
+//! it is bound by memory; candle's matmul hands such a product (`W · xᵀ`, one column)
+//! to gemm's single-threaded matrix-vector path, which leaves the other cores idle.
+
+use candle_core::{CpuStorage, CustomOp2, DType, Layout, Result, Shape, Tensor};
+use rayon::prelude::*;
+
+use super::cpu_slice::cpu_slice;
+
+/// Outputs computed by one parallel task.
+const OUTPUTS_PER_TASK: usize = 128;
+/// Input rows handled together: each weight vector loaded once serves every row of a
+/// pass.
+const ROWS_PER_PASS: usize = 4;
+/// Weights below this many values are multiplied faster by one thread than handed out.
+const MIN_WEIGHT: usize = 1 << 18;
+
+/// Whether [`matmul_f32_rows`] is worth running for these operands.
+pub fn runs_on(x: &Tensor, weight: &Tensor) -> bool {
+    x.device().is_cpu()
+        && x.dtype() == DType::F32
+        && weight.dtype() == DType::F32
+        && weight.elem_count() >= MIN_WEIGHT
+        && rayon::current_num_threads() > 1
+}
+
+/// `x` `[rows, in]` times `weight` `[out, in]` transposed → `[rows, out]`, all f32.
+pub fn matmul_f32_rows(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    x.contiguous()?
+        .apply_op2_no_bwd(&weight.contiguous()?, &F32RowsMatmul)
+}
+
+struct F32RowsMatmul;
+
+impl CustomOp2 for F32RowsMatmul {
+    fn name(&self) -> &'static str {
+        "izwi-f32-rows-matmul"
+    }
+
+    fn cpu_fwd(
+        &self,
+        x: &CpuStorage,
+        x_layout: &Layout,
+        w: &CpuStorage,
+        w_layout: &Layout,
+    ) -> Result<(CpuStorage, Shape)> {
+        let (rows, inputs) = x_layout.shape().dims2()?;
+        let (outputs, w_inputs) = w_layout.shape().dims2()?;
+        if inputs != w_inputs {
+            candle_core::bail!(
+                "f32 row matmul: x {:?}, weight {:?}",
+                x_layout.shape(),
+                w_layout.shape()
+            );
+        }
+        let x = cpu_slice::<f32>(x, x_layout)?;
+        let w = cpu_slice::<f32>(w, w_layout)?;
+        // Tasks own output columns; each writes its columns of every row afterwards.
+        let columns: Vec<Vec<f32>> = (0..outputs.div_ceil(OUTPUTS_PER_TASK))
+            .into_par_iter()
+            .map(|task| {
+                let first = task * OUTPUTS_PER_TASK;
+                let count = OUTPUTS_PER_TASK.min(outputs - first);
+                let mut block = vec![0f32; count * rows];
+                products(
+                    &w[first * inputs..(first + count) * inputs],
+                    x,
+                    inputs,
+                    rows,
+                    &mut block,
+                );
+                block
+            })
+            .collect();
+        let mut out = vec![0f32; rows * outputs];
+        for (task, block) in columns.iter().enumerate() {
+            let first = task * OUTPUTS_PER_TASK;
+            for (o, values) in block.chunks(rows).enumerate() {
+                for (r, &value) in values.iter().enumerate() {
+                    out[r * outputs + first + o] = value;
+                }
+            }
+        }
+        Ok((CpuStorage::F32(out), Shape::from((rows, outputs))))
+    }
+}
+
+/// `block[o * rows + r]` = weight row `o` of `w` (`[count, inputs]`) · row `r` of `x`.
+fn products(w: &[f32], x: &[f32], inputs: usize, rows: usize, block: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        for (o, weights) in w.chunks_exact(inputs).enumerate() {
+            for r in (0..rows).step_by(ROWS_PER_PASS) {
+                let pass = ROWS_PER_PASS.min(rows - r);
+                let x = &x[r * inputs..(r + pass) * inputs];
+                let sums = &mut block[o * rows + r..o * rows + r + pass];
+                // SAFETY: the CPU has the features the kernel is compiled for; `x`
+                // holds `pass` input rows and `sums` `pass` values.
+                unsafe {
+                    match pass {
+                        1 => pass_avx2::<1>(weights, x, sums),
+                        2 => pass_avx2::<2>(weights, x, sums),
+                        3 => pass_avx2::<3>(weights, x, sums),
+                        _ => pass_avx2::<4>(weights, x, sums),
+                    }
+                }
+            }
+        }
+        return;
+    }
+    for (o, w) in w.chunks_exact(inputs).enumerate() {
+        for (r, x) in x.chunks_exact(inputs).enumerate() {
+            block[o * rows + r] = w.iter().zip(x).map(|(w, x)| w * x).sum();
+        }
+    }
+}
+
+/// One weight row (`weight`, `[inputs]`) against `R` input rows (`x`, `[R, inputs]`):
+/// `sums[r]` = weight · row `r`. Two accumulators per row, so consecutive FMAs do not
+/// wait on each other.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn pass_avx2<const R: usize>(weight: &[f32], x: &[f32], sums: &mut [f32]) {
+    use std::arch::x86_64::*;
+    let inputs = weight.len();
+    let chunks = inputs / 16;
+    let wp = weight.as_ptr();
+    let xp = x.as_ptr();
+    let mut acc = [[_mm256_setzero_ps(); 2]; R];
+    for c in 0..chunks {
+        let i = c * 16;
+        // SAFETY: i + 16 ≤ inputs; input row r starts at r * inputs, inside `x` (R rows).
+        let w0 = _mm256_loadu_ps(wp.add(i));
+        let w1 = _mm256_loadu_ps(wp.add(i + 8));
+        for (r, acc) in acc.iter_mut().enumerate() {
+            let row = xp.add(r * inputs + i);
+            acc[0] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(row), acc[0]);
+            acc[1] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(row.add(8)), acc[1]);
+        }
+    }
+    for r in 0..R {
+        let x = &x[r * inputs..(r + 1) * inputs];
+        let tail: f32 = (chunks * 16..inputs).map(|i| weight[i] * x[i]).sum();
+        sums[r] = horizontal_sum(_mm256_add_ps(acc[r][0], acc[r][1])) + tail;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn horizontal_sum(v: std::arch::x86_64::__m256) -> f32 {
+    use std::arch::x86_64::*;
+    let quad = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    let pair = _mm_add_ps(quad, _mm_movehl_ps(quad, quad));
+    _mm_cvtss_f32(_mm_add_ss(pair, _mm_shuffle_ps(pair, pair, 1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::Device;
+
+    #[test]
+    fn matches_candles_matmul_on_odd_shapes() -> Result<()> {
+        let dev = Device::Cpu;
+        for (rows, inputs, outputs) in [
+            (1, 1, 1),
+            (2, 9, 4),
+            (1, 2048, 8193),
+            (4, 1024, 1536),
+            (3, 17, 300),
+            (5, 23, 129),
+            (9, 33, 7),
+            (31, 64, 257),
+        ] {
+            let x = Tensor::randn(0f32, 1.0, (rows, inputs), &dev)?;
+            let w = Tensor::randn(0f32, 1.0, (outputs, inputs), &dev)?;
+            let ours = matmul_f32_rows(&x, &w)?;
+            let theirs = x.matmul(&w.t()?)?;
+            assert_eq!(ours.dims(), theirs.dims());
+            let diff = crate::models::shared::max_abs_diff(&ours, &theirs)?;
+            // Sums of `inputs` products differ in their last bits by order.
+            let tolerance = 2e-6 * inputs as f32;
+            assert!(diff < tolerance, "{rows}x{inputs}x{outputs}: {diff}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn large_weights_only() -> Result<()> {
+        let dev = Device::Cpu;
+        let x = Tensor::zeros((1, 64), DType::F32, &dev)?;
+        let small = Tensor::zeros((64, 64), DType::F32, &dev)?;
+        let large = Tensor::zeros((MIN_WEIGHT / 64, 64), DType::F32, &dev)?;
+        assert!(!runs_on(&x, &small));
+        assert_eq!(runs_on(&x, &large), rayon::current_num_threads() > 1);
+        assert!(!runs_on(&x, &large.to_dtype(DType::F16)?));
+        Ok(())
+    }
+}
