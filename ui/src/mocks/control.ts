@@ -22,6 +22,9 @@ export interface MockConfig {
   openedFiles: string[]
   /** Model ids whose download fails, with the error the command returns. */
   failDownloads: Record<string, { kind: ErrorKind; message: string }>
+  /** Installs a SYNTHESISED Qwen3-TTS Base and a VoiceDesign model (no real one can be
+   * installed here to record). */
+  qwen3Models: boolean
 }
 
 export interface MockCall {
@@ -70,6 +73,7 @@ const defaults: MockConfig = {
   savePath: null,
   openedFiles: [],
   failDownloads: {},
+  qwen3Models: false,
 }
 
 const dragHandlers = new Set<(e: { type: string; paths?: string[] }) => void>()
