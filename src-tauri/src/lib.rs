@@ -68,6 +68,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             speak::stream_speech_audio,
             speak::save_speech,
             speak::speak_batch,
+            speak::batch_checks,
+            speak::retake_flagged,
             speak::read_lines,
             speak::show_batch_output,
             voices::list_voices,

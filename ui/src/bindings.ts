@@ -57,6 +57,8 @@ export const commands = {
 	streamSpeechAudio: (channel: Channel<ArrayBuffer>) => typedError<null, AppError>(__TAURI_INVOKE("stream_speech_audio", { channel })),
 	saveSpeech: (jobId: number, path: string) => typedError<string, AppError>(__TAURI_INVOKE("save_speech", { jobId, path })),
 	speakBatch: (voice: string, lines: string[], outputDir: string, speed: number | null) => typedError<Job, AppError>(__TAURI_INVOKE("speak_batch", { voice, lines, outputDir, speed })),
+	batchChecks: (jobId: number) => typedError<ManifestRow[], AppError>(__TAURI_INVOKE("batch_checks", { jobId })),
+	retakeFlagged: (jobId: number, voice: string, speed: number | null) => typedError<Job, AppError>(__TAURI_INVOKE("retake_flagged", { jobId, voice, speed })),
 	readLines: (path: string) => typedError<string[], AppError>(__TAURI_INVOKE("read_lines", { path })),
 	/**  Opens the file manager on a finished (or cancelled) batch's folder. */
 	showBatchOutput: (jobId: number) => typedError<null, AppError>(__TAURI_INVOKE("show_batch_output", { jobId })),
@@ -457,6 +459,23 @@ export type JobStage = "loading_model" |
  *  from either of the first two; `interrupted` when Izwi stopped while it ran.
  */
 export type JobStatus = "queued" | "running" | "done" | "failed" | "cancelled" | "interrupted";
+
+/**  One row of a batch's manifest: a line that was made. */
+export type ManifestRow = {
+	line: number,
+	/**  Relative to the batch's folder. */
+	file: string,
+	seconds: number,
+	text: string,
+	/**  The take's seed; a re-take uses the next. */
+	seed: number,
+	/**  What Whisper heard, when the line was checked. */
+	transcript: string | null,
+	/**  Word error rate of the transcript against the text. */
+	wer: number | null,
+	/**  Over the threshold: worth a re-take. */
+	flagged: boolean,
+};
 
 /**
  *  How a message came about, in milliseconds. A spoken turn's clock starts at the end

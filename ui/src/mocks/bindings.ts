@@ -16,6 +16,9 @@
 // `qwen3Models` a Base and a VoiceDesign import are installed. A voice sample is
 // SYNTHESISED from the recorded jfk.wav job: a recording sends levels until stopped and
 // is that file's length and peaks; Whisper hears the recorded transcript.
+// A batch's Whisper check is SYNTHESISED: with a Whisper model installed each line is heard
+// as written, except the `flaggedLines`, heard without their last word (so flagged) until
+// a re-take, which plays as a short job.
 
 import type { Channel } from '@tauri-apps/api/core'
 import type { EventCallback, UnlistenFn } from '@tauri-apps/api/event'
@@ -36,6 +39,7 @@ import {
   type ChatSettings,
   type ClonedVoice,
   type DictateEvent,
+  type ManifestRow,
   type Qwen3Variant,
   type SampleTranscript,
   type VoiceSample,
@@ -523,6 +527,31 @@ async function playSpeech(job: Job): Promise<void> {
 }
 
 /** A batch of `lines`: the recorded batch's pace and line lengths, one event per line asked for. */
+/** Lines of batches re-taken, as `jobId:line`. */
+const retaken = new Set<string>()
+
+/** A finished batch's manifest rows, with the synthesised Whisper check. */
+function batchRows(job: Job): ManifestRow[] {
+  const lines = (job.params as { lines?: string[] } | null)?.lines ?? []
+  const whisper = state.models.some((m) => m.family === 'whisper' && m.status === 'installed')
+  const width = Math.max(3, String(lines.length).length)
+  return lines.map((text, i) => {
+    const line = i + 1
+    const words = text.split(/\s+/)
+    const missed = mock.config.flaggedLines.includes(line) && !retaken.has(`${job.id}:${line}`) && words.length > 1
+    return {
+      line,
+      file: `${String(line).padStart(width, '0')}.wav`,
+      seconds: 1,
+      text,
+      seed: retaken.has(`${job.id}:${line}`) ? 1 : 0,
+      transcript: whisper ? (missed ? words.slice(0, -1).join(' ') : text) : null,
+      wer: whisper ? (missed ? 1 / words.length : 0) : null,
+      flagged: whisper && missed,
+    }
+  })
+}
+
 async function playBatch(job: Job, lines: string[], dir: string): Promise<void> {
   const recordedId = recordedBatchJob.id
   const own = recordedBatchEvents.filter((e) => (e.payload as { job_id?: number }).job_id === recordedId)
@@ -1203,6 +1232,32 @@ export const commands = {
   readLines: cmd('readLines', (path: string) =>
     ok(clone(path.toLowerCase().endsWith('.csv') ? recordedLinesCsv : recordedLinesTxt)),
   ),
+  batchChecks: cmd('batchChecks', (jobId: number) => {
+    const job = state.jobs.find((j) => j.id === jobId)
+    if (!job || job.kind !== 'speak_batch') return err<ManifestRow[]>('invalid', `job ${jobId} is not a batch export`)
+    if (job.status !== 'done') return ok<ManifestRow[]>([])
+    return ok(batchRows(job))
+  }),
+  retakeFlagged: cmd('retakeFlagged', (jobId: number, spec: string) => {
+    const job = state.jobs.find((j) => j.id === jobId)
+    if (!job || job.kind !== 'speak_batch') return err<Job>('invalid', `job ${jobId} is not a batch export`)
+    const voice = findVoice(spec)
+    if (!voice) return err<Job>('invalid', `no voice "${spec}"`)
+    const flagged = batchRows(job).filter((r) => r.flagged)
+    if (!flagged.length) return err<Job>('invalid', `no line of the batch in ${job.input} is flagged`)
+    const retake = speechJob(recordedBatchJob, 'speak_batch', voice, job.input, { voice: spec })
+    state.jobs = [...state.jobs, retake]
+    setTimeout(async () => {
+      emitRuntime({ type: 'job_queued', job: clone(retake) } as RuntimeEvent)
+      await sleep(mock.config.jobStepMs)
+      emitRuntime({ type: 'job_started', job_id: retake.id } as RuntimeEvent)
+      await sleep(mock.config.jobStepMs)
+      for (const r of flagged) retaken.add(`${jobId}:${r.line}`)
+      setJob(retake.id, { status: 'done', progress: 1 })
+      emitRuntime({ type: 'job_finished', job_id: retake.id, status: 'done', error: null } as RuntimeEvent)
+    }, 0)
+    return ok(clone(retake))
+  }),
   showBatchOutput: cmd('showBatchOutput', (jobId: number) => {
     const job = state.jobs.find((j) => j.id === jobId)
     if (!job || job.kind !== 'speak_batch') return err<null>('invalid', `job ${jobId} is not a batch export`)

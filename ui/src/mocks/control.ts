@@ -25,6 +25,8 @@ export interface MockConfig {
   /** Installs a SYNTHESISED Qwen3-TTS Base and a VoiceDesign model (no real one can be
    * installed here to record). */
   qwen3Models: boolean
+  /** Lines (from 1) of a batch that the SYNTHESISED Whisper check flags, until re-taken. */
+  flaggedLines: number[]
 }
 
 export interface MockCall {
@@ -74,6 +76,7 @@ const defaults: MockConfig = {
   openedFiles: [],
   failDownloads: {},
   qwen3Models: false,
+  flaggedLines: [],
 }
 
 const dragHandlers = new Set<(e: { type: string; paths?: string[] }) => void>()
