@@ -308,7 +308,7 @@ async fn a_long_text_in_a_whole_text_voice_is_said_sentence_by_sentence() {
     let design = limited_copy(dir.path(), "design", "voice_design", 8192);
     let sentence = "The quick brown fox jumps over the lazy dog near the river bank today.";
     // Eight sentences, over the 500 characters said as one utterance.
-    let text = vec![sentence; 8].join(" ");
+    let text = [sentence; 8].join(" ");
     assert!(text.len() > 500);
     let out = dir.path().join("long.wav");
     let job = runtime
