@@ -18,6 +18,7 @@ use tauri::{AppHandle, DragDropEvent, Manager, RunEvent, WebviewWindowBuilder};
 use tauri_specta::{collect_commands, collect_events, Event as _};
 
 use crate::commands::dictate::DictateEvent;
+use crate::commands::voice_sample::VoiceSampleEvent;
 use crate::events::{ChatEvent, FilesOpened, RuntimeEvent, WebviewEvents};
 use crate::speech_audio::SpeechAudioStream;
 use crate::state::{AllowAsset, AppState};
@@ -31,7 +32,7 @@ pub const BINDINGS_HEADER: &str =
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     use commands::{
         api_server, backend, chat, choose, dictate, history, models, settings, speak, transcribe,
-        voices,
+        voice_sample, voices,
     };
     tauri_specta::Builder::<tauri::Wry>::new()
         .commands(collect_commands![
@@ -67,6 +68,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             speak::stream_speech_audio,
             speak::save_speech,
             speak::speak_batch,
+            speak::batch_checks,
+            speak::retake_flagged,
             speak::read_lines,
             speak::show_batch_output,
             voices::list_voices,
@@ -77,6 +80,12 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             voices::preview_voice,
             voices::clone_voice,
             voices::design_voice,
+            voices::qwen3_models,
+            voice_sample::start_voice_sample,
+            voice_sample::stop_voice_sample,
+            voice_sample::open_voice_sample,
+            voice_sample::trim_voice_sample,
+            voice_sample::transcribe_voice_sample,
             chat::list_chats,
             chat::get_chat_messages,
             chat::delete_chat,
@@ -95,7 +104,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             RuntimeEvent,
             FilesOpened,
             ChatEvent,
-            DictateEvent
+            DictateEvent,
+            VoiceSampleEvent
         ])
         // Limits the UI shows and its test doubles obey, from the code that enforces them.
         .constant("VOICE_LIMITS", izwi_runtime::VOICE_LIMITS)

@@ -36,6 +36,8 @@ pub struct AppState {
     pub(crate) api_server: ApiServerSlot,
     /// What stops the dictation under way, when there is one.
     pub(crate) dictation: Arc<Mutex<Option<CancellationToken>>>,
+    /// What stops the voice sample being recorded, when there is one.
+    pub(crate) voice_sample: Arc<Mutex<Option<CancellationToken>>>,
 }
 
 pub(crate) type ChatActivity = Arc<Mutex<Option<(Option<i64>, CancellationToken)>>>;
@@ -65,6 +67,7 @@ impl AppState {
             api_events,
             api_server: ApiServerSlot::default(),
             dictation: Arc::default(),
+            voice_sample: Arc::default(),
         }
     }
 

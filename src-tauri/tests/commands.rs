@@ -134,6 +134,31 @@ async fn refusals_carry_their_kind() {
     // Cancelling a download that is not running is not an error.
     state.cancel_download("whisper-base".into()).await.unwrap();
 
+    // A batch's checks and re-take, of a job that does not exist.
+    assert_eq!(
+        state.batch_checks(41).await.unwrap_err().kind,
+        ErrorKind::NotFound
+    );
+    assert_eq!(
+        state
+            .retake_flagged(41, "joe".into(), None)
+            .await
+            .unwrap_err()
+            .kind,
+        ErrorKind::NotFound
+    );
+    // No Qwen3-TTS model is installed: no dialog offers one.
+    assert!(state
+        .qwen3_models(izwi_desktop::commands::voices::Qwen3Variant::Base)
+        .is_empty());
+    // A trim outside the sample names what is wrong.
+    let trim = state
+        .trim_voice_sample(wav.display().to_string(), 0.5, 0.1)
+        .await
+        .unwrap_err();
+    assert_eq!(trim.kind, ErrorKind::Invalid, "{trim:?}");
+    assert!(trim.message.contains("cannot keep"), "{trim:?}");
+
     let peaks = state
         .audio_peaks(wav.display().to_string(), 8, "main")
         .await
@@ -280,6 +305,18 @@ async fn paths_the_user_did_not_choose_are_refused() {
             .await
             .map(|_| ()),
         "clone_voice",
+    );
+    refused(
+        state.open_voice_sample(s(&wav)).await.map(|_| ()),
+        "open_voice_sample",
+    );
+    refused(
+        state.trim_voice_sample(s(&wav), 0.0, 0.1).await.map(|_| ()),
+        "trim_voice_sample",
+    );
+    refused(
+        state.transcribe_voice_sample(s(&wav)).await.map(|_| ()),
+        "transcribe_voice_sample",
     );
     refused(
         state

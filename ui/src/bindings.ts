@@ -57,6 +57,8 @@ export const commands = {
 	streamSpeechAudio: (channel: Channel<ArrayBuffer>) => typedError<null, AppError>(__TAURI_INVOKE("stream_speech_audio", { channel })),
 	saveSpeech: (jobId: number, path: string) => typedError<string, AppError>(__TAURI_INVOKE("save_speech", { jobId, path })),
 	speakBatch: (voice: string, lines: string[], outputDir: string, speed: number | null) => typedError<Job, AppError>(__TAURI_INVOKE("speak_batch", { voice, lines, outputDir, speed })),
+	batchChecks: (jobId: number) => typedError<ManifestRow[], AppError>(__TAURI_INVOKE("batch_checks", { jobId })),
+	retakeFlagged: (jobId: number, voice: string, speed: number | null) => typedError<Job, AppError>(__TAURI_INVOKE("retake_flagged", { jobId, voice, speed })),
 	readLines: (path: string) => typedError<string[], AppError>(__TAURI_INVOKE("read_lines", { path })),
 	/**  Opens the file manager on a finished (or cancelled) batch's folder. */
 	showBatchOutput: (jobId: number) => typedError<null, AppError>(__TAURI_INVOKE("show_batch_output", { jobId })),
@@ -68,6 +70,12 @@ export const commands = {
 	previewVoice: (voice: string, text: string | null) => typedError<SpeechClip, AppError>(__TAURI_INVOKE("preview_voice", { voice, text })),
 	cloneVoice: (name: string, modelId: string, audio: string, text: string | null) => typedError<ClonedVoice, AppError>(__TAURI_INVOKE("clone_voice", { name, modelId, audio, text })),
 	designVoice: (name: string, modelId: string, description: string) => typedError<VoiceInfo, AppError>(__TAURI_INVOKE("design_voice", { name, modelId, description })),
+	qwen3Models: (variant: Qwen3Variant) => typedError<string[], AppError>(__TAURI_INVOKE("qwen3_models", { variant })),
+	startVoiceSample: () => typedError<null, AppError>(__TAURI_INVOKE("start_voice_sample")),
+	stopVoiceSample: () => typedError<boolean, AppError>(__TAURI_INVOKE("stop_voice_sample")),
+	openVoiceSample: (path: string) => typedError<VoiceSample, AppError>(__TAURI_INVOKE("open_voice_sample", { path })),
+	trimVoiceSample: (path: string, startS: number, endS: number) => typedError<VoiceSample, AppError>(__TAURI_INVOKE("trim_voice_sample", { path, startS, endS })),
+	transcribeVoiceSample: (path: string) => typedError<SampleTranscript, AppError>(__TAURI_INVOKE("transcribe_voice_sample", { path })),
 	listChats: (query: string) => typedError<ChatRecord[], AppError>(__TAURI_INVOKE("list_chats", { query })),
 	getChatMessages: (chatId: number) => typedError<MessageRecord[], AppError>(__TAURI_INVOKE("get_chat_messages", { chatId })),
 	deleteChat: (chatId: number) => typedError<null, AppError>(__TAURI_INVOKE("delete_chat", { chatId })),
@@ -94,6 +102,7 @@ export const events = {
 	dictateEvent: makeEvent<DictateEvent, DictateEvent>("dictate-event"),
 	filesOpened: makeEvent<FilesOpened, FilesOpened>("files-opened"),
 	runtimeEvent: makeEvent<RuntimeEvent, RuntimeEvent>("runtime-event"),
+	voiceSampleEvent: makeEvent<VoiceSampleEvent, VoiceSampleEvent>("voice-sample-event"),
 };
 
 /* Constants */
@@ -451,6 +460,23 @@ export type JobStage = "loading_model" |
  */
 export type JobStatus = "queued" | "running" | "done" | "failed" | "cancelled" | "interrupted";
 
+/**  One row of a batch's manifest: a line that was made. */
+export type ManifestRow = {
+	line: number,
+	/**  Relative to the batch's folder. */
+	file: string,
+	seconds: number,
+	text: string,
+	/**  The take's seed; a re-take uses the next. */
+	seed: number,
+	/**  What Whisper heard, when the line was checked. */
+	transcript: string | null,
+	/**  Word error rate of the transcript against the text. */
+	wer: number | null,
+	/**  Over the threshold: worth a re-take. */
+	flagged: boolean,
+};
+
 /**
  *  How a message came about, in milliseconds. A spoken turn's clock starts at the end
  *  of the user's speech; a typed reply's at the request.
@@ -535,6 +561,15 @@ export type QueuedFiles = {
 	left_out: number,
 };
 
+/**  A Qwen3-TTS checkpoint's variant, as its config.json's `tts_model_type` names it. */
+export type Qwen3Variant = 
+/**  Clones voices from a recording. */
+"base" | 
+/**  Speaks with preset speakers. */
+"custom_voice" | 
+/**  Makes voices from a description. */
+"voice_design";
+
 /**  The remote backend as the shells show it: never its key. */
 export type RemoteInfo = {
 	url: string,
@@ -546,6 +581,12 @@ export type RemoteInfo = {
  *  whose samples reach the page as a `SpeechAudioFrame`.
  */
 export type RuntimeEvent = Event;
+
+/**  What Whisper heard in a sample; `text` is None when `source` says why. */
+export type SampleTranscript = {
+	text: string | null,
+	source: TranscriptSource,
+};
 
 /**
  *  One match of [`Store::search_transcripts`]: a segment, or a transcript's title (then
@@ -722,6 +763,21 @@ export type VoiceInfo = {
 	/**  What is said in that recording, when known. */
 	reference_text?: string | null,
 };
+
+/**  A recorded or trimmed sample: 16 kHz mono WAV. */
+export type VoiceSample = {
+	path: string,
+	seconds: number,
+	/**  [`SAMPLE_PEAKS`] peaks (0..=1) over its length, for drawing it. */
+	peaks: number[],
+};
+
+/**  A sample being recorded, as it happens. */
+export type VoiceSampleEvent = 
+/**  How loud the microphone was over the last tenth of a second (0 to 1, RMS). */
+{ type: "level"; level: number } | 
+/**  The recording ended: the `sample`, or the `error` that ended it. */
+{ type: "stopped"; sample: VoiceSample | null; error: string | null };
 
 /**  How a voice speaks, stored as JSON. Missing fields read as their defaults. */
 export type VoiceSettings = {

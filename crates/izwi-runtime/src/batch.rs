@@ -46,6 +46,7 @@ const REMOTE_LINES_AT_ONCE: usize = 4;
 
 /// One row of a batch's manifest: a line that was made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ManifestRow {
     pub line: u32,
     /// Relative to the batch's folder.

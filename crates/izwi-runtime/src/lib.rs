@@ -24,6 +24,7 @@ mod streaming_dictation;
 mod transcribe;
 mod vad;
 mod voice_chat;
+mod voice_sample;
 mod voices;
 
 pub use batch::{read_manifest, ManifestRow, RetakeRequest, DEFAULT_MAX_WER};
@@ -77,4 +78,5 @@ pub use speak::{
 pub use transcribe::TranscribeRequest;
 pub use vad::vad_path;
 pub use voice_chat::{NoPlayback, ReplyOutput, TurnEvent, VoiceChatSetup, VoiceTurn};
+pub use voice_sample::{SampleTranscript, VoiceSample, SAMPLE_PEAKS};
 pub use voices::{VoiceInfo, VoiceLimits, VOICE_LIMITS};

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use izwi_audio::WavFile;
 use izwi_core::models::qwen3_tts::{Qwen3Tts, SpeakOptions, SpeechError, SpeechStats, VoiceSample};
+use izwi_core::text::paragraph_sentences;
 use izwi_store::{Job, JobKind, JobMetrics};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
@@ -138,7 +139,8 @@ impl Qwen3Speaker {
     }
 
     /// Speaks `text`, sampled with `seed` (None: unseeded), handing each piece of audio
-    /// to `on_audio` as it is decoded.
+    /// to `on_audio` as it is decoded. An utterance the frame limit ended before the
+    /// model did is an error that names the limit: its audio stops mid-text.
     pub(crate) async fn speak(
         &self,
         text: &str,
@@ -149,10 +151,30 @@ impl Qwen3Speaker {
             seed,
             ..self.options.clone()
         };
-        self.tts
+        let stats = self
+            .tts
             .speak(text, &options, on_audio)
             .await
-            .map_err(|e| RuntimeError::Speech(e.to_string()))
+            .map_err(|e| RuntimeError::Speech(e.to_string()))?;
+        if !stats.ended {
+            let limit = options
+                .max_frames
+                .unwrap_or(self.tts.defaults().max_new_tokens);
+            return Err(RuntimeError::Speech(format!(
+                "the model reached its limit of {limit} frames ({:.0} s of audio, \
+                 generation_config.json's max_new_tokens) before the end of the text; \
+                 say it in shorter parts",
+                limit as f64 * FRAME_SECONDS
+            )));
+        }
+        Ok(stats)
+    }
+
+    /// Whether a text this long is said sentence by sentence: a CustomVoice or
+    /// VoiceDesign checkpoint reads the whole text before its first frame, and a long
+    /// one would run into the frame limit (or the model's attention) as one utterance.
+    fn splits(&self, text: &str) -> bool {
+        self.tts.speaks_whole_text() && text.chars().count() > WHOLE_TEXT_MAX_CHARS
     }
 }
 
@@ -343,6 +365,22 @@ impl Runtime {
     }
 }
 
+/// One codec frame: the 12 Hz tokenizer's 80 ms.
+const FRAME_SECONDS: f64 = 0.08;
+
+/// The longest text a whole-text checkpoint says as one utterance (about half a minute
+/// of speech); a longer one goes sentence by sentence, as a file does.
+const WHOLE_TEXT_MAX_CHARS: usize = 500;
+
+/// `text`'s sentences, paragraph by paragraph (blank lines part paragraphs).
+fn sentences_of(text: &str) -> Vec<String> {
+    text.split("\n\n")
+        .flat_map(paragraph_sentences)
+        .map(|s| s.text())
+        .filter(|s| s.chars().any(char::is_alphanumeric))
+        .collect()
+}
+
 /// What a job's utterances share.
 struct Utterance {
     job_id: i64,
@@ -378,38 +416,57 @@ async fn run(
     let mut sentences = 0;
     while let Some(text) = texts.recv().await {
         let text = text?;
-        let mut gap_before = if sentences > 0 {
-            SENTENCE_GAP_SECONDS
+        let parts = if speaker.splits(&text) {
+            sentences_of(&text)
         } else {
-            0.0
+            vec![text]
         };
-        sentences += 1;
-        speaker
-            .speak(&text, utterance.seed, |piece| {
-                if piece.is_empty() {
-                    return;
-                }
-                if failed.is_none() && gap_before > 0.0 {
-                    failed = wav.write(&gap).err();
-                }
-                if failed.is_none() {
-                    failed = wav.write(&piece).err();
-                }
-                first_audio.get_or_insert_with(|| utterance.requested.elapsed());
-                inner.events.emit(Event::SpeechAudio {
-                    job_id: utterance.job_id,
-                    index,
-                    total: index + 1,
-                    sample_rate: rate,
-                    gap_before,
-                    samples: piece,
-                });
-                gap_before = 0.0;
-                index += 1;
-            })
-            .await?;
-        if let Some(source) = failed.take() {
-            return Err(audio_error(source));
+        // Known so far: those said and this text's; a file's later ones are not read yet.
+        let known = sentences + parts.len();
+        for text in parts {
+            let mut gap_before = if sentences > 0 {
+                SENTENCE_GAP_SECONDS
+            } else {
+                0.0
+            };
+            sentences += 1;
+            speaker
+                .speak(&text, utterance.seed, |piece| {
+                    if piece.is_empty() {
+                        return;
+                    }
+                    if failed.is_none() && gap_before > 0.0 {
+                        failed = wav.write(&gap).err();
+                    }
+                    if failed.is_none() {
+                        failed = wav.write(&piece).err();
+                    }
+                    first_audio.get_or_insert_with(|| utterance.requested.elapsed());
+                    inner.events.emit(Event::SpeechAudio {
+                        job_id: utterance.job_id,
+                        index,
+                        total: index + 1,
+                        sample_rate: rate,
+                        gap_before,
+                        samples: piece,
+                    });
+                    gap_before = 0.0;
+                    index += 1;
+                })
+                .await?;
+            if let Some(source) = failed.take() {
+                return Err(audio_error(source));
+            }
+            // Progress by utterance, as a Piper voice's is by sentence (its audio comes
+            // in pieces, counted by `SpeechAudio`).
+            let elapsed = started.elapsed().as_secs_f64();
+            inner.events.emit(Event::JobProgress {
+                job_id: utterance.job_id,
+                progress: sentences as f64 / known as f64,
+                windows_done: sentences,
+                windows_total: known,
+                eta_seconds: Some(elapsed / sentences as f64 * (known - sentences) as f64),
+            });
         }
     }
     if sentences == 0 {

@@ -313,7 +313,7 @@ impl Inner {
 
     /// Whisper's transcript of a recording (16 kHz mono), with the installed model the
     /// library would transcribe with; or why there is none.
-    async fn hear(&self, samples: Vec<f32>) -> (Option<String>, TranscriptSource) {
+    pub(crate) async fn hear(&self, samples: Vec<f32>) -> (Option<String>, TranscriptSource) {
         let Some(model_id) = self.installed_whisper().await else {
             return (
                 None,
@@ -375,7 +375,7 @@ impl Inner {
 
 /// A recording as 16 kHz mono samples (what Whisper hears), refused when it cannot be
 /// read, is silent of samples, or is longer than a clone takes.
-fn recording(path: &Path) -> Result<Vec<f32>, RuntimeError> {
+pub(crate) fn recording(path: &Path) -> Result<Vec<f32>, RuntimeError> {
     let audio_error = |source| RuntimeError::Audio {
         path: path.to_path_buf(),
         source,

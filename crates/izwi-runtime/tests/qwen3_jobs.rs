@@ -253,3 +253,113 @@ async fn a_qwen3_voice_speaks_a_file_sentence_by_sentence_with_a_pause_between()
         "{refused}"
     );
 }
+
+/// A copy of the tiny checkpoint in `dir/name` saying `max_new_tokens` frames at most,
+/// of the variant `kind`.
+fn limited_copy(dir: &Path, name: &str, kind: &str, max_new_tokens: usize) -> PathBuf {
+    let to = dir.join(name);
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(checkpoint())
+        .arg(&to)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let patch = |file: &str, key: &str, value: serde_json::Value| {
+        let path = to.join(file);
+        let mut json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        json[key] = value;
+        std::fs::write(&path, json.to_string()).unwrap();
+    };
+    patch("config.json", "tts_model_type", kind.into());
+    patch(
+        "generation_config.json",
+        "max_new_tokens",
+        max_new_tokens.into(),
+    );
+    to
+}
+
+#[tokio::test]
+async fn an_utterance_cut_by_the_frame_limit_fails_its_job_naming_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, _) = common::open_recording(common::config(dir.path())).await;
+    let short = limited_copy(dir.path(), "short", "base", 2);
+    let out = dir.path().join("cut.wav");
+    let job = runtime
+        .speak_qwen3(Qwen3SpeakRequest {
+            voice: short.display().to_string(),
+            ..request("The quick brown fox jumps over the lazy dog.", 7, &out)
+        })
+        .await
+        .unwrap();
+    let job = runtime.wait_job(job.id).await.unwrap();
+    assert_eq!(job.status, JobStatus::Failed);
+    let error = job.error.unwrap();
+    assert!(error.contains("limit of 2 frames"), "{error}");
+    assert!(!out.exists(), "no WAV of a text said in part");
+}
+
+#[tokio::test]
+async fn a_long_text_in_a_whole_text_voice_is_said_sentence_by_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, events) = common::open_recording(common::config(dir.path())).await;
+    let design = limited_copy(dir.path(), "design", "voice_design", 8192);
+    let sentence = "The quick brown fox jumps over the lazy dog near the river bank today.";
+    // Eight sentences, over the 500 characters said as one utterance.
+    let text = [sentence; 8].join(" ");
+    assert!(text.len() > 500);
+    let out = dir.path().join("long.wav");
+    let job = runtime
+        .speak_qwen3(Qwen3SpeakRequest {
+            voice: design.display().to_string(),
+            instructions: Some("a calm voice".into()),
+            ..request(&text, 7, &out)
+        })
+        .await
+        .unwrap();
+    finish(&runtime, job.id).await;
+    let pauses = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            matches!(e, Event::SpeechAudio { job_id, gap_before, .. }
+                if *job_id == job.id && *gap_before > 0.0)
+        })
+        .count();
+    assert_eq!(pauses, 7, "a pause before each sentence after the first");
+    // Progress by sentence, as a Piper voice's.
+    let progress: Vec<(usize, usize)> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            Event::JobProgress {
+                job_id,
+                windows_done,
+                windows_total,
+                ..
+            } if *job_id == job.id => Some((*windows_done, *windows_total)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(progress, (1..=8).map(|n| (n, 8)).collect::<Vec<_>>());
+
+    // A short text in the same voice stays one utterance.
+    let out = dir.path().join("short.wav");
+    let job = runtime
+        .speak_qwen3(Qwen3SpeakRequest {
+            voice: design.display().to_string(),
+            instructions: Some("a calm voice".into()),
+            ..request("One sentence. And another.", 7, &out)
+        })
+        .await
+        .unwrap();
+    finish(&runtime, job.id).await;
+    assert!(!events.lock().unwrap().iter().any(|e| {
+        matches!(e, Event::SpeechAudio { job_id, gap_before, .. }
+            if *job_id == job.id && *gap_before > 0.0)
+    }));
+}

@@ -13,4 +13,5 @@ pub mod models;
 pub mod settings;
 pub mod speak;
 pub mod transcribe;
+pub mod voice_sample;
 pub mod voices;

@@ -5,7 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use izwi_runtime::{Job, JobKind, SpeakBatchRequest, SpeakRequest, MANIFEST_NAME};
+use izwi_runtime::{
+    read_manifest, Job, JobKind, ManifestRow, RetakeRequest, SpeakBatchRequest, SpeakRequest,
+    MANIFEST_NAME,
+};
 use tauri::ipc::Channel;
 use tauri::State;
 
@@ -103,6 +106,44 @@ impl AppState {
     /// opens the folder with it selected), else the folder. Only batch jobs' folders:
     /// the webview cannot open arbitrary paths through this.
     pub async fn batch_output(&self, job_id: i64) -> AppResult<PathBuf> {
+        let dir = self.batch_dir(job_id).await?;
+        let manifest = dir.join(MANIFEST_NAME);
+        Ok(if manifest.is_file() { manifest } else { dir })
+    }
+
+    /// The manifest rows of a batch job's folder: each made line with what Whisper
+    /// heard, its word error rate and whether it is flagged; none before a manifest.
+    pub async fn batch_checks(&self, job_id: i64) -> AppResult<Vec<ManifestRow>> {
+        let manifest = self.batch_dir(job_id).await?.join(MANIFEST_NAME);
+        if !manifest.is_file() {
+            return Ok(Vec::new());
+        }
+        blocking(move || Ok(read_manifest(&manifest)?)).await
+    }
+
+    /// Says a batch job's flagged lines again with `voice`, each with a new seed, into
+    /// the same folder (the runtime's `retake_flagged`); a new job.
+    pub async fn retake_flagged(
+        &self,
+        job_id: i64,
+        voice: String,
+        speed: Option<f32>,
+    ) -> AppResult<Job> {
+        let output_dir = self.batch_dir(job_id).await?;
+        let voice = self.checked_voice(voice).await?;
+        Ok(self
+            .runtime
+            .retake_flagged(RetakeRequest {
+                voice,
+                output_dir,
+                speed,
+                max_wer: None,
+            })
+            .await?)
+    }
+
+    /// A batch job's folder, while it is there; only batch jobs have one.
+    async fn batch_dir(&self, job_id: i64) -> AppResult<PathBuf> {
         let job = self.runtime.job(job_id).await?;
         let dir = match (job.kind, &job.output) {
             (JobKind::SpeakBatch, Some(dir)) => PathBuf::from(dir),
@@ -119,8 +160,7 @@ impl AppState {
                 dir.display()
             )));
         }
-        let manifest = dir.join(MANIFEST_NAME);
-        Ok(if manifest.is_file() { manifest } else { dir })
+        Ok(dir)
     }
 }
 
@@ -165,6 +205,23 @@ pub async fn save_speech(
     path: String,
 ) -> AppResult<String> {
     state.save_speech(job_id, path).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn batch_checks(state: State<'_, AppState>, job_id: i64) -> AppResult<Vec<ManifestRow>> {
+    state.batch_checks(job_id).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn retake_flagged(
+    state: State<'_, AppState>,
+    job_id: i64,
+    voice: String,
+    speed: Option<f32>,
+) -> AppResult<Job> {
+    state.retake_flagged(job_id, voice, speed).await
 }
 
 #[tauri::command]

@@ -4,6 +4,7 @@
 //! cloned from a recording (Base models) or designed from a description (VoiceDesign).
 
 use izwi_runtime::{CloneVoiceRequest, ClonedVoice, SpeechClip, VoiceInfo, VoiceSettings};
+use serde::{Deserialize, Serialize};
 use tauri::State;
 
 use crate::error::{AppError, AppResult};
@@ -24,6 +25,28 @@ fn voice_name(name: &str) -> AppResult<String> {
         )));
     }
     Ok(name)
+}
+
+/// A Qwen3-TTS checkpoint's variant, as its config.json's `tts_model_type` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum Qwen3Variant {
+    /// Clones voices from a recording.
+    Base,
+    /// Speaks with preset speakers.
+    CustomVoice,
+    /// Makes voices from a description.
+    VoiceDesign,
+}
+
+impl Qwen3Variant {
+    fn config_name(self) -> &'static str {
+        match self {
+            Qwen3Variant::Base => "base",
+            Qwen3Variant::CustomVoice => "custom_voice",
+            Qwen3Variant::VoiceDesign => "voice_design",
+        }
+    }
 }
 
 impl AppState {
@@ -117,6 +140,11 @@ impl AppState {
             .await?)
     }
 
+    /// The installed Qwen3-TTS models of a variant, by id: what a dialog offers.
+    pub fn qwen3_models(&self, variant: Qwen3Variant) -> Vec<String> {
+        self.runtime.qwen3_models(variant.config_name())
+    }
+
     async fn voice(&self, id: i64) -> AppResult<VoiceInfo> {
         self.list_voices()
             .await?
@@ -200,6 +228,15 @@ pub async fn design_voice(
     description: String,
 ) -> AppResult<VoiceInfo> {
     state.design_voice(name, model_id, description).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn qwen3_models(
+    state: State<'_, AppState>,
+    variant: Qwen3Variant,
+) -> AppResult<Vec<String>> {
+    Ok(state.qwen3_models(variant))
 }
 
 #[cfg(test)]

@@ -1,12 +1,15 @@
-// Files or folders dragged over the window: a full-window target; dropping queues them.
+// Files or folders dragged over the window: a full-window target; dropping queues them,
+// unless an open dialog claims drops (lib/dropClaim).
 
 import { getCurrentWebview } from '@tauri-apps/api/webview'
 import { useEffect, useState } from 'react'
+import { currentDropClaim, useDropClaim } from '../lib/dropClaim'
 import { plural } from '../lib/format'
 import { Icon } from './Icon'
 
 export function DropOverlay({ onDrop }: { onDrop: (paths: string[]) => void }) {
   const [dragging, setDragging] = useState<number | null>(null)
+  const claim = useDropClaim()
   useEffect(() => {
     let unlisten: (() => void) | null = null
     let cancelled = false
@@ -19,7 +22,7 @@ export function DropOverlay({ onDrop }: { onDrop: (paths: string[]) => void }) {
           else if (p.type === 'leave') setDragging(null)
           else if (p.type === 'drop') {
             setDragging(null)
-            if (p.paths.length) onDrop(p.paths)
+            if (p.paths.length) (currentDropClaim()?.onDrop ?? onDrop)(p.paths)
           }
         })
         .then((fn) => {
@@ -40,10 +43,12 @@ export function DropOverlay({ onDrop }: { onDrop: (paths: string[]) => void }) {
     <div className="drop-overlay" role="presentation">
       <div className="drop-target">
         <Icon name="upload" size={28} />
-        <div className="drop-title">Drop to transcribe</div>
-        <div className="drop-hint">
-          {dragging ? plural(dragging, 'item') : 'Files or folders'} · folders are searched for audio and video
-        </div>
+        <div className="drop-title">{claim?.title ?? 'Drop to transcribe'}</div>
+        {!claim && (
+          <div className="drop-hint">
+            {dragging ? plural(dragging, 'item') : 'Files or folders'} · folders are searched for audio and video
+          </div>
+        )}
       </div>
     </div>
   )

@@ -12,7 +12,13 @@
 // word at a time, each segment final at its end, then it listens until stopped.
 // Cloning and designing voices are SYNTHESISED (no Qwen3-TTS model can be installed here
 // to record them): they check what the runtime checks first (an installed Qwen3-TTS model,
-// a name, a description or a recording) and add the voice as addVoice does.
+// a name, a description or a recording) and add the voice as addVoice does. With
+// `qwen3Models` a Base and a VoiceDesign import are installed. A voice sample is
+// SYNTHESISED from the recorded jfk.wav job: a recording sends levels until stopped and
+// is that file's length and peaks; Whisper hears the recorded transcript.
+// A batch's Whisper check is SYNTHESISED: with a Whisper model installed each line is heard
+// as written, except the `flaggedLines`, heard without their last word (so flagged) until
+// a re-take, which plays as a short job.
 
 import type { Channel } from '@tauri-apps/api/core'
 import type { EventCallback, UnlistenFn } from '@tauri-apps/api/event'
@@ -33,6 +39,11 @@ import {
   type ChatSettings,
   type ClonedVoice,
   type DictateEvent,
+  type ManifestRow,
+  type Qwen3Variant,
+  type SampleTranscript,
+  type VoiceSample,
+  type VoiceSampleEvent,
   type MessageRecord,
   type MessageRole,
   type ExportFormat,
@@ -54,7 +65,7 @@ import {
   type VoiceSource,
 } from '../bindings'
 import type { RuntimeEvent } from '../lib/events'
-import { emit, listen, CHAT_EVENT, DICTATE_EVENT, FILES_OPENED_EVENT, RUNTIME_EVENT } from './bus'
+import { emit, listen, CHAT_EVENT, DICTATE_EVENT, FILES_OPENED_EVENT, RUNTIME_EVENT, VOICE_SAMPLE_EVENT } from './bus'
 import { encodeSpeechAudio } from './speechFrames'
 import { logCall, mock, sleep } from './control'
 import {
@@ -98,8 +109,26 @@ const basename = (p: string) =>
     .split(/[\\/]/)
     .pop() ?? p
 
+/** The synthesised Qwen3-TTS imports and their variants (`qwen3Models`). */
+const qwen3Imports: { model: ModelInfo; variant: Qwen3Variant }[] = [
+  { id: 'local/qwen3-tts-base', name: 'Qwen3-TTS 0.6B Base', variant: 'base' as const },
+  { id: 'local/qwen3-tts-design', name: 'Qwen3-TTS 1.7B VoiceDesign', variant: 'voice_design' as const },
+].map(({ id, name, variant }) => ({
+  variant,
+  model: {
+    ...clone(chatModelTemplate),
+    id,
+    name,
+    family: 'qwen3_tts',
+    task: 'speak',
+    source: { kind: 'local', imported_from: `/home/user/Models/${id.slice(6)}` },
+    languages: ['en', 'zh'],
+    description: 'Text to speech (Qwen3-TTS) imported from a local folder',
+  },
+}))
+
 const state = {
-  models: clone(recordedModels),
+  models: [...clone(recordedModels), ...(mock.config.qwen3Models ? qwen3Imports.map((q) => clone(q.model)) : [])],
   jobs: clone(recordedJobList),
   settings: clone(recordedSettings) as Settings,
   openedTaken: false,
@@ -498,6 +527,31 @@ async function playSpeech(job: Job): Promise<void> {
 }
 
 /** A batch of `lines`: the recorded batch's pace and line lengths, one event per line asked for. */
+/** Lines of batches re-taken, as `jobId:line`. */
+const retaken = new Set<string>()
+
+/** A finished batch's manifest rows, with the synthesised Whisper check. */
+function batchRows(job: Job): ManifestRow[] {
+  const lines = (job.params as { lines?: string[] } | null)?.lines ?? []
+  const whisper = state.models.some((m) => m.family === 'whisper' && m.status === 'installed')
+  const width = Math.max(3, String(lines.length).length)
+  return lines.map((text, i) => {
+    const line = i + 1
+    const words = text.split(/\s+/)
+    const missed = mock.config.flaggedLines.includes(line) && !retaken.has(`${job.id}:${line}`) && words.length > 1
+    return {
+      line,
+      file: `${String(line).padStart(width, '0')}.wav`,
+      seconds: 1,
+      text,
+      seed: retaken.has(`${job.id}:${line}`) ? 1 : 0,
+      transcript: whisper ? (missed ? words.slice(0, -1).join(' ') : text) : null,
+      wer: whisper ? (missed ? 1 / words.length : 0) : null,
+      flagged: whisper && missed,
+    }
+  })
+}
+
 async function playBatch(job: Job, lines: string[], dir: string): Promise<void> {
   const recordedId = recordedBatchJob.id
   const own = recordedBatchEvents.filter((e) => (e.payload as { job_id?: number }).job_id === recordedId)
@@ -563,6 +617,29 @@ async function dictate(jobId: number, activity: { stopped: boolean }): Promise<v
   }
   while (!activity.stopped) await sleep(mock.config.chatStepMs)
   emitDictate({ type: 'stopped', job_id: jobId, text: finals.join(' '), error: null })
+}
+
+// ---------- voice samples (synthesised) ----------
+
+const SAMPLE_SECONDS = recordedTranscript.segments.at(-1)?.end ?? 11
+const samplesDir = '/home/user/.local/share/izwi/voice-samples'
+let nextSample = 1
+
+function sampleOf(path: string, seconds: number): VoiceSample {
+  const peaks = Array.from({ length: 200 }, (_, i) => recordedPeaks[Math.floor((i / 200) * recordedPeaks.length)] ?? 0)
+  return { path, seconds, peaks }
+}
+
+const sampling = { stopped: true }
+
+async function recordSample(activity: { stopped: boolean }): Promise<void> {
+  let t = 0
+  while (!activity.stopped) {
+    await sleep(mock.config.chatStepMs)
+    emit(VOICE_SAMPLE_EVENT, { type: 'level', level: 0.1 + 0.08 * Math.sin(t++) } satisfies VoiceSampleEvent)
+  }
+  const sample = sampleOf(`${samplesDir}/sample-${nextSample++}.wav`, SAMPLE_SECONDS)
+  emit(VOICE_SAMPLE_EVENT, { type: 'stopped', sample, error: null } satisfies VoiceSampleEvent)
 }
 
 // ---------- chat (synthesised) ----------
@@ -1052,6 +1129,45 @@ export const commands = {
         : { kind: 'missing' as const, reason: 'no Whisper model is installed to transcribe the recording' },
     })
   }),
+  qwen3Models: cmd('qwen3Models', (variant: Qwen3Variant) =>
+    ok(
+      qwen3Imports
+        .filter(
+          (q) => q.variant === variant && state.models.some((m) => m.id === q.model.id && m.status === 'installed'),
+        )
+        .map((q) => q.model.id),
+    ),
+  ),
+  startVoiceSample: cmd('startVoiceSample', () => {
+    if (!sampling.stopped) return err<null>('invalid', 'a sample is being recorded: stop it first')
+    sampling.stopped = false
+    void recordSample(sampling)
+    return ok(null)
+  }),
+  stopVoiceSample: cmd('stopVoiceSample', () => {
+    const was = !sampling.stopped
+    sampling.stopped = true
+    return ok(was)
+  }),
+  openVoiceSample: cmd('openVoiceSample', (path: string) => ok(sampleOf(path, SAMPLE_SECONDS))),
+  trimVoiceSample: cmd('trimVoiceSample', (_path: string, startS: number, endS: number) => {
+    if (!(startS >= 0 && endS <= SAMPLE_SECONDS && startS < endS))
+      return err<VoiceSample>(
+        'invalid',
+        `cannot keep ${startS.toFixed(2)} s to ${endS.toFixed(2)} s of a ${SAMPLE_SECONDS.toFixed(2)} s recording`,
+      )
+    return ok(sampleOf(`${samplesDir}/sample-${nextSample++}.wav`, endS - startS))
+  }),
+  transcribeVoiceSample: cmd('transcribeVoiceSample', () => {
+    const whisper = state.models.find((m) => m.family === 'whisper' && m.status === 'installed')
+    const heard: SampleTranscript = whisper
+      ? {
+          text: recordedTranscript.segments.map((s) => s.text.trim()).join(' '),
+          source: { kind: 'whisper', model_id: whisper.id },
+        }
+      : { text: null, source: { kind: 'missing', reason: 'no Whisper model is installed to transcribe the recording' } }
+    return ok(heard)
+  }),
   designVoice: cmd('designVoice', (name: string, modelId: string, description: string) => {
     const model = state.models.find((m) => m.id === modelId && m.status === 'installed')
     if (!model || model.family !== 'qwen3_tts')
@@ -1116,6 +1232,32 @@ export const commands = {
   readLines: cmd('readLines', (path: string) =>
     ok(clone(path.toLowerCase().endsWith('.csv') ? recordedLinesCsv : recordedLinesTxt)),
   ),
+  batchChecks: cmd('batchChecks', (jobId: number) => {
+    const job = state.jobs.find((j) => j.id === jobId)
+    if (!job || job.kind !== 'speak_batch') return err<ManifestRow[]>('invalid', `job ${jobId} is not a batch export`)
+    if (job.status !== 'done') return ok<ManifestRow[]>([])
+    return ok(batchRows(job))
+  }),
+  retakeFlagged: cmd('retakeFlagged', (jobId: number, spec: string) => {
+    const job = state.jobs.find((j) => j.id === jobId)
+    if (!job || job.kind !== 'speak_batch') return err<Job>('invalid', `job ${jobId} is not a batch export`)
+    const voice = findVoice(spec)
+    if (!voice) return err<Job>('invalid', `no voice "${spec}"`)
+    const flagged = batchRows(job).filter((r) => r.flagged)
+    if (!flagged.length) return err<Job>('invalid', `no line of the batch in ${job.input} is flagged`)
+    const retake = speechJob(recordedBatchJob, 'speak_batch', voice, job.input, { voice: spec })
+    state.jobs = [...state.jobs, retake]
+    setTimeout(async () => {
+      emitRuntime({ type: 'job_queued', job: clone(retake) } as RuntimeEvent)
+      await sleep(mock.config.jobStepMs)
+      emitRuntime({ type: 'job_started', job_id: retake.id } as RuntimeEvent)
+      await sleep(mock.config.jobStepMs)
+      for (const r of flagged) retaken.add(`${jobId}:${r.line}`)
+      setJob(retake.id, { status: 'done', progress: 1 })
+      emitRuntime({ type: 'job_finished', job_id: retake.id, status: 'done', error: null } as RuntimeEvent)
+    }, 0)
+    return ok(clone(retake))
+  }),
   showBatchOutput: cmd('showBatchOutput', (jobId: number) => {
     const job = state.jobs.find((j) => j.id === jobId)
     if (!job || job.kind !== 'speak_batch') return err<null>('invalid', `job ${jobId} is not a batch export`)
@@ -1208,6 +1350,7 @@ type Events = typeof RealEvents
 export const events = {
   chatEvent: eventObj<ChatEvent>(CHAT_EVENT),
   dictateEvent: eventObj<DictateEvent>(DICTATE_EVENT),
+  voiceSampleEvent: eventObj<VoiceSampleEvent>(VOICE_SAMPLE_EVENT),
   runtimeEvent: eventObj<RuntimeEvent>(RUNTIME_EVENT),
   filesOpened: eventObj<string[]>(FILES_OPENED_EVENT),
 } satisfies { [K in keyof Events]: Pick<Events[K], 'listen' | 'once'> }

@@ -22,6 +22,11 @@ export interface MockConfig {
   openedFiles: string[]
   /** Model ids whose download fails, with the error the command returns. */
   failDownloads: Record<string, { kind: ErrorKind; message: string }>
+  /** Installs a SYNTHESISED Qwen3-TTS Base and a VoiceDesign model (no real one can be
+   * installed here to record). */
+  qwen3Models: boolean
+  /** Lines (from 1) of a batch that the SYNTHESISED Whisper check flags, until re-taken. */
+  flaggedLines: number[]
 }
 
 export interface MockCall {
@@ -70,6 +75,8 @@ const defaults: MockConfig = {
   savePath: null,
   openedFiles: [],
   failDownloads: {},
+  qwen3Models: false,
+  flaggedLines: [],
 }
 
 const dragHandlers = new Set<(e: { type: string; paths?: string[] }) => void>()

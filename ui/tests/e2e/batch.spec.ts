@@ -47,3 +47,31 @@ test('import the lines of a .csv file', async ({ page }) => {
   await expect(page.getByRole('textbox', { name: 'Lines to speak' })).toHaveValue(csv.join('\n'))
   await expect(page.getByTestId('batch-count')).toContainText(`${csv.length} lines`)
 })
+
+// The mock's Whisper check is SYNTHESISED (flaggedLines): line 2 is heard without its last word.
+test('a batch checked by Whisper: the flagged line with its transcript and WER, re-taken', async ({ page }) => {
+  await start(page, { jobStepMs: 60, openFolder: '/home/user/Exports/tour', flaggedLines: [2] })
+  await page.keyboard.press('Control+5')
+  const lines = ['Welcome to the museum.', 'The exit is on your left.', 'Tickets, please.']
+  await page.getByRole('textbox', { name: 'Lines to speak' }).fill(lines.join('\n'))
+  await page.getByRole('button', { name: /Choose folder/ }).click()
+  await page.getByRole('button', { name: /Start/ }).click()
+  await expect(page.getByTestId('batch-progress')).toContainText('Done', { timeout: 15_000 })
+
+  const checks = page.getByRole('region', { name: 'Flagged lines' })
+  await expect(checks).toContainText('Whisper heard 3 lines back: 1 flagged')
+  const flagged = checks.getByRole('listitem', { name: 'Flagged line 2' })
+  await expect(flagged).toContainText('The exit is on your left.')
+  await expect(flagged).toContainText('Heard: “The exit is on your”')
+  await expect(flagged).toContainText('WER 17%')
+  await expect(checks.getByRole('listitem')).toHaveCount(1)
+  await shot(page, 'batch-flagged')
+
+  await checks.getByRole('button', { name: 'Re-take 1 flagged line' }).click()
+  const retake = (await calls(page, 'retakeFlagged'))[0]
+  const batch = (await calls(page, 'speakBatch'))[0]
+  expect(retake.args[1]).toBe(batch.args[0])
+  await expect(checks).toContainText('none flagged')
+  await expect(checks.getByRole('status')).toContainText('Re-take done')
+  await expect(checks.getByRole('listitem')).toHaveCount(0)
+})

@@ -148,4 +148,70 @@ describe('Batch export', () => {
     expect(alert).toHaveTextContent('already holds a batch (manifest.csv); choose an empty folder')
     expect(screen.getByRole('textbox', { name: 'Lines to speak' })).toHaveValue('A.')
   })
+
+  describe("Whisper's check", () => {
+    const row = (line: number, text: string, transcript: string | null, wer: number | null, flagged = false) => ({
+      line,
+      file: `00${line}.wav`,
+      seconds: 1,
+      text,
+      seed: 0,
+      transcript,
+      wer,
+      flagged,
+    })
+
+    async function runBatch() {
+      commands.speakBatch.mockResolvedValue(ok(job({ id: 30, kind: 'speak_batch', input: '/home/ada/Exports' })))
+      await setup()
+      await userEvent.type(screen.getByRole('textbox', { name: 'Lines to speak' }), 'One two.{Enter}Three four.')
+      await chooseFolder()
+      await userEvent.selectOptions(screen.getByRole('combobox', { name: 'Voice' }), '4')
+      await userEvent.click(screen.getByRole('button', { name: /Start/ }))
+      act(() => emitRuntime({ type: 'job_finished', job_id: 30, status: 'done', error: null }))
+    }
+
+    it('shows the flagged lines with what was heard and re-takes them with the batch voice', async () => {
+      commands.batchChecks.mockResolvedValueOnce(
+        ok([row(1, 'One two.', 'One two.', 0), row(2, 'Three four.', 'Three.', 0.5, true)]),
+      )
+      await runBatch()
+      const checks = await screen.findByRole('region', { name: 'Flagged lines' })
+      expect(commands.batchChecks).toHaveBeenCalledWith(30)
+      expect(checks).toHaveTextContent('Whisper heard 2 lines back: 1 flagged')
+      const flagged = within(checks).getByRole('listitem', { name: 'Flagged line 2' })
+      expect(flagged).toHaveTextContent('Heard: “Three.” · WER 50%')
+
+      commands.retakeFlagged.mockResolvedValue(ok(job({ id: 31, kind: 'speak_batch', status: 'queued' })))
+      commands.batchChecks.mockResolvedValueOnce(
+        ok([row(1, 'One two.', 'One two.', 0), row(2, 'Three four.', 'Three four.', 0)]),
+      )
+      await userEvent.click(within(checks).getByRole('button', { name: 'Re-take 1 flagged line' }))
+      expect(commands.retakeFlagged).toHaveBeenCalledWith(30, '4', null)
+      expect(within(checks).getByRole('button', { name: /Re-taking/ })).toBeDisabled()
+      act(() => emitRuntime({ type: 'job_finished', job_id: 31, status: 'done', error: null }))
+      expect(await within(checks).findByText(/none flagged/)).toBeInTheDocument()
+      expect(within(checks).queryByRole('listitem')).not.toBeInTheDocument()
+      expect(within(checks).getByRole('status')).toHaveTextContent('Re-take done')
+    })
+
+    it('says a batch was not checked when no Whisper model heard it', async () => {
+      commands.batchChecks.mockResolvedValueOnce(
+        ok([row(1, 'One two.', null, null), row(2, 'Three four.', null, null)]),
+      )
+      await runBatch()
+      expect(await screen.findByTestId('batch-checks')).toHaveTextContent('install a Whisper model')
+    })
+
+    it('shows a refused re-take', async () => {
+      commands.batchChecks.mockResolvedValue(ok([row(2, 'Three four.', 'Three.', 0.5, true)]))
+      commands.retakeFlagged.mockResolvedValue(
+        fail('invalid', 'a re-take is checked again by Whisper, and no Whisper model is installed'),
+      )
+      await runBatch()
+      const checks = await screen.findByRole('region', { name: 'Flagged lines' })
+      await userEvent.click(within(checks).getByRole('button', { name: 'Re-take 1 flagged line' }))
+      expect(await within(checks).findByText(/no Whisper model is installed/)).toBeInTheDocument()
+    })
+  })
 })

@@ -1,6 +1,6 @@
 // The generated bindings, mocked (vi.mock of src/bindings): every command is a vi.fn that
 // answers like tauri-specta does ({status:"ok",data} or {status:"error",error}), and
-// emitRuntime(), emitChat() and emitDictate() deliver an event to whoever listens, sendSpeechAudio() a
+// emitRuntime(), emitChat(), emitDictate() and emitVoiceSample() deliver an event to whoever listens, sendSpeechAudio() a
 // binary frame to the speech audio channel the page opened.
 
 import type { Channel } from '@tauri-apps/api/core'
@@ -18,6 +18,7 @@ import type {
   ErrorKind,
   Job,
   JobDetail,
+  ManifestRow,
   MessageRecord,
   ModelInfo,
   QueuedFiles,
@@ -27,13 +28,19 @@ import type {
   SpeechDetail,
   TranscriptView,
   VoiceInfo,
+  VoiceSample,
+  VoiceSampleEvent,
 } from '../../src/bindings'
-import type { END_SILENCE_MS_RANGE as REAL_END_SILENCE_MS_RANGE } from '../../src/bindings'
+import type {
+  END_SILENCE_MS_RANGE as REAL_END_SILENCE_MS_RANGE,
+  VOICE_NAME_MAX_CHARS as REAL_VOICE_NAME_MAX_CHARS,
+} from '../../src/bindings'
 import type { RuntimeEvent } from '../../src/lib/events'
 import { encodeSpeechAudio, type SpeechAudioEvent } from '../../src/mocks/speechFrames'
 
 /** The constants the UI reads, typed as generated: a change in the Rust side shows here. */
 export const END_SILENCE_MS_RANGE = [200, 3000] as const satisfies typeof REAL_END_SILENCE_MS_RANGE
+export const VOICE_NAME_MAX_CHARS = 80 as const satisfies typeof REAL_VOICE_NAME_MAX_CHARS
 
 type Listener = Parameters<Events['runtimeEvent']['listen']>[0]
 const listeners = new Set<Listener>()
@@ -41,6 +48,16 @@ type ChatListener = Parameters<Events['chatEvent']['listen']>[0]
 const chatListeners = new Set<ChatListener>()
 type DictateListener = Parameters<Events['dictateEvent']['listen']>[0]
 const dictateListeners = new Set<DictateListener>()
+type SampleListener = Parameters<Events['voiceSampleEvent']['listen']>[0]
+const sampleListeners = new Set<SampleListener>()
+
+/** A sample of `seconds` with a flat waveform of 200 peaks. */
+export const sample = (patch: Partial<VoiceSample> = {}): VoiceSample => ({
+  path: '/data/voice-samples/sample.wav',
+  seconds: 10,
+  peaks: Array.from({ length: 200 }, () => 0.5),
+  ...patch,
+})
 let speechAudio: Channel<ArrayBuffer> | null = null
 
 export const ok = <T>(data: T) => ({ status: 'ok' as const, data })
@@ -103,6 +120,16 @@ function defaults() {
       }),
     ),
     designVoice: fn('designVoice', async (name, modelId) => ok(voice({ name, model_id: modelId, source: 'designed' }))),
+    qwen3Models: fn('qwen3Models', async () => ok<string[]>([])),
+    startVoiceSample: fn('startVoiceSample', async () => ok(null)),
+    stopVoiceSample: fn('stopVoiceSample', async () => ok(true)),
+    openVoiceSample: fn('openVoiceSample', async (path) => ok(sample({ path }))),
+    trimVoiceSample: fn('trimVoiceSample', async (_path, start, end) =>
+      ok(sample({ path: '/data/voice-samples/trimmed.wav', seconds: end - start })),
+    ),
+    transcribeVoiceSample: fn('transcribeVoiceSample', async () =>
+      ok({ text: null, source: { kind: 'missing' as const, reason: 'no Whisper model is installed' } }),
+    ),
     previewVoice: fn('previewVoice', async () => ok({ sample_rate: 22050, samples: [] })),
     speak: fn('speak', async () => ok(job({ kind: 'speak' }))),
     streamSpeechAudio: fn('streamSpeechAudio', async (channel) => {
@@ -113,6 +140,8 @@ function defaults() {
     speakBatch: fn('speakBatch', async () => ok(job({ kind: 'speak_batch' }))),
     readLines: fn('readLines', async () => ok<string[]>([])),
     showBatchOutput: fn('showBatchOutput', async () => ok(null)),
+    batchChecks: fn('batchChecks', async () => ok<ManifestRow[]>([])),
+    retakeFlagged: fn('retakeFlagged', async () => ok(job({ kind: 'speak_batch' }))),
     listChats: fn('listChats', async () => ok<ChatRecord[]>([])),
     getChatMessages: fn('getChatMessages', async () => ok<MessageRecord[]>([])),
     deleteChat: fn('deleteChat', async () => ok(null)),
@@ -176,6 +205,16 @@ export const events = {
     once: vi.fn<Events['dictateEvent']['once']>(async () => () => {}),
     emit: vi.fn<Events['dictateEvent']['emit']>(async () => {}),
   },
+  voiceSampleEvent: {
+    listen: vi.fn<Events['voiceSampleEvent']['listen']>(async (cb) => {
+      sampleListeners.add(cb)
+      return () => {
+        sampleListeners.delete(cb)
+      }
+    }),
+    once: vi.fn<Events['voiceSampleEvent']['once']>(async () => () => {}),
+    emit: vi.fn<Events['voiceSampleEvent']['emit']>(async () => {}),
+  },
   filesOpened: {
     listen: vi.fn<Events['filesOpened']['listen']>(async () => () => {}),
     once: vi.fn<Events['filesOpened']['once']>(async () => () => {}),
@@ -200,6 +239,10 @@ export function emitDictate(payload: DictateEvent): void {
   for (const l of [...dictateListeners]) l({ event: 'dictate-event', id: 0, payload })
 }
 
+export function emitVoiceSample(payload: VoiceSampleEvent): void {
+  for (const l of [...sampleListeners]) l({ event: 'voice-sample-event', id: 0, payload })
+}
+
 function reset<K extends keyof Commands>(name: K, fresh: Mocked): void {
   commands[name].mockReset()
   commands[name].mockImplementation(fresh[name].getMockImplementation()!)
@@ -212,6 +255,7 @@ export function resetBindings(): void {
   listeners.clear()
   chatListeners.clear()
   dictateListeners.clear()
+  sampleListeners.clear()
   speechAudio = null
 }
 

@@ -1,4 +1,4 @@
-import { render, screen, within } from '@testing-library/react'
+import { render, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { commands, fail, model, ok, voice } from './bindingsMock'
@@ -23,7 +23,9 @@ const qwen = (patch: Partial<ModelInfo> = {}) =>
     ...patch,
   })
 
-async function setup(voices: VoiceInfo[], models: ModelInfo[]) {
+/** The runtime says the ones in `designIds` are VoiceDesign models. */
+async function setup(voices: VoiceInfo[], models: ModelInfo[], designIds = ['local/qwen-design']) {
+  commands.qwen3Models.mockImplementation(async (variant) => ok(variant === 'voice_design' ? designIds : []))
   commands.listVoices.mockResolvedValue(ok(voices))
   commands.listModels.mockResolvedValue(ok(models))
   const sub = subscribeRuntime(handleModelEvent)
@@ -39,14 +41,16 @@ async function setup(voices: VoiceInfo[], models: ModelInfo[]) {
 
 async function openDialog() {
   await userEvent.click(screen.getByRole('button', { name: /Design a voice/ }))
-  return screen.getByRole('dialog', { name: 'Design a voice' })
+  const dialog = screen.getByRole('dialog', { name: 'Design a voice' })
+  await waitFor(() => expect(within(dialog).queryByText(/Finding the Qwen3-TTS/)).toBeNull())
+  return dialog
 }
 
 describe('Design a voice', () => {
   beforeEach(resetApp)
 
   it('says a VoiceDesign model is needed when none is installed', async () => {
-    await setup([], [qwen({ status: 'not_installed' })])
+    await setup([], [qwen({ status: 'not_installed' })], [])
     const dialog = await openDialog()
     expect(within(dialog).getByTestId('no-design-model')).toHaveTextContent(/none is installed/)
     expect(within(dialog).getByRole('button', { name: /Models page/ })).toBeInTheDocument()

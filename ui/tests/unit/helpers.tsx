@@ -9,6 +9,7 @@ import { settingsStore } from '../../src/features/settings/settingsStore'
 import { resetJobs } from '../../src/features/transcribe/jobsStore'
 import { resetChoices } from '../../src/features/transcribe/options'
 import { resetSpeak } from '../../src/features/speak/speakStore'
+import { resetRecordSample } from '../../src/features/voices/recordSample'
 import { resetVoices } from '../../src/features/voices/voicesStore'
 import { resetRuntimeEvents } from '../../src/lib/events'
 import { navStore } from '../../src/lib/nav'
@@ -28,6 +29,7 @@ export function resetApp(): void {
   resetVoices()
   resetChat()
   resetDictate()
+  resetRecordSample()
   settingsStore.set({ settings: null, error: null })
   navStore.set({ view: 'transcribe', transcribe: null, history: null })
   localStorage.clear()

@@ -1,13 +1,14 @@
 import { act, fireEvent, render, screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { commands, emitRuntime, fail, job, ok, sendSpeechAudio, settings, voice } from './bindingsMock'
+import { commands, emitRuntime, fail, job, model, ok, sendSpeechAudio, settings, voice } from './bindingsMock'
 import { installFakeAudio } from './fakeAudio'
 import { resetApp } from './helpers'
 import { Toaster } from '../../src/components/Toaster'
 import { handleSpeakEvent, handleSpeechAudio, suggestedName } from '../../src/features/speak/speakStore'
 import { SpeakPage } from '../../src/features/speak/SpeakPage'
 import { loadSettings } from '../../src/features/settings/settingsStore'
+import { loadModels } from '../../src/features/models/modelsStore'
 import { loadVoices } from '../../src/features/voices/voicesStore'
 import { subscribeRuntime } from '../../src/lib/events'
 import { listenSpeechAudio } from '../../src/lib/speechAudio'
@@ -215,6 +216,30 @@ describe('Speak', () => {
     await userEvent.type(box, '!')
     expect(screen.getByText(/13 characters: at most 12\./)).toBeInTheDocument()
     expect(screen.getByRole('button', { name: /Generate/ })).toBeDisabled()
+  })
+
+  it("counts a Qwen3-TTS voice's audio in pieces, its progress by utterance", async () => {
+    commands.listModels.mockResolvedValue(
+      ok([model({ id: 'local/qwen-design', family: 'qwen3_tts', task: 'speak', status: 'installed' })]),
+    )
+    await loadModels()
+    commands.speak.mockResolvedValue(ok(job({ id: 22, kind: 'speak', input: 'Hello there.' })))
+    await setup([voice({ id: 3, name: 'Calm', model_id: 'local/qwen-design', source: 'designed' })])
+    await userEvent.type(screen.getByRole('textbox', { name: 'Text to speak' }), 'Hello there.')
+    await userEvent.click(screen.getByRole('button', { name: /Generate/ }))
+    act(() => emitRuntime({ type: 'job_started', job_id: 22 }))
+    expect(screen.getByTestId('speak-progress')).toHaveTextContent('Speaking…')
+    // Each piece's total is the pieces so far: not a count of sentences.
+    act(() => sendSpeechAudio({ ...audio(22, 0, 1, 0.25), gap_before: 0 }))
+    act(() => sendSpeechAudio({ ...audio(22, 1, 2, 0.5), gap_before: 0 }))
+    act(() => sendSpeechAudio({ ...audio(22, 2, 3, 0.5), gap_before: 0 }))
+    expect(screen.getByTestId('speak-progress')).toHaveTextContent('3 pieces of audio')
+    expect(screen.getByTestId('speak-progress')).not.toHaveTextContent(/Sentence/)
+    expect(screen.getByRole('progressbar', { name: 'Speech progress' })).not.toHaveAttribute('aria-valuenow')
+    act(() => emitRuntime(progress(22, 1, 1)))
+    expect(screen.getByRole('progressbar', { name: 'Speech progress' })).toHaveAttribute('aria-valuenow', '100')
+    act(() => emitRuntime({ type: 'job_finished', job_id: 22, status: 'done', error: null }))
+    expect(screen.getByTestId('speak-progress')).toHaveTextContent('Done · 3 pieces')
   })
 
   it('suggests a file name from the text', () => {

@@ -15,6 +15,7 @@ import { shortcutLabel } from '../../lib/platform'
 import { useAction } from '../../lib/shortcuts'
 import { toast } from '../../lib/toast'
 import { VoicePicker } from '../voices/VoicePicker'
+import { FlaggedLines } from './FlaggedLines'
 import { loadVoices, pickVoice, useVoices } from '../voices/voicesStore'
 import {
   batchStore,
@@ -179,6 +180,7 @@ function Run() {
         </div>
       </div>
       {s.status === 'failed' && s.error && <ErrorNote error={jobError(s.error)} compact />}
+      {s.status === 'done' && <FlaggedLines />}
       <LineList />
     </section>
   )

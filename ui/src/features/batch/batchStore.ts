@@ -1,9 +1,11 @@
 // Batch export: lines (typed, pasted or read from a .txt/.csv) → one WAV per line in a
 // folder, with per-line progress from `batch_line_done` events, cancel, and the folder
-// shown when it is done.
+// shown when it is done; then Whisper's check of each line (from the manifest) and a
+// re-take of the flagged ones.
 
-import type { Job, JobStatus } from '../../bindings'
+import type { Job, JobStatus, ManifestRow } from '../../bindings'
 import { api } from '../../lib/api'
+import { jobError } from '../../lib/errors'
 import { EarlyEvents } from '../../lib/earlyEvents'
 import type { RuntimeEvent } from '../../lib/events'
 import { createStore, useStore } from '../../lib/store'
@@ -29,11 +31,18 @@ export interface BatchState {
   submitError: unknown
   /** The lines sent with the job (what the per-line list shows). */
   lines: string[]
+  /** The voice and speed the job was sent with (a re-take uses them). */
+  sent: { voice: string; speed: number | null } | null
   done: Record<number, LineDone>
   etaSeconds: number | null
   cancelling: boolean
   error: string | null
   importing: boolean
+  /** The manifest's rows once the batch is done: what Whisper heard of each line. */
+  checks: ManifestRow[] | null
+  /** The re-take of the flagged lines under way or last done. */
+  retake: { job: Job; status: JobStatus } | null
+  retakeError: unknown
 }
 
 const VOICE_KEY = 'izwi.batch.voice'
@@ -49,11 +58,15 @@ const fresh = (): BatchState => ({
   starting: false,
   submitError: null,
   lines: [],
+  sent: null,
   done: {},
   etaSeconds: null,
   cancelling: false,
   error: null,
   importing: false,
+  checks: null,
+  retake: null,
+  retakeError: null,
 })
 
 export const batchStore = createStore<BatchState>(fresh())
@@ -114,10 +127,14 @@ export async function startBatch(voiceId: number, lines: string[], outputDir: st
     starting: true,
     submitError: null,
     lines,
+    sent: { voice: String(voiceId), speed: s.speed },
     done: {},
     etaSeconds: null,
     cancelling: false,
     error: null,
+    checks: null,
+    retake: null,
+    retakeError: null,
   }))
   try {
     const job = await api.speakBatch(String(voiceId), lines, outputDir, batchStore.get().speed)
@@ -160,6 +177,9 @@ export function newBatch(): void {
     etaSeconds: null,
     cancelling: false,
     error: null,
+    checks: null,
+    retake: null,
+    retakeError: null,
     // The folder now holds a batch; the runtime refuses to write a second one there.
     outputDir: null,
   }))
@@ -167,6 +187,52 @@ export function newBatch(): void {
 
 export function clearBatchError(): void {
   batchStore.set((s) => ({ ...s, submitError: null }))
+}
+
+/** Reads what Whisper heard of each line from the batch's manifest. */
+export async function loadChecks(): Promise<void> {
+  const { job } = batchStore.get()
+  if (!job) return
+  try {
+    const checks = await api.batchChecks(job.id)
+    batchStore.set((s) => (s.job?.id === job.id ? { ...s, checks } : s))
+  } catch (retakeError) {
+    batchStore.set((s) => ({ ...s, retakeError }))
+  }
+}
+
+export const flaggedOf = (checks: ManifestRow[] | null) => (checks ?? []).filter((r) => r.flagged)
+
+/** Says the flagged lines again, each with a new seed, with the batch's voice and speed. */
+export async function retakeFlagged(): Promise<void> {
+  const s = batchStore.get()
+  if (!s.job || !s.sent || isRetaking(s)) return
+  batchStore.set((x) => ({ ...x, retakeError: null }))
+  try {
+    const job = await api.retakeFlagged(s.job.id, s.sent.voice, s.sent.speed)
+    batchStore.set((x) => ({
+      ...x,
+      retake: { job, status: x.retake?.job.id === job.id ? x.retake.status : job.status },
+    }))
+  } catch (retakeError) {
+    batchStore.set((x) => ({ ...x, retakeError }))
+  }
+}
+
+export const isRetaking = (s: Pick<BatchState, 'retake'>) =>
+  s.retake != null && (s.retake.status === 'queued' || s.retake.status === 'running')
+
+function applyRetake(e: RuntimeEvent): void {
+  if (e.type === 'job_started') {
+    batchStore.set((s) => (s.retake ? { ...s, retake: { ...s.retake, status: 'running' } } : s))
+  } else if (e.type === 'job_finished') {
+    batchStore.set((s) => ({
+      ...s,
+      retake: s.retake ? { ...s.retake, status: e.status } : null,
+      retakeError: e.error ? jobError(e.error) : null,
+    }))
+    void loadChecks()
+  }
 }
 
 function apply(e: RuntimeEvent): void {
@@ -197,6 +263,7 @@ function apply(e: RuntimeEvent): void {
         cancelling: false,
         etaSeconds: null,
       }))
+      if (e.status === 'done') void loadChecks()
       break
     default:
       break
@@ -207,6 +274,7 @@ export function handleBatchEvent(e: RuntimeEvent): void {
   if (!('job_id' in e) || typeof e.job_id !== 'number') return
   const s = batchStore.get()
   if (s.job && e.job_id === s.job.id) apply(e)
+  else if (s.retake && e.job_id === s.retake.job.id) applyRetake(e)
   else if (s.starting && !s.job) early.hold(e)
 }
 

@@ -18,7 +18,7 @@ import { useModels } from '../models/modelsStore'
 import { useSettings } from '../settings/settingsStore'
 import { Waveform } from '../transcribe/Waveform'
 import { VoicePicker } from '../voices/VoicePicker'
-import { loadVoices, pickVoice, useVoices } from '../voices/voicesStore'
+import { isQwen3Model, loadVoices, pickVoice, useVoices } from '../voices/voicesStore'
 import {
   cancelSpeech,
   clearSubmitError,
@@ -59,11 +59,13 @@ function Progress() {
   const value = s.sentencesTotal ? s.sentencesDone / s.sentencesTotal : null
   let label: string
   if (s.starting || s.status === 'queued') label = 'Getting the voice ready…'
+  else if (running && s.unit === 'piece') label = s.pieces ? `${plural(s.pieces, 'piece')} of audio` : 'Speaking…'
   else if (running)
     label = s.sentencesTotal
       ? `Sentence ${Math.min(s.sentencesDone + 1, s.sentencesTotal)} of ${s.sentencesTotal}`
       : 'Reading the text…'
-  else if (s.status === 'done') label = `Done · ${plural(s.sentencesTotal, 'sentence')}`
+  else if (s.status === 'done')
+    label = `Done · ${s.unit === 'piece' ? plural(s.pieces, 'piece') : plural(s.sentencesTotal, 'sentence')}`
   // A failure's reason is in the note below: said once.
   else if (s.status === 'failed') label = 'Failed'
   else label = jobFailureText(s.status ?? '', s.error)
@@ -144,7 +146,9 @@ export function SpeakPage() {
   const done = s.status === 'done' && !!s.job
 
   const start = () => {
-    if (canGenerate && voice) void generate(voice.id, text, s.speed)
+    // A Qwen3-TTS voice's audio comes in pieces as its codec decodes them, not sentences.
+    const qwen3 = models.some((m) => m.id === voice?.model_id && isQwen3Model(m))
+    if (canGenerate && voice) void generate(voice.id, text, s.speed, qwen3 ? 'piece' : 'sentence')
   }
   useAction('generate', start)
   useAction('export', () => void saveWav(), done)

@@ -22,6 +22,11 @@ export interface SpeakState {
   /** The command that queues the job is on its way. */
   starting: boolean
   submitError: unknown
+  /** What the voice's audio comes in: a Piper voice's sentences, or a Qwen3-TTS voice's
+   * pieces (about a second each; its progress counts utterances). */
+  unit: 'sentence' | 'piece'
+  /** Pieces of audio received. */
+  pieces: number
   sentencesDone: number
   sentencesTotal: number
   etaSeconds: number | null
@@ -49,6 +54,8 @@ const fresh = (): SpeakState => ({
   status: null,
   starting: false,
   submitError: null,
+  unit: 'sentence',
+  pieces: 0,
   sentencesDone: 0,
   sentencesTotal: 0,
   etaSeconds: null,
@@ -101,8 +108,13 @@ export function setSpeed(speed: number | null): void {
 export const isRunning = (s: Pick<SpeakState, 'starting' | 'status'>) =>
   s.starting || s.status === 'queued' || s.status === 'running'
 
-/** Queues `text` in `voiceId`; audio plays as each sentence is made. */
-export async function generate(voiceId: number, text: string, speed: number | null): Promise<Job | null> {
+/** Queues `text` in `voiceId`; audio plays as each sentence (or piece) is made. */
+export async function generate(
+  voiceId: number,
+  text: string,
+  speed: number | null,
+  unit: SpeakState['unit'] = 'sentence',
+): Promise<Job | null> {
   if (isRunning(speakStore.get())) return null
   getPlayer().stop()
   chunks = []
@@ -114,6 +126,7 @@ export async function generate(voiceId: number, text: string, speed: number | nu
     voiceId: s.voiceId,
     speed: s.speed,
     starting: true,
+    unit,
   }))
   try {
     const job = await api.speak(String(voiceId), text, speed)
@@ -236,7 +249,9 @@ function apply(e: SpeakInput): void {
       speakStore.set((s) => ({
         ...s,
         status: s.status === 'queued' ? 'running' : s.status,
-        sentencesTotal: Math.max(s.sentencesTotal, e.total),
+        pieces: s.pieces + 1,
+        // A piece's total counts pieces, not what the progress counts.
+        sentencesTotal: s.unit === 'sentence' ? Math.max(s.sentencesTotal, e.total) : s.sentencesTotal,
         audioSeconds: s.audioSeconds + e.samples.length / e.sample_rate,
         firstAudioMs: s.firstAudioMs ?? Math.round(performance.now() - requestedAt),
         playing: s.playing || playing,

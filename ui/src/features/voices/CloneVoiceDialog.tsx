@@ -1,13 +1,28 @@
-// "Clone a voice": a Qwen3-TTS Base model makes a voice from a recording the user chose,
-// with its transcript (typed, or Whisper's when left empty).
+// "Clone a voice": a Qwen3-TTS Base model makes a voice from a sample of the speaker,
+// recorded here (a script to read, a level meter) or a file chosen or dropped; trimmed to
+// the part wanted; with its transcript, filled in by Whisper and editable.
 
-import { useState, type FormEvent } from 'react'
-import type { ClonedVoice, ModelInfo, TranscriptSource } from '../../bindings'
+import { useCallback, useEffect, useState, type FormEvent } from 'react'
+import type { ClonedVoice, TranscriptSource, VoiceSample } from '../../bindings'
 import { Dialog } from '../../components/Dialog'
 import { ErrorNote } from '../../components/ErrorNote'
+import { api } from '../../lib/api'
 import { choose } from '../../lib/choose'
+import { useClaimDrops } from '../../lib/dropClaim'
+import { basename, formatTimestamp } from '../../lib/format'
 import { navigate } from '../../lib/nav'
+import { useStore } from '../../lib/store'
+import { recordStore, resetRecording, startRecording, stopRecording } from './recordSample'
+import { TrimRange } from './TrimRange'
+import { isWhole, type Trim } from './trim'
+import { useQwen3Models } from './useQwen3Models'
+import { ModelAndNameFields } from './VoiceFields'
 import { cloneVoice } from './voicesStore'
+
+/** What to read aloud: varied sounds, about fifteen seconds at an easy pace. */
+export const CLONE_SCRIPT =
+  'The quick brown fox jumps over the lazy dog. On bright spring mornings, we walk along the river, ' +
+  'count the boats, and wonder how far each one will travel before the evening light fades away.'
 
 function sourceLabel(source: TranscriptSource): string {
   switch (source.kind) {
@@ -20,32 +35,125 @@ function sourceLabel(source: TranscriptSource): string {
   }
 }
 
-/** `models`: the installed Qwen3-TTS models; the runtime refuses one that is not Base. */
-export function CloneVoiceDialog({ models, onClose }: { models: ModelInfo[]; onClose: () => void }) {
-  const [modelId, setModelId] = useState(models[0]?.id ?? '')
+function LevelMeter({ level }: { level: number }) {
+  // Speech sits around 0.05–0.3 RMS: a square root spreads it over the bar.
+  const fill = Math.min(1, Math.sqrt(level) * 1.6)
+  return (
+    <div
+      className="level-meter"
+      role="meter"
+      aria-label="Microphone level"
+      aria-valuemin={0}
+      aria-valuemax={1}
+      aria-valuenow={Number(fill.toFixed(2))}
+    >
+      <div className="level-meter-fill" style={{ width: `${fill * 100}%` }} />
+    </div>
+  )
+}
+
+/** Offers the installed Qwen3-TTS models of the variant it needs. */
+export function CloneVoiceDialog({ onClose }: { onClose: () => void }) {
+  const models = useQwen3Models('base')
+  const [modelId, setModelId] = useState('')
   const [name, setName] = useState('')
-  const [audio, setAudio] = useState<string | null>(null)
+  const [sample, setSample] = useState<VoiceSample | null>(null)
+  const [trim, setTrim] = useState<Trim>({ start: 0, end: 0 })
   const [text, setText] = useState('')
+  const [heard, setHeard] = useState<TranscriptSource | null>(null)
+  const [hearing, setHearing] = useState(false)
   const [error, setError] = useState<unknown>(null)
   const [saving, setSaving] = useState(false)
   const [cloned, setCloned] = useState<ClonedVoice | null>(null)
+  const recording = useStore(recordStore)
+  const busy = recording.phase !== 'idle'
+  const chosenModel = modelId || models?.[0]?.id || ''
+
+  const takeSample = useCallback((s: VoiceSample) => {
+    setSample(s)
+    setTrim({ start: 0, end: s.seconds })
+    setHeard(null)
+    setHearing(true)
+    api
+      .transcribeVoiceSample(s.path)
+      .then((t) => {
+        setHeard(t.source)
+        if (t.text) setText(t.text)
+      })
+      .catch((e) => setHeard({ kind: 'missing', reason: String(e instanceof Error ? e.message : e) }))
+      .finally(() => setHearing(false))
+  }, [])
+
+  const openFile = useCallback(
+    async (path: string) => {
+      setError(null)
+      try {
+        takeSample(await api.openVoiceSample(path))
+      } catch (e) {
+        setError(e)
+      }
+    },
+    [takeSample],
+  )
+
+  const onDrop = useCallback((paths: string[]) => void openFile(paths[0]), [openFile])
+  useClaimDrops('Drop to use as the recording', onDrop)
+
+  useEffect(() => {
+    resetRecording()
+    return () => {
+      if (recordStore.get().phase !== 'idle') void stopRecording()
+    }
+  }, [])
+  // A recording that stopped becomes the sample.
+  useEffect(() => {
+    let last = recordStore.get().sample
+    return recordStore.subscribe(() => {
+      const { sample: made } = recordStore.get()
+      if (made && made !== last) takeSample(made)
+      last = made
+    })
+  }, [takeSample])
+
   const pick = async () => {
     const [path] = await choose('media_files')
-    if (path) setAudio(path)
+    if (path) await openFile(path)
   }
+
+  /** The sample as trimmed: the file itself when all of it is kept. */
+  const keptPath = async (s: VoiceSample) =>
+    isWhole(trim, s.seconds) ? s.path : (await api.trimVoiceSample(s.path, trim.start, trim.end)).path
+
+  const hearKept = async () => {
+    if (!sample) return
+    setHearing(true)
+    setError(null)
+    try {
+      const t = await api.transcribeVoiceSample(await keptPath(sample))
+      setHeard(t.source)
+      if (t.text) setText(t.text)
+    } catch (e) {
+      setError(e)
+    } finally {
+      setHearing(false)
+    }
+  }
+
   const submit = async (e?: FormEvent) => {
     e?.preventDefault()
-    if (!audio) return
+    if (!sample) return
     setSaving(true)
     setError(null)
     try {
-      setCloned(await cloneVoice(modelId, name, audio, text.trim() ? text : null))
+      const audio = await keptPath(sample)
+      setCloned(await cloneVoice(chosenModel, name, audio, text.trim() ? text : null))
     } catch (err) {
       setError(err)
     } finally {
       setSaving(false)
     }
   }
+
   const footer = cloned ? (
     <button type="button" className="btn btn-primary" onClick={onClose}>
       Done
@@ -59,7 +167,7 @@ export function CloneVoiceDialog({ models, onClose }: { models: ModelInfo[]; onC
         type="submit"
         form="clone-voice-form"
         className="btn btn-primary"
-        disabled={saving || !modelId || !name.trim() || !audio}
+        disabled={saving || busy || !chosenModel || !name.trim() || !sample}
       >
         {saving ? 'Cloning…' : 'Clone'}
       </button>
@@ -77,6 +185,8 @@ export function CloneVoiceDialog({ models, onClose }: { models: ModelInfo[]; onC
             Transcript: {sourceLabel(cloned.transcript)}
           </p>
         </div>
+      ) : models == null ? (
+        <p className="muted">Finding the Qwen3-TTS models…</p>
       ) : models.length === 0 ? (
         <p className="muted" data-testid="no-clone-model">
           Cloning a voice needs a Qwen3-TTS Base model, and none is installed.{' '}
@@ -93,39 +203,54 @@ export function CloneVoiceDialog({ models, onClose }: { models: ModelInfo[]; onC
         </p>
       ) : (
         <form id="clone-voice-form" className="add-voice" onSubmit={submit}>
-          <p className="muted">A recording of the speaker (up to 60 s) and a Qwen3-TTS Base model make the voice.</p>
+          <p className="muted">
+            Record the speaker reading the script, or choose or drop a recording (up to 60 s); keep the part you want.
+          </p>
           <div className="field">
             <span className="field-label">Recording</span>
-            <div className="toolbar">
-              <button type="button" className="btn btn-sm" onClick={pick}>
-                Choose a file…
-              </button>
-              <span className="muted small" data-testid="clone-audio">
-                {audio ?? 'none chosen'}
-              </span>
-            </div>
+            {busy ? (
+              <div className="record-sample" data-testid="recording">
+                <blockquote className="clone-script">{CLONE_SCRIPT}</blockquote>
+                <LevelMeter level={recording.level} />
+                <div className="toolbar">
+                  <button
+                    type="button"
+                    className="btn btn-sm btn-danger"
+                    onClick={() => void stopRecording()}
+                    disabled={recording.phase !== 'recording'}
+                  >
+                    Stop
+                  </button>
+                  <span className="muted small">
+                    {recording.phase === 'starting' ? 'Opening the microphone…' : formatTimestamp(recording.heard)}
+                  </span>
+                </div>
+              </div>
+            ) : (
+              <div className="toolbar">
+                <button type="button" className="btn btn-sm" onClick={() => void startRecording()}>
+                  Record…
+                </button>
+                <button type="button" className="btn btn-sm" onClick={pick}>
+                  Choose a file…
+                </button>
+                <span className="muted small" data-testid="clone-audio">
+                  {sample ? basename(sample.path) : 'or drop one here'}
+                </span>
+              </div>
+            )}
+            {recording.error != null && !busy && <ErrorNote error={recording.error} title="Could not record" compact />}
           </div>
-          <label className="field">
-            <span className="field-label">Base model</span>
-            <select className="select" value={modelId} onChange={(e) => setModelId(e.target.value)}>
-              {models.map((m) => (
-                <option key={m.id} value={m.id}>
-                  {m.name}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label className="field">
-            <span className="field-label">Name</span>
-            <input
-              className="input"
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-              placeholder="Me"
-              maxLength={80}
-              data-autofocus
-            />
-          </label>
+          {sample && !busy && <TrimRange peaks={sample.peaks} seconds={sample.seconds} trim={trim} onTrim={setTrim} />}
+          <ModelAndNameFields
+            modelLabel="Base model"
+            models={models}
+            modelId={chosenModel}
+            onModel={setModelId}
+            name={name}
+            onName={setName}
+            placeholder="Me"
+          />
           <label className="field">
             <span className="field-label">Transcript</span>
             <textarea
@@ -136,6 +261,16 @@ export function CloneVoiceDialog({ models, onClose }: { models: ModelInfo[]; onC
               rows={3}
             />
           </label>
+          <div className="toolbar">
+            <span className="muted small" data-testid="heard-by">
+              {hearing ? 'Whisper is listening…' : heard ? `Transcript: ${sourceLabel(heard)}` : ''}
+            </span>
+            {sample && !busy && (
+              <button type="button" className="btn btn-sm" onClick={hearKept} disabled={hearing}>
+                Transcribe the kept part
+              </button>
+            )}
+          </div>
           {error != null && <ErrorNote error={error} title="Could not clone the voice" compact />}
         </form>
       )}

@@ -1,16 +1,19 @@
 // "Design a voice": a Qwen3-TTS VoiceDesign model makes a voice from a description.
 
 import { useState, type FormEvent } from 'react'
-import type { ModelInfo } from '../../bindings'
 import { Dialog } from '../../components/Dialog'
 import { ErrorNote } from '../../components/ErrorNote'
 import { navigate } from '../../lib/nav'
 import { toast } from '../../lib/toast'
+import { useQwen3Models } from './useQwen3Models'
+import { ModelAndNameFields } from './VoiceFields'
 import { designVoice } from './voicesStore'
 
-/** `models`: the installed Qwen3-TTS models; the runtime refuses one that is not VoiceDesign. */
-export function DesignVoiceDialog({ models, onClose }: { models: ModelInfo[]; onClose: () => void }) {
-  const [modelId, setModelId] = useState(models[0]?.id ?? '')
+/** Offers the installed Qwen3-TTS models of the variant it needs. */
+export function DesignVoiceDialog({ onClose }: { onClose: () => void }) {
+  const models = useQwen3Models('voice_design')
+  const [picked, setModelId] = useState('')
+  const modelId = picked || models?.[0]?.id || ''
   const [name, setName] = useState('')
   const [description, setDescription] = useState('')
   const [error, setError] = useState<unknown>(null)
@@ -50,7 +53,9 @@ export function DesignVoiceDialog({ models, onClose }: { models: ModelInfo[]; on
         </>
       }
     >
-      {models.length === 0 ? (
+      {models == null ? (
+        <p className="muted">Finding the Qwen3-TTS models…</p>
+      ) : models.length === 0 ? (
         <p className="muted" data-testid="no-design-model">
           Designing a voice needs a Qwen3-TTS VoiceDesign model, and none is installed.{' '}
           <button
@@ -67,27 +72,15 @@ export function DesignVoiceDialog({ models, onClose }: { models: ModelInfo[]; on
       ) : (
         <form id="design-voice-form" className="add-voice" onSubmit={submit}>
           <p className="muted">Describe a voice and a Qwen3-TTS VoiceDesign model makes it.</p>
-          <label className="field">
-            <span className="field-label">VoiceDesign model</span>
-            <select className="select" value={modelId} onChange={(e) => setModelId(e.target.value)}>
-              {models.map((m) => (
-                <option key={m.id} value={m.id}>
-                  {m.name}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label className="field">
-            <span className="field-label">Name</span>
-            <input
-              className="input"
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-              placeholder="Calm"
-              maxLength={80}
-              data-autofocus
-            />
-          </label>
+          <ModelAndNameFields
+            modelLabel="VoiceDesign model"
+            models={models}
+            modelId={modelId}
+            onModel={setModelId}
+            name={name}
+            onName={setName}
+            placeholder="Calm"
+          />
           <label className="field">
             <span className="field-label">Description</span>
             <textarea

@@ -18,12 +18,12 @@ import { cancelDownload, downloadModel, dismissModelError, isInstalled, useModel
 import { CloneVoiceDialog } from './CloneVoiceDialog'
 import { DesignVoiceDialog } from './DesignVoiceDialog'
 import { PreviewButton } from './VoicePicker'
+import { ModelAndNameFields } from './VoiceFields'
 import { SpeedPitchFields, VoiceSettingsForm } from './VoiceSettingsForm'
 import {
   addVoice,
   DEFAULT_SETTINGS,
   deleteVoice,
-  isQwen3Model,
   isVoiceModel,
   loadVoices,
   originLabel,
@@ -283,27 +283,15 @@ function AddVoiceDialog({ models, onClose }: { models: ModelInfo[]; onClose: () 
     >
       <form id="add-voice-form" className="add-voice" onSubmit={submit}>
         <p className="muted">A voice is a voice model with its own name and settings, e.g. a slower narrator.</p>
-        <label className="field">
-          <span className="field-label">Voice model</span>
-          <select className="select" value={modelId} onChange={(e) => setModelId(e.target.value)}>
-            {models.map((m) => (
-              <option key={m.id} value={m.id}>
-                {m.name}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="field">
-          <span className="field-label">Name</span>
-          <input
-            className="input"
-            value={name}
-            onChange={(e) => setName(e.target.value)}
-            placeholder="Narrator, slow"
-            maxLength={80}
-            data-autofocus
-          />
-        </label>
+        <ModelAndNameFields
+          modelLabel="Voice model"
+          models={models}
+          modelId={modelId}
+          onModel={setModelId}
+          name={name}
+          onName={setName}
+          placeholder="Narrator, slow"
+        />
         <SpeedPitchFields speed={speed} pitch={pitch} onSpeed={setSpeed} onPitch={setPitch} />
         {error != null && <ErrorNote error={error} title="Could not add the voice" compact />}
       </form>
@@ -317,7 +305,6 @@ export function VoicesPage() {
   const [adding, setAdding] = useState(false)
   const [designing, setDesigning] = useState(false)
   const [cloning, setCloning] = useState(false)
-  const qwen3Models = models.filter((m) => isQwen3Model(m) && isInstalled(m))
   const voiceModels = models.filter(isVoiceModel)
   const installedModels = voiceModels.filter(isInstalled)
   const toDownload = voiceModels.filter((m) => !isInstalled(m))
@@ -388,8 +375,8 @@ export function VoicesPage() {
         </section>
       </div>
       {adding && <AddVoiceDialog models={installedModels} onClose={() => setAdding(false)} />}
-      {designing && <DesignVoiceDialog models={qwen3Models} onClose={() => setDesigning(false)} />}
-      {cloning && <CloneVoiceDialog models={qwen3Models} onClose={() => setCloning(false)} />}
+      {designing && <DesignVoiceDialog onClose={() => setDesigning(false)} />}
+      {cloning && <CloneVoiceDialog onClose={() => setCloning(false)} />}
     </div>
   )
 }

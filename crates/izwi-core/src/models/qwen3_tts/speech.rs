@@ -245,6 +245,12 @@ impl Qwen3Tts {
         &self.defaults
     }
 
+    /// Whether the whole text enters the prompt before the first frame (CustomVoice and
+    /// VoiceDesign checkpoints) rather than a token per frame (Base).
+    pub fn speaks_whole_text(&self) -> bool {
+        self.whole_text
+    }
+
     /// The tokens the talker reads for `text`, in the reference's chat layout.
     pub fn text_ids(&self, text: &str) -> Result<Vec<u32>, SpeechError> {
         self.encode(&format!(
