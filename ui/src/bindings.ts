@@ -377,7 +377,12 @@ export type Family = "whisper" | "piper" |
  *  Alibaba's Qwen3-TTS (12 Hz Base, CustomVoice and VoiceDesign checkpoints), a
  *  Hugging Face folder with its `speech_tokenizer/` codec.
  */
-"qwen3_tts";
+"qwen3_tts" | 
+/**
+ *  Liquid AI's LFM2-Audio (and LFM2.5-Audio, with its `audio_detokenizer/`): one
+ *  model that hears and speaks, a Hugging Face folder with its Mimi codec file.
+ */
+"lfm2_audio";
 
 /**
  *  Files a second launch of Izwi was opened with (it hands them over and exits), to be

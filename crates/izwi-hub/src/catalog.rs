@@ -22,6 +22,9 @@ pub enum Family {
     /// Alibaba's Qwen3-TTS (12 Hz Base, CustomVoice and VoiceDesign checkpoints), a
     /// Hugging Face folder with its `speech_tokenizer/` codec.
     Qwen3Tts,
+    /// Liquid AI's LFM2-Audio (and LFM2.5-Audio, with its `audio_detokenizer/`): one
+    /// model that hears and speaks, a Hugging Face folder with its Mimi codec file.
+    Lfm2Audio,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

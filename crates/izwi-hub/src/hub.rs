@@ -442,6 +442,10 @@ fn local_info(path: PathBuf, manifest: Manifest) -> ModelInfo {
             "Text to speech (Qwen3-TTS) imported from a local folder",
             qwen3_tts_languages(&path),
         ),
+        Family::Lfm2Audio => (
+            "Speech in and out (LFM2-Audio) imported from a local folder",
+            vec!["en".to_string()],
+        ),
     };
     ModelInfo {
         id: format!("{LOCAL_PREFIX}{}", manifest.name),

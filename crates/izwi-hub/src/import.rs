@@ -51,6 +51,8 @@ enum Layout {
     VoxtralRealtime,
     /// A Qwen3-TTS checkpoint with its `speech_tokenizer/` codec.
     Qwen3Tts,
+    /// An LFM2-Audio checkpoint; LFM2.5-Audio's adds `audio_detokenizer/`.
+    Lfm2Audio,
     WhisperCtranslate2,
     /// The voice's .onnx file.
     Piper(PathBuf),
@@ -143,6 +145,18 @@ fn stage(
             }
             (Family::Qwen3Tts, ModelTask::Speak, files)
         }
+        Layout::Lfm2Audio => {
+            let mut files = copy_hf_folder(src, staging)?;
+            let detokenizer = src.join(AUDIO_DETOKENIZER);
+            if detokenizer.is_dir() {
+                let to = staging.join(AUDIO_DETOKENIZER);
+                for mut file in copy_hf_folder(&detokenizer, &to)? {
+                    file.name = format!("{AUDIO_DETOKENIZER}/{}", file.name);
+                    files.push(file);
+                }
+            }
+            (Family::Lfm2Audio, ModelTask::Transcribe, files)
+        }
         Layout::Piper(onnx) => {
             std::fs::create_dir_all(staging).map_err(|e| HubError::io(staging, e))?;
             let json = piper_config(onnx);
@@ -212,6 +226,7 @@ pub fn usable_in_place(path: &Path) -> Result<(Family, ModelTask, PathBuf), HubE
             path.to_path_buf(),
         )),
         Layout::Qwen3Tts => Ok((Family::Qwen3Tts, ModelTask::Speak, path.to_path_buf())),
+        Layout::Lfm2Audio => Ok((Family::Lfm2Audio, ModelTask::Transcribe, path.to_path_buf())),
         Layout::Piper(onnx) => {
             let dir = onnx.parent().unwrap_or(Path::new(".")).to_path_buf();
             Ok((Family::Piper, ModelTask::Speak, dir))
@@ -269,9 +284,14 @@ fn detect(src: &Path) -> Result<Layout, HubError> {
     if has("config.json") {
         let config = std::fs::read_to_string(src.join("config.json"))
             .map_err(|e| HubError::io(src.join("config.json"), e))?;
-        let model_type = serde_json::from_str::<serde_json::Value>(&config)
-            .ok()
+        let config = serde_json::from_str::<serde_json::Value>(&config).ok();
+        let model_type = config
+            .as_ref()
             .and_then(|v| v.get("model_type")?.as_str().map(str::to_string));
+        let lfm2_audio = config
+            .as_ref()
+            .and_then(|v| v.get("architectures")?.as_array().cloned())
+            .is_some_and(|a| a.iter().any(|a| a.as_str() == Some("LFM2AudioModel")));
         let has_weights = files
             .iter()
             .any(|f| f.extension().is_some_and(|e| e == "safetensors") && f.is_file());
@@ -287,9 +307,13 @@ fn detect(src: &Path) -> Result<Layout, HubError> {
         if model_type.as_deref() == Some("qwen3_tts") {
             return detect_qwen3_tts(src, has_weights);
         }
+        if lfm2_audio {
+            return detect_lfm2_audio(src);
+        }
         if model_type.as_deref() != Some("whisper") {
             return Err(not(&format!(
-                "its config.json describes {}, not Whisper, Voxtral Realtime or Qwen3-TTS",
+                "its config.json describes {}, not Whisper, Voxtral Realtime, Qwen3-TTS or \
+                 LFM2-Audio",
                 model_type.as_deref().unwrap_or("an unknown model")
             )));
         }
@@ -324,6 +348,45 @@ fn detect(src: &Path) -> Result<Layout, HubError> {
         )),
     }
 }
+
+/// The folder of an LFM2.5-Audio checkpoint that holds its audio detokenizer.
+const AUDIO_DETOKENIZER: &str = "audio_detokenizer";
+
+/// An LFM2-Audio folder has `model*.safetensors` weights, tokenizer.json and the Mimi
+/// codec's weights beside them; LFM2.5-Audio's decodes speech with the detokenizer in
+/// `audio_detokenizer/` instead (config.json and weights).
+fn detect_lfm2_audio(src: &Path) -> Result<Layout, HubError> {
+    let not = |reason: &str| HubError::NotImportable {
+        path: src.to_path_buf(),
+        reason: reason.to_string(),
+    };
+    let weights = |dir: &Path, prefix: &str| {
+        read_dir(dir).unwrap_or_default().iter().any(|f| {
+            f.is_file()
+                && f.extension().is_some_and(|e| e == "safetensors")
+                && f.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
+        })
+    };
+    if !weights(src, "model") {
+        return Err(not("it has no model*.safetensors weights"));
+    }
+    if !src.join("tokenizer.json").is_file() {
+        return Err(not("it has no tokenizer.json"));
+    }
+    let detokenizer = src.join(AUDIO_DETOKENIZER);
+    let has_detokenizer = detokenizer.join("config.json").is_file() && weights(&detokenizer, "");
+    if !has_detokenizer && !src.join(LFM2_AUDIO_MIMI).is_file() {
+        return Err(not(&format!(
+            "it has neither the Mimi codec ({LFM2_AUDIO_MIMI}) nor an {AUDIO_DETOKENIZER}/ \
+             folder (config.json and weights)"
+        )));
+    }
+    Ok(Layout::Lfm2Audio)
+}
+
+/// The Mimi codec's weights in an LFM2-Audio folder (liquid-audio's name for them).
+const LFM2_AUDIO_MIMI: &str = "tokenizer-e351c8d8-checkpoint125.safetensors";
 
 /// The folder of a Qwen3-TTS checkpoint that holds its codec (the speech tokenizer).
 const SPEECH_TOKENIZER: &str = "speech_tokenizer";

@@ -10,7 +10,9 @@ use izwi_hub::{
     CatalogEntry, CatalogFile, Family, Hub, HubConfig, HubError, ModelSource, ModelStatus,
     ModelTask,
 };
-use izwi_test_support::fixtures::{copy_dir, qwen3_tts_tiny};
+use izwi_test_support::fixtures::{
+    copy_dir, lfm2_audio_detokenizer_tiny, lfm2_audio_tiny, qwen3_tts_tiny,
+};
 use sha2::Digest;
 
 fn hub_with(dir: &Path, catalog: Vec<CatalogEntry>) -> Hub {
@@ -428,4 +430,67 @@ fn a_qwen3_tts_folder_without_its_codec_or_tokenizer_is_refused() {
         std::fs::remove_file(src.join(file)).unwrap();
     }
     assert!(reason(&src).contains("text tokenizer"));
+}
+
+#[test]
+fn an_lfm2_audio_folder_is_imported_with_its_codec() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = hub(dir.path());
+    let info = hub
+        .import(&lfm2_audio_tiny(), Some("lfm2-audio-tiny"), &no_converter)
+        .unwrap();
+    assert_eq!(
+        (info.family, info.task),
+        (Family::Lfm2Audio, ModelTask::Transcribe)
+    );
+    let path = info.path.clone().unwrap();
+    for file in [
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "tokenizer-e351c8d8-checkpoint125.safetensors",
+    ] {
+        assert_eq!(
+            std::fs::read(path.join(file)).unwrap(),
+            std::fs::read(lfm2_audio_tiny().join(file)).unwrap(),
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn an_lfm2_5_audio_folder_is_imported_with_its_detokenizer() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("lfm2.5");
+    copy_dir(&lfm2_audio_tiny(), &src);
+    std::fs::remove_file(src.join("tokenizer-e351c8d8-checkpoint125.safetensors")).unwrap();
+    copy_dir(
+        &lfm2_audio_detokenizer_tiny(),
+        &src.join("audio_detokenizer"),
+    );
+    let hub = hub(dir.path());
+    let info = hub.import(&src, None, &no_converter).unwrap();
+    assert_eq!(info.family, Family::Lfm2Audio);
+    let path = info.path.clone().unwrap();
+    for file in ["config.json", "model.safetensors"] {
+        assert_eq!(
+            std::fs::read(path.join("audio_detokenizer").join(file)).unwrap(),
+            std::fs::read(lfm2_audio_detokenizer_tiny().join(file)).unwrap(),
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn an_lfm2_audio_folder_without_a_speech_decoder_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("no-codec");
+    copy_dir(&lfm2_audio_tiny(), &src);
+    std::fs::remove_file(src.join("tokenizer-e351c8d8-checkpoint125.safetensors")).unwrap();
+    let error = hub(dir.path())
+        .import(&src, None, &no_converter)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("Mimi codec"), "{error}");
 }

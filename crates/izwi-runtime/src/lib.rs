@@ -12,6 +12,7 @@ mod files;
 mod hear_back;
 mod history;
 mod jobs;
+mod lfm2_audio_transcribe;
 mod live_chat;
 mod models;
 mod qwen3_tts;

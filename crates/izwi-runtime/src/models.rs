@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use izwi_core::engine::{BatchStrategy, Engine, EngineCoreConfig};
+use izwi_core::models::lfm2_audio::Lfm2Audio;
 use izwi_core::models::qwen3_tts::Qwen3Tts;
 use izwi_core::models::vits::Vits;
 use izwi_core::models::voxtral_realtime::{VoxtralRealtime, VoxtralTranscriber};
@@ -46,6 +47,7 @@ enum Loaded {
     Voice(Arc<Vits>),
     Voxtral(Arc<VoxtralTranscriber>),
     Qwen3Tts(Arc<Qwen3Tts>),
+    Lfm2Audio(Arc<Lfm2Audio>),
 }
 
 impl Loaded {
@@ -55,6 +57,7 @@ impl Loaded {
             Loaded::Voice(v) => Arc::strong_count(v) > 1,
             Loaded::Voxtral(m) => Arc::strong_count(m) > 1,
             Loaded::Qwen3Tts(m) => Arc::strong_count(m) > 1,
+            Loaded::Lfm2Audio(m) => Arc::strong_count(m) > 1,
         }
     }
 
@@ -64,15 +67,17 @@ impl Loaded {
             Loaded::Voice(_) => Family::Piper,
             Loaded::Voxtral(_) => Family::VoxtralRealtime,
             Loaded::Qwen3Tts(_) => Family::Qwen3Tts,
+            Loaded::Lfm2Audio(_) => Family::Lfm2Audio,
         }
     }
 }
 
-/// A model that transcribes, of either family.
+/// A model that transcribes, of any family that does.
 #[derive(Clone)]
 pub enum TranscriptionModel {
     Whisper(Arc<LoadedWhisper>),
     Voxtral(Arc<VoxtralTranscriber>),
+    Lfm2Audio(Arc<Lfm2Audio>),
 }
 
 struct Slot {
@@ -214,6 +219,7 @@ impl ModelManager {
                 .voxtral(id, delay_ms)
                 .await
                 .map(TranscriptionModel::Voxtral),
+            Family::Lfm2Audio => self.lfm2_audio(id).await.map(TranscriptionModel::Lfm2Audio),
             _ => self.whisper(id).await.map(TranscriptionModel::Whisper),
         }
     }
@@ -241,6 +247,31 @@ impl ModelManager {
         match loaded {
             Loaded::Qwen3Tts(m) => Ok(m),
             other => Err(wrong_family(id, other.family(), "speak")),
+        }
+    }
+
+    /// The LFM2-Audio model `id` (an import, or a checkpoint folder's path), loading it
+    /// if needed. Every job using it (transcribing, speaking, voice chat) shares its
+    /// one engine, which batches their turns.
+    pub async fn lfm2_audio(&self, id: &str) -> Result<Arc<Lfm2Audio>, RuntimeError> {
+        let dir = || -> Result<PathBuf, RuntimeError> {
+            let info = self.hub.info(id)?;
+            if info.family != Family::Lfm2Audio {
+                return Err(wrong_family(id, info.family, "hear and speak"));
+            }
+            Ok(self.hub.model_dir(id)?)
+        };
+        let device = self.device.clone();
+        let loaded = self
+            .get_or_load(id, dir, weights_bytes, move |dir| {
+                Lfm2Audio::from_dir(dir, &device, EngineCoreConfig::default())
+                    .map(|m| Loaded::Lfm2Audio(Arc::new(m)))
+                    .map_err(|e| e.to_string())
+            })
+            .await?;
+        match loaded {
+            Loaded::Lfm2Audio(m) => Ok(m),
+            other => Err(wrong_family(id, other.family(), "hear and speak")),
         }
     }
 

@@ -1,5 +1,5 @@
 //! A transcription job: decode the file, cut it at silences, run Whisper (or Voxtral
-//! Realtime) on the engine, report segments as windows finish, and save the transcript.
+//! Realtime, or LFM2-Audio) on the engine, report segments as windows finish, and save the transcript.
 
 use std::ops::Range;
 use std::path::PathBuf;
@@ -217,6 +217,9 @@ pub(crate) async fn run(
                 .transcribe(&samples, &windows, &options, on_window)
                 .await
                 .map_err(RuntimeError::from),
+            TranscriptionModel::Lfm2Audio(model) => {
+                crate::lfm2_audio_transcribe::transcribe(model, &samples, &windows, on_window).await
+            }
             TranscriptionModel::Voxtral(voxtral) => voxtral
                 .transcribe(&samples, &windows, on_window)
                 .await
@@ -457,6 +460,10 @@ impl Runtime {
                     request.initial_prompt.is_some(),
                 )?;
                 check_delay_ms(request.delay_ms)?;
+                self.inner.hub.model_dir(&request.model_id)?;
+            }
+            Family::Lfm2Audio => {
+                crate::lfm2_audio_transcribe::check_request(&info.name, &request)?;
                 self.inner.hub.model_dir(&request.model_id)?;
             }
             family => {

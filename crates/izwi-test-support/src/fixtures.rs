@@ -11,6 +11,18 @@ pub fn qwen3_tts_tiny() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../izwi-core/tests/fixtures/qwen3-tts-tiny")
 }
 
+/// The tiny random LFM2-Audio checkpoint (with its Mimi codec) of izwi-core's parity
+/// tests.
+pub fn lfm2_audio_tiny() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../izwi-core/tests/fixtures/lfm2-audio-tiny")
+}
+
+/// The tiny random LFM2.5-Audio detokenizer of izwi-core's parity tests.
+pub fn lfm2_audio_detokenizer_tiny() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../izwi-core/tests/fixtures/lfm2-audio-detokenizer-tiny")
+}
+
 /// A copy of the folder `from`, and everything in it, at `to`.
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("a folder for the copy");

@@ -270,9 +270,9 @@ pub fn entry(
     names: &[&str],
 ) -> izwi_hub::CatalogEntry {
     let task = match family {
-        izwi_hub::Family::Whisper | izwi_hub::Family::VoxtralRealtime => {
-            izwi_hub::ModelTask::Transcribe
-        }
+        izwi_hub::Family::Whisper
+        | izwi_hub::Family::VoxtralRealtime
+        | izwi_hub::Family::Lfm2Audio => izwi_hub::ModelTask::Transcribe,
         izwi_hub::Family::Piper | izwi_hub::Family::Qwen3Tts => izwi_hub::ModelTask::Speak,
         izwi_hub::Family::Llama => izwi_hub::ModelTask::Chat,
     };

@@ -280,6 +280,11 @@ impl Lfm2AudioExecutor {
         self.requests.clone()
     }
 
+    /// The backbone's text vocabulary (frame ids come after it).
+    pub fn vocab(&self) -> usize {
+        self.vocab
+    }
+
     fn admit(&mut self, batch: &ForwardBatch) -> Result<()> {
         for seq in &batch.sequences {
             if self.live.contains_key(&seq.request_id) {

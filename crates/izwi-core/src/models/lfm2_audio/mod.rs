@@ -15,6 +15,7 @@ pub mod detokenizer;
 pub mod executor;
 pub mod mel;
 pub mod mimi;
+pub mod model;
 
 pub use audio_encoder::AudioEncoder;
 pub use audio_head::{AudioHead, Depthformer};
@@ -24,3 +25,4 @@ pub use config::Lfm2AudioConfig;
 pub use detokenizer::AudioDetokenizer;
 pub use executor::{Generation, Lfm2AudioExecutor, Lfm2AudioRequests, Segment};
 pub use mimi::{MimiDecoder, MimiShape};
+pub use model::{Lfm2Audio, Lfm2AudioError};
