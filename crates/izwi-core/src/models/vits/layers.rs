@@ -177,7 +177,7 @@ impl TimeConv1d {
     pub fn load(w: &Weights, path: &str) -> Result<Self> {
         let attrs = w.conv_attrs(path);
         if attrs.stride != 1 || attrs.groups != 1 {
-            candle_core::bail!("{path}: a vocoder convolution with stride or groups");
+            candle_core::bail!("{path}: a time-major convolution with stride or groups");
         }
         let weight = w.get(&format!("{path}.weight"));
         // An absent weight (reported by Weights::finish) stays as its stand-in.
