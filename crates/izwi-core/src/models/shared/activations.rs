@@ -49,8 +49,7 @@ pub fn tanh_sigmoid_gate(x: &Tensor) -> Result<Tensor> {
         x.contiguous()?.apply_op1_no_bwd(&TanhSigmoidGate)
     } else {
         let last = x.rank() - 1;
-        x.narrow(last, 0, half)?.tanh()?
-            * candle_nn::ops::sigmoid(&x.narrow(last, half, half)?)?
+        x.narrow(last, 0, half)?.tanh()? * candle_nn::ops::sigmoid(&x.narrow(last, half, half)?)?
     }
 }
 

@@ -70,16 +70,6 @@ impl Conv1d {
         }
     }
 
-    pub fn kernel_size(&self) -> usize {
-        match &self.kind {
-            ConvKind::Pointwise(_) => 1,
-            ConvKind::Depthwise(taps) => taps.len(),
-            ConvKind::Unfolded { kernel, .. } => *kernel,
-            ConvKind::General(w) => w.dim(2).unwrap_or(0),
-            ConvKind::Missing => 0,
-        }
-    }
-
     fn new(weight: Tensor, bias: Option<Tensor>, attrs: ConvAttrs) -> Result<Self> {
         let (out, in_per_group, kernel) = weight.dims3()?;
         if kernel == 0 {
