@@ -230,9 +230,9 @@ fn relative_attention(
                 for (j, pj) in p[..n].iter_mut().enumerate() {
                     *pj = dot(qi, &k[row(j, h)..row(j, h) + d]);
                 }
-                for j in first..last {
+                for (j, pj) in p.iter_mut().enumerate().take(last).skip(first) {
                     let r = rel(j + s.window - i);
-                    p[j] += dot(qi, &rel_k[r..r + d]);
+                    *pj += dot(qi, &rel_k[r..r + d]);
                 }
                 let max = p[..n]
                     .iter()
@@ -248,10 +248,10 @@ fn relative_attention(
                         *o += pj * vj;
                     }
                 }
-                for j in first..last {
+                for (j, &pj) in p.iter().enumerate().take(last).skip(first) {
                     let r = rel(j + s.window - i);
                     for (o, &rv) in o.iter_mut().zip(&rel_v[r..r + d]) {
-                        *o += p[j] * rv;
+                        *o += pj * rv;
                     }
                 }
                 for o in o.iter_mut() {
