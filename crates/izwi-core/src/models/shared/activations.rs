@@ -1,7 +1,6 @@
-//! Softmax, exact GELU, leaky ReLU and WaveNet's gate with our own CPU kernels. On the
-//! CPU with f32 they run over rows in parallel (softmax and GELU on [`vector_math`]);
-//! on other devices and dtypes they are candle's own ops, so Metal and CUDA are
-//! unchanged. Measured against candle's versions in
+//! Softmax and exact GELU with our own CPU kernels. On the CPU with f32 they run
+//! [`vector_math`] over rows in parallel; on other devices and dtypes they are candle's
+//! own ops, so Metal and CUDA are unchanged. Measured against candle's versions in
 //! docs/speed.md: candle's CPU softmax computes `exp` through libm one element at a
 //! time, which made it the largest single cost of Whisper's encoder after the matmuls.
 
@@ -36,57 +35,6 @@ pub fn leaky_relu(x: &Tensor, slope: f64) -> Result<Tensor> {
         x.contiguous()?.apply_op1_no_bwd(&LeakyRelu(slope as f32))
     } else {
         x.maximum(&(x * slope)?)
-    }
-}
-
-/// WaveNet's gated activation `tanh(a) · sigmoid(b)`, `a` and `b` the first and
-/// second half of the last dimension: `[.., 2h]` → `[.., h]`, in one pass (candle
-/// takes two narrows, a tanh, a sigmoid and a multiply, each through its own
-/// allocation).
-pub fn tanh_sigmoid_gate(x: &Tensor) -> Result<Tensor> {
-    let half = x.dim(candle_core::D::Minus1)? / 2;
-    if x.device().is_cpu() && x.dtype() == DType::F32 {
-        x.contiguous()?.apply_op1_no_bwd(&TanhSigmoidGate)
-    } else {
-        let last = x.rank() - 1;
-        x.narrow(last, 0, half)?.tanh()? * candle_nn::ops::sigmoid(&x.narrow(last, half, half)?)?
-    }
-}
-
-struct TanhSigmoidGate;
-
-impl CustomOp1 for TanhSigmoidGate {
-    fn name(&self) -> &'static str {
-        "izwi-tanh-sigmoid-gate"
-    }
-
-    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        let x = cpu_slice::<f32>(storage, layout)?;
-        let mut dims = layout.shape().dims().to_vec();
-        let Some(last) = dims.last_mut() else {
-            candle_core::bail!("tanh-sigmoid gate of a scalar");
-        };
-        let width = *last;
-        if width % 2 != 0 {
-            candle_core::bail!("tanh-sigmoid gate over {width} channels, an odd number");
-        }
-        let half = width / 2;
-        *last = half;
-        let mut out = vec![0f32; x.len() / 2];
-        if half > 0 {
-            let rows = (MIN_PARALLEL_ELEMENTS / width).max(1);
-            out.par_chunks_mut(rows * half)
-                .zip(x.par_chunks(rows * width))
-                .for_each(|(out, x)| {
-                    for (out, x) in out.chunks_exact_mut(half).zip(x.chunks_exact(width)) {
-                        let (a, b) = x.split_at(half);
-                        for ((o, &a), &b) in out.iter_mut().zip(a).zip(b) {
-                            *o = a.tanh() / (1.0 + (-b).exp());
-                        }
-                    }
-                });
-        }
-        Ok((CpuStorage::F32(out), Shape::from(dims)))
     }
 }
 
@@ -255,24 +203,6 @@ mod tests {
                 assert_eq!(max_diff(&leaky_relu(&t, slope)?, &theirs), 0.0);
             }
         }
-        Ok(())
-    }
-
-    #[test]
-    fn tanh_sigmoid_gate_matches_candle_on_odd_shapes() -> Result<()> {
-        let dev = Device::Cpu;
-        for shape in [(1, 1, 2), (2, 7, 6), (1, 3001, 384), (3, 5, 2 * 257)] {
-            let x = Tensor::randn(0f32, 3.0, shape, &dev)?;
-            let half = shape.2 / 2;
-            let theirs = (x.narrow(2, 0, half)?.tanh()?
-                * candle_nn::ops::sigmoid(&x.narrow(2, half, half)?)?)?;
-            let ours = tanh_sigmoid_gate(&x)?;
-            assert_eq!(ours.dims(), theirs.dims());
-            let diff = max_diff(&ours, &theirs);
-            assert!(diff < 1e-6, "{shape:?}: {diff}");
-        }
-        let odd = Tensor::zeros((2, 3), DType::F32, &dev)?;
-        assert!(tanh_sigmoid_gate(&odd).is_err());
         Ok(())
     }
 

@@ -1,15 +1,11 @@
 //! The flow (`flow`): residual affine coupling layers with WaveNet-style transforms,
 //! run in reverse to turn a sample of the text-conditioned prior into the latent the
-//! vocoder decodes. Inside, tensors are time-major (`[batch, time, channels]`), so
-//! the convolutions are [`TimeConv1d`]s: on the CPU one gemm per tap over views of
-//! the input, where the channel-major im2col route copied the input five times per
-//! layer and ran candle's matmul.
+//! vocoder decodes.
 
 use candle_core::{Result, Tensor};
 
-use super::layers::{Conv1d, TimeConv1d};
+use super::layers::Conv1d;
 use super::weights::Weights;
-use crate::models::shared::activations::tanh_sigmoid_gate;
 
 pub struct Flow {
     /// `flow.flows.0, 2, 4, ...`; each is followed by a channel flip in the forward
@@ -26,61 +22,57 @@ impl Flow {
         Ok(Self { layers })
     }
 
-    /// `z`: `[batch, channels, frames]` → the same shape; `mask` `[batch, 1, frames]`;
-    /// `g` the speaker embedding `[batch, gin, 1]`.
+    /// `z`: `[batch, channels, frames]` → the same shape.
     pub fn reverse(&self, z: &Tensor, mask: &Tensor, g: Option<&Tensor>) -> Result<Tensor> {
-        let mut z = z.transpose(1, 2)?.contiguous()?;
-        let mask = mask.transpose(1, 2)?.contiguous()?;
+        let mut z = z.clone();
         for layer in self.layers.iter().rev() {
-            z = layer.reverse(&z.flip(&[2])?, &mask, g)?;
+            z = layer.reverse(&z.flip(&[1])?, mask, g)?;
         }
-        z.transpose(1, 2)?.contiguous()
+        Ok(z)
     }
 }
 
 /// Keeps the first half of the channels and shifts (and, unless mean-only, scales)
 /// the second half by amounts computed from the first.
 struct CouplingLayer {
-    pre: TimeConv1d,
+    pre: Conv1d,
     enc: WaveNet,
-    post: TimeConv1d,
+    post: Conv1d,
 }
 
 impl CouplingLayer {
     fn load(w: &Weights, p: &str) -> Result<Self> {
         Ok(Self {
-            pre: TimeConv1d::load(w, &format!("{p}.pre"))?,
+            pre: Conv1d::load(w, &format!("{p}.pre"))?,
             enc: WaveNet::load(w, &format!("{p}.enc"))?,
-            post: TimeConv1d::load(w, &format!("{p}.post"))?,
+            post: Conv1d::load(w, &format!("{p}.post"))?,
         })
     }
 
-    /// `x`: `[batch, time, channels]`; `mask`: `[batch, time, 1]`.
     fn reverse(&self, x: &Tensor, mask: &Tensor, g: Option<&Tensor>) -> Result<Tensor> {
-        let half = x.dim(2)? / 2;
-        let x0 = x.narrow(2, 0, half)?;
-        let x1 = x.narrow(2, half, half)?;
+        let half = x.dim(1)? / 2;
+        let x0 = x.narrow(1, 0, half)?;
+        let x1 = x.narrow(1, half, half)?;
         let h = self.pre.forward(&x0)?.broadcast_mul(mask)?;
         let h = self.enc.forward(&h, mask, g)?;
         let stats = self.post.forward(&h)?.broadcast_mul(mask)?;
-        let x1 = if stats.dim(2)? == half {
+        let x1 = if stats.dim(1)? == half {
             // mean only (Piper's flows): log-scale 0
             (x1 - stats)?
         } else {
-            let m = stats.narrow(2, 0, half)?;
-            let logs = stats.narrow(2, half, half)?;
+            let m = stats.narrow(1, 0, half)?;
+            let logs = stats.narrow(1, half, half)?;
             ((x1 - m)? * logs.neg()?.exp()?)?
         };
-        Tensor::cat(&[&x0, &x1.broadcast_mul(mask)?], 2)
+        Tensor::cat(&[&x0, &x1.broadcast_mul(mask)?], 1)
     }
 }
 
 /// WaveNet without causality (VITS's `WN`): gated dilated convolutions whose outputs
 /// feed both a residual path and a summed skip output.
 struct WaveNet {
-    in_layers: Vec<TimeConv1d>,
-    res_skip_layers: Vec<TimeConv1d>,
-    /// Channel-major: it sees the speaker embedding, one step long.
+    in_layers: Vec<Conv1d>,
+    res_skip_layers: Vec<Conv1d>,
     cond_layer: Option<Conv1d>,
 }
 
@@ -89,7 +81,7 @@ impl WaveNet {
         let n = w.count(|i| format!("{p}.in_layers.{i}"));
         let layers = |name: &str| {
             (0..n)
-                .map(|i| TimeConv1d::load(w, &format!("{p}.{name}.{i}")))
+                .map(|i| Conv1d::load(w, &format!("{p}.{name}.{i}")))
                 .collect::<Result<Vec<_>>>()
         };
         Ok(Self {
@@ -99,11 +91,10 @@ impl WaveNet {
         })
     }
 
-    /// `x`: `[batch, time, hidden]`; `mask`: `[batch, time, 1]`; `g`: `[batch, gin, 1]`.
     fn forward(&self, x: &Tensor, mask: &Tensor, g: Option<&Tensor>) -> Result<Tensor> {
-        let hidden = x.dim(2)?;
+        let hidden = x.dim(1)?;
         let g = match (&self.cond_layer, g) {
-            (Some(cond), Some(g)) => Some(cond.forward(g)?.transpose(1, 2)?),
+            (Some(cond), Some(g)) => Some(cond.forward(g)?),
             _ => None,
         };
         let mut x = x.clone();
@@ -113,14 +104,15 @@ impl WaveNet {
         {
             let mut x_in = in_layer.forward(&x)?;
             if let Some(g) = &g {
-                x_in = x_in.broadcast_add(&g.narrow(2, i * 2 * hidden, 2 * hidden)?)?;
+                x_in = x_in.broadcast_add(&g.narrow(1, i * 2 * hidden, 2 * hidden)?)?;
             }
-            let acts = tanh_sigmoid_gate(&x_in)?;
+            let acts = (x_in.narrow(1, 0, hidden)?.tanh()?
+                * candle_nn::ops::sigmoid(&x_in.narrow(1, hidden, hidden)?)?)?;
             let res_skip_acts = res_skip.forward(&acts)?;
             let skip = if i + 1 < self.in_layers.len() {
-                let res = res_skip_acts.narrow(2, 0, hidden)?;
+                let res = res_skip_acts.narrow(1, 0, hidden)?;
                 x = (x + res)?.broadcast_mul(mask)?;
-                res_skip_acts.narrow(2, hidden, hidden)?
+                res_skip_acts.narrow(1, hidden, hidden)?
             } else {
                 res_skip_acts
             };

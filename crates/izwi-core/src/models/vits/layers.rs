@@ -70,6 +70,16 @@ impl Conv1d {
         }
     }
 
+    pub fn kernel_size(&self) -> usize {
+        match &self.kind {
+            ConvKind::Pointwise(_) => 1,
+            ConvKind::Depthwise(taps) => taps.len(),
+            ConvKind::Unfolded { kernel, .. } => *kernel,
+            ConvKind::General(w) => w.dim(2).unwrap_or(0),
+            ConvKind::Missing => 0,
+        }
+    }
+
     fn new(weight: Tensor, bias: Option<Tensor>, attrs: ConvAttrs) -> Result<Self> {
         let (out, in_per_group, kernel) = weight.dims3()?;
         if kernel == 0 {
@@ -167,7 +177,7 @@ impl TimeConv1d {
     pub fn load(w: &Weights, path: &str) -> Result<Self> {
         let attrs = w.conv_attrs(path);
         if attrs.stride != 1 || attrs.groups != 1 {
-            candle_core::bail!("{path}: a time-major convolution with stride or groups");
+            candle_core::bail!("{path}: a vocoder convolution with stride or groups");
         }
         let weight = w.get(&format!("{path}.weight"));
         // An absent weight (reported by Weights::finish) stays as its stand-in.
