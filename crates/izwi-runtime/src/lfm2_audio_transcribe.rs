@@ -38,6 +38,10 @@ pub(crate) fn check_request(
     }
 }
 
+/// Windows on the engine at once: enough to fill its batches, few enough that a long
+/// file does not hold every window's audio and encoding at once.
+const WINDOWS_IN_FLIGHT: usize = 6;
+
 /// The transcript of `windows` of `samples` (16 kHz), a segment per window that has
 /// words; `on_window` as each window ends.
 pub(crate) async fn transcribe(
@@ -56,7 +60,7 @@ pub(crate) async fn transcribe(
                 (index, range, text)
             }
         })
-        .buffer_unordered(total.max(1));
+        .buffer_unordered(WINDOWS_IN_FLIGHT);
     let mut segments = vec![None; total];
     let mut done = 0;
     while let Some((index, range, text)) = turns.next().await {

@@ -18,8 +18,8 @@ use tokio::sync::mpsc;
 
 use crate::runtime::Inner;
 use crate::speak::{
-    check_output_file, check_text, excerpt, metrics, nothing_to_say, script_sentences, Script,
-    SpeakParams, SENTENCE_GAP_SECONDS,
+    blocking, check_output_file, check_text, excerpt, metrics, nothing_to_say, script_sentences,
+    Script, SpeakParams, SENTENCE_GAP_SECONDS,
 };
 use crate::voices::{Qwen3Voice, VoiceChoice};
 use crate::{Event, Runtime, RuntimeError, SpeakRequest};
@@ -285,18 +285,21 @@ impl Runtime {
             seed: None,
         };
         let output = params.output.map(Path::to_path_buf);
-        self.spawn_speaking(&job, utterance, voice, script_sentences(script), output);
+        let sentences = script_sentences(script.clone());
+        self.spawn_speaking(&job, utterance, voice, sentences, Some(script), output);
         Ok(job)
     }
 
     /// Runs a queued speak job: `texts` said in `voice` one after another into `output`
-    /// (by default the data folder's `speech-<job id>.wav`).
+    /// (by default the data folder's `speech-<job id>.wav`); `script`, when they are a
+    /// file's sentences, is counted for the job's progress.
     fn spawn_speaking(
         &self,
         job: &Job,
         utterance: Utterance,
         voice: Qwen3Voice,
         texts: mpsc::Receiver<Result<String, RuntimeError>>,
+        script: Option<Script>,
         output: Option<PathBuf>,
     ) {
         let inner = self.inner.clone();
@@ -310,7 +313,7 @@ impl Runtime {
                     Some(path) => path,
                     None => inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
                 };
-                let metrics = run(&inner, &utterance, &voice, texts, &output).await?;
+                let metrics = run(&inner, &utterance, &voice, texts, script, &output).await?;
                 Ok((Some(output.display().to_string()), metrics))
             },
         );
@@ -360,7 +363,7 @@ impl Runtime {
         // The channel has room for it: the send cannot fail.
         let _ = tx.try_send(Ok(request.text.clone()));
         drop(tx);
-        self.spawn_speaking(&job, utterance, voice, texts, request.output.clone());
+        self.spawn_speaking(&job, utterance, voice, texts, None, request.output.clone());
         Ok(job)
     }
 }
@@ -398,9 +401,14 @@ async fn run(
     utterance: &Utterance,
     voice: &Qwen3Voice,
     mut texts: mpsc::Receiver<Result<String, RuntimeError>>,
+    script: Option<Script>,
     output: &Path,
 ) -> Result<JobMetrics, RuntimeError> {
     let started = Instant::now();
+    let file_sentences = match script {
+        Some(script) => Some(blocking(move || script.count_sentences()).await??),
+        None => None,
+    };
     let speaker = Qwen3Speaker::load(inner, voice, utterance.language.clone()).await?;
     let rate = speaker.sample_rate();
     let audio_error = |source| RuntimeError::Audio {
@@ -421,8 +429,9 @@ async fn run(
         } else {
             vec![text]
         };
-        // Known so far: those said and this text's; a file's later ones are not read yet.
-        let known = sentences + parts.len();
+        // A file's sentences were counted; a text's are all here (a sentence split
+        // further makes more).
+        let known = file_sentences.unwrap_or(0).max(sentences + parts.len());
         for text in parts {
             let mut gap_before = if sentences > 0 {
                 SENTENCE_GAP_SECONDS

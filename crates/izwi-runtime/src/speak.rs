@@ -135,7 +135,7 @@ impl Script {
     }
 
     /// How many sentences the text has: one pass, a paragraph at a time.
-    fn count_sentences(&self) -> Result<usize, RuntimeError> {
+    pub(crate) fn count_sentences(&self) -> Result<usize, RuntimeError> {
         let mut count = 0;
         for paragraph in self.paragraphs()? {
             let paragraph = paragraph.map_err(|e| self.read_error(e))?;
@@ -369,7 +369,7 @@ fn log_unknown(sentence: &PhonemizedSentence) {
     }
 }
 
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, RuntimeError> {
     tokio::task::spawn_blocking(f)

@@ -48,7 +48,10 @@ fn rms(samples: &[f32]) -> f32 {
 /// not a part of it.
 fn cut(samples: &[f32], rate: u32, start_s: f64, end_s: f64) -> Result<&[f32], RuntimeError> {
     let seconds = samples.len() as f64 / f64::from(rate);
-    if !(start_s >= 0.0 && end_s <= seconds + 1e-6 && start_s < end_s) {
+    // The length shown was read at the file's own rate; resampled, it may be up to a
+    // sample shorter.
+    let slack = 1.0 / f64::from(rate);
+    if !(start_s >= 0.0 && end_s <= seconds + slack && start_s < end_s) {
         return Err(RuntimeError::InvalidRequest(format!(
             "cannot keep {start_s:.2} s to {end_s:.2} s of a {seconds:.2} s recording"
         )));
@@ -57,14 +60,69 @@ fn cut(samples: &[f32], rate: u32, start_s: f64, end_s: f64) -> Result<&[f32], R
     Ok(&samples[at(start_s)..at(end_s)])
 }
 
+/// Writes `audio` into `wav` until it ends or reaches the longest a clone takes.
+async fn record(
+    mut wav: WavRecording,
+    audio: &mut AudioChunks,
+    on_level: &mut impl FnMut(f32),
+) -> Result<(), RuntimeError> {
+    let path = wav.path().to_path_buf();
+    let audio_error = |source| RuntimeError::Audio {
+        path: path.clone(),
+        source,
+    };
+    let max = (MAX_REFERENCE_SECONDS * f64::from(ASR_SAMPLE_RATE)) as u64;
+    let per_level = (LEVEL_SECONDS * f64::from(ASR_SAMPLE_RATE)) as usize;
+    let mut pending = Vec::new();
+    while let Some(chunk) = audio.recv().await {
+        let chunk = chunk?;
+        let room = (max - wav.samples()) as usize;
+        let chunk = &chunk[..chunk.len().min(room)];
+        wav.write(chunk).map_err(audio_error)?;
+        pending.extend_from_slice(chunk);
+        while pending.len() >= per_level {
+            on_level(rms(&pending[..per_level]));
+            pending.drain(..per_level);
+        }
+        if wav.samples() >= max {
+            break;
+        }
+    }
+    wav.finish().map_err(audio_error)
+}
+
+/// Removes the samples in `dir` last written over a day ago (what is left of dialogs
+/// closed without a clone); a sample that cannot be removed stays.
+fn forget_old_samples(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let day = std::time::Duration::from_secs(24 * 3600);
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > day);
+        let is_sample = entry.file_name().to_string_lossy().starts_with("sample-");
+        if old && is_sample {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 impl Runtime {
-    /// A new, unused file name in the samples folder.
+    /// A new, unused file name in the samples folder. Samples are the Clone dialog's
+    /// scratch (a clone keeps its own copy of what it was made from): those over a day
+    /// old are removed first.
     fn new_sample_path(&self) -> Result<PathBuf, RuntimeError> {
         let dir = self.inner.store.data_dir().join(SAMPLES_DIR);
         std::fs::create_dir_all(&dir).map_err(|source| RuntimeError::Io {
             path: dir.clone(),
             source,
         })?;
+        forget_old_samples(&dir);
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis())
@@ -92,26 +150,15 @@ impl Runtime {
             path: path.clone(),
             source,
         };
-        let mut wav = WavRecording::create(&path, ASR_SAMPLE_RATE).map_err(audio_error)?;
-        let max = (MAX_REFERENCE_SECONDS * f64::from(ASR_SAMPLE_RATE)) as u64;
-        let per_level = (LEVEL_SECONDS * f64::from(ASR_SAMPLE_RATE)) as usize;
-        let mut pending = Vec::new();
-        while let Some(chunk) = audio.recv().await {
-            let chunk = chunk?;
-            let room = (max - wav.samples()) as usize;
-            let chunk = &chunk[..chunk.len().min(room)];
-            wav.write(chunk).map_err(audio_error)?;
-            pending.extend_from_slice(chunk);
-            while pending.len() >= per_level {
-                on_level(rms(&pending[..per_level]));
-                pending.drain(..per_level);
-            }
-            if wav.samples() >= max {
-                break;
+        let wav = WavRecording::create(&path, ASR_SAMPLE_RATE).map_err(audio_error)?;
+        match record(wav, &mut audio, &mut on_level).await {
+            Ok(()) => self.read_voice_sample(&path),
+            Err(e) => {
+                // A recording cut short by an error is no sample.
+                let _ = std::fs::remove_file(&path);
+                Err(e)
             }
         }
-        wav.finish().map_err(audio_error)?;
-        self.read_voice_sample(&path)
     }
 
     /// A recording (any format Izwi decodes) as a sample to trim: its length and peaks.

@@ -232,6 +232,20 @@ async fn a_qwen3_voice_speaks_a_file_sentence_by_sentence_with_a_pause_between()
         }
     }
     assert_eq!(pauses, 1, "one pause, between the two sentences");
+    // Progress counts the file's sentences, counted before it is read out.
+    let progress: Vec<(usize, usize)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::JobProgress {
+                job_id,
+                windows_done,
+                windows_total,
+                ..
+            } if *job_id == job.id => Some((*windows_done, *windows_total)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(progress, [(1, 2), (2, 2)]);
     let wav = std::fs::read(&out).unwrap();
     let (wav_rate, data) = izwi_runtime::pcm16_wav_data(&wav).unwrap();
     assert_eq!(wav_rate, rate);

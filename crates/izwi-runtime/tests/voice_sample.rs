@@ -82,3 +82,22 @@ async fn whisper_hears_a_sample_or_says_why_not() {
     let text = heard.text.unwrap().to_lowercase();
     assert!(text.contains("ask not what your country"), "{text}");
 }
+
+#[tokio::test]
+async fn a_file_at_its_own_rate_trims_to_its_whole_length() {
+    // 48,001 samples at 48 kHz read as 1.00002 s; resampled to 16 kHz they are 1.0 s.
+    // Keeping up to the length shown (the end handle left alone) must work.
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, _) = common::open_recording(common::config(dir.path())).await;
+    let file = dir.path().join("dropped.wav");
+    let tone: Vec<f32> = (0..48_001)
+        .map(|n| 0.3 * (2.0 * std::f32::consts::PI * 200.0 * n as f32 / 48_000.0).sin())
+        .collect();
+    izwi_runtime::write_wav(&file, &tone, 48_000).unwrap();
+    let sample = runtime.read_voice_sample(&file).unwrap();
+    assert!(sample.seconds > 1.0);
+    let kept = runtime
+        .trim_voice_sample(&file, 0.25, sample.seconds)
+        .unwrap();
+    assert!((kept.seconds - 0.75).abs() < 1e-3, "{}", kept.seconds);
+}

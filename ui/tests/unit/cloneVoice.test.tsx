@@ -167,4 +167,33 @@ describe('Clone a voice', () => {
     await userEvent.click(within(dialog).getByRole('button', { name: 'Cancel' }))
     expect(currentDropClaim()).toBeNull()
   })
+  it("keeps the latest sample's transcript, and what was typed while Whisper listened", async () => {
+    const answers: Array<(text: string) => void> = []
+    commands.transcribeVoiceSample.mockImplementation(
+      () =>
+        new Promise((resolve) =>
+          answers.push((text) => resolve(ok({ text, source: { kind: 'whisper' as const, model_id: 'local/tiny' } }))),
+        ),
+    )
+    const dialog = await setup([base()])
+    const transcript = () => within(dialog).getByRole('textbox', { name: 'Transcript' })
+    for (const path of ['/home/me/a.wav', '/home/me/b.wav']) {
+      commands.choosePaths.mockResolvedValue(ok([path]))
+      await userEvent.click(within(dialog).getByRole('button', { name: /Choose a file/ }))
+      await waitFor(() => expect(commands.openVoiceSample).toHaveBeenCalledWith(path))
+    }
+    await waitFor(() => expect(answers).toHaveLength(2))
+    // b's answer first, then a's (slower) one: a's is stale.
+    await act(async () => answers[1]('Words of b.'))
+    await act(async () => answers[0]('Words of a.'))
+    expect(transcript()).toHaveValue('Words of b.')
+
+    // Asked again, the user corrects the text while Whisper listens: the correction stays.
+    await userEvent.click(within(dialog).getByRole('button', { name: /Transcribe the kept part/ }))
+    await waitFor(() => expect(answers).toHaveLength(3))
+    await userEvent.clear(transcript())
+    await userEvent.type(transcript(), 'My own words.')
+    await act(async () => answers[2]('Words heard again.'))
+    expect(transcript()).toHaveValue('My own words.')
+  })
 })

@@ -10,6 +10,8 @@ const percent = (wer: number | null) => (wer == null ? '—' : `${Math.round(wer
 
 export function FlaggedLines() {
   const s = useBatch()
+  if (s.checksError != null)
+    return <ErrorNote error={s.checksError} title="Could not read what Whisper heard of each line" compact />
   if (!s.checks) return null
   const checked = s.checks.filter((r) => r.transcript != null)
   if (!checked.length)

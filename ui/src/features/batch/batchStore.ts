@@ -43,6 +43,8 @@ export interface BatchState {
   /** The re-take of the flagged lines under way or last done. */
   retake: { job: Job; status: JobStatus } | null
   retakeError: unknown
+  /** The manifest could not be read. */
+  checksError: unknown
 }
 
 const VOICE_KEY = 'izwi.batch.voice'
@@ -67,6 +69,7 @@ const fresh = (): BatchState => ({
   checks: null,
   retake: null,
   retakeError: null,
+  checksError: null,
 })
 
 export const batchStore = createStore<BatchState>(fresh())
@@ -135,6 +138,7 @@ export async function startBatch(voiceId: number, lines: string[], outputDir: st
     checks: null,
     retake: null,
     retakeError: null,
+    checksError: null,
   }))
   try {
     const job = await api.speakBatch(String(voiceId), lines, outputDir, batchStore.get().speed)
@@ -180,6 +184,7 @@ export function newBatch(): void {
     checks: null,
     retake: null,
     retakeError: null,
+    checksError: null,
     // The folder now holds a batch; the runtime refuses to write a second one there.
     outputDir: null,
   }))
@@ -195,9 +200,9 @@ export async function loadChecks(): Promise<void> {
   if (!job) return
   try {
     const checks = await api.batchChecks(job.id)
-    batchStore.set((s) => (s.job?.id === job.id ? { ...s, checks } : s))
-  } catch (retakeError) {
-    batchStore.set((s) => ({ ...s, retakeError }))
+    batchStore.set((s) => (s.job?.id === job.id ? { ...s, checks, checksError: null } : s))
+  } catch (checksError) {
+    batchStore.set((s) => ({ ...s, checksError }))
   }
 }
 

@@ -2,7 +2,7 @@
 // recorded here (a script to read, a level meter) or a file chosen or dropped; trimmed to
 // the part wanted; with its transcript, filled in by Whisper and editable.
 
-import { useCallback, useEffect, useState, type FormEvent } from 'react'
+import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react'
 import type { ClonedVoice, TranscriptSource, VoiceSample } from '../../bindings'
 import { Dialog } from '../../components/Dialog'
 import { ErrorNote } from '../../components/ErrorNote'
@@ -14,7 +14,7 @@ import { navigate } from '../../lib/nav'
 import { useStore } from '../../lib/store'
 import { recordStore, resetRecording, startRecording, stopRecording } from './recordSample'
 import { TrimRange } from './TrimRange'
-import { isWhole, type Trim } from './trim'
+import { isWhole, MAX_SAMPLE_SECONDS, type Trim } from './trim'
 import { useQwen3Models } from './useQwen3Models'
 import { ModelAndNameFields } from './VoiceFields'
 import { cloneVoice } from './voicesStore'
@@ -69,20 +69,39 @@ export function CloneVoiceDialog({ onClose }: { onClose: () => void }) {
   const busy = recording.phase !== 'idle'
   const chosenModel = modelId || models?.[0]?.id || ''
 
-  const takeSample = useCallback((s: VoiceSample) => {
-    setSample(s)
-    setTrim({ start: 0, end: s.seconds })
-    setHeard(null)
+  // Whisper's answers can come out of order (a file dropped, then a recording made):
+  // only the latest request's counts, and text typed while it listened is kept.
+  const asked = useRef(0)
+  const textNow = useRef(text)
+  useEffect(() => {
+    textNow.current = text
+  }, [text])
+  const hear = useCallback(async (path: string | Promise<string>, onError: (e: unknown) => void) => {
+    const ask = ++asked.current
+    const typed = textNow.current
     setHearing(true)
-    api
-      .transcribeVoiceSample(s.path)
-      .then((t) => {
-        setHeard(t.source)
-        if (t.text) setText(t.text)
-      })
-      .catch((e) => setHeard({ kind: 'missing', reason: String(e instanceof Error ? e.message : e) }))
-      .finally(() => setHearing(false))
+    try {
+      const t = await api.transcribeVoiceSample(await path)
+      if (ask !== asked.current) return
+      setHeard(t.source)
+      if (t.text && textNow.current === typed) setText(t.text)
+    } catch (e) {
+      if (ask === asked.current) onError(e)
+    } finally {
+      if (ask === asked.current) setHearing(false)
+    }
   }, [])
+
+  const takeSample = useCallback(
+    (s: VoiceSample) => {
+      setSample(s)
+      // A clone takes at most a minute: a longer file starts trimmed to it.
+      setTrim({ start: 0, end: Math.min(s.seconds, MAX_SAMPLE_SECONDS) })
+      setHeard(null)
+      void hear(s.path, (e) => setHeard({ kind: 'missing', reason: String(e instanceof Error ? e.message : e) }))
+    },
+    [hear],
+  )
 
   const openFile = useCallback(
     async (path: string) => {
@@ -126,17 +145,8 @@ export function CloneVoiceDialog({ onClose }: { onClose: () => void }) {
 
   const hearKept = async () => {
     if (!sample) return
-    setHearing(true)
     setError(null)
-    try {
-      const t = await api.transcribeVoiceSample(await keptPath(sample))
-      setHeard(t.source)
-      if (t.text) setText(t.text)
-    } catch (e) {
-      setError(e)
-    } finally {
-      setHearing(false)
-    }
+    await hear(keptPath(sample), setError)
   }
 
   const submit = async (e?: FormEvent) => {

@@ -41,7 +41,14 @@ let listening: Promise<unknown> | null = null
 
 export async function startRecording(): Promise<void> {
   if (!listening) listening = events.voiceSampleEvent.listen((e) => handleVoiceSampleEvent(e.payload))
-  await listening
+  try {
+    await listening
+  } catch (error) {
+    // Not kept: the next Record tries again.
+    listening = null
+    recordStore.set({ ...initial, error })
+    return
+  }
   recordStore.set({ ...initial, phase: 'starting' })
   try {
     await api.startVoiceSample()

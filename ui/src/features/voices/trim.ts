@@ -5,6 +5,9 @@ export interface Trim {
   end: number
 }
 
+/** The longest part a clone takes (the runtime refuses more). */
+export const MAX_SAMPLE_SECONDS = 60
+
 /** The shortest part worth keeping: less holds no voice to clone. */
 export const MIN_KEPT_SECONDS = 0.5
 

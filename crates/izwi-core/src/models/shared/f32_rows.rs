@@ -109,6 +109,11 @@ fn products(w: &[f32], x: &[f32], inputs: usize, rows: usize, block: &mut [f32])
         }
         return;
     }
+    products_scalar(w, x, inputs, rows, block);
+}
+
+/// [`products`] without SIMD.
+fn products_scalar(w: &[f32], x: &[f32], inputs: usize, rows: usize, block: &mut [f32]) {
     for (o, w) in w.chunks_exact(inputs).enumerate() {
         for (r, x) in x.chunks_exact(inputs).enumerate() {
             block[o * rows + r] = w.iter().zip(x).map(|(w, x)| w * x).sum();
@@ -182,6 +187,24 @@ mod tests {
             // Sums of `inputs` products differ in their last bits by order.
             let tolerance = 2e-6 * inputs as f32;
             assert!(diff < tolerance, "{rows}x{inputs}x{outputs}: {diff}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn the_scalar_path_gives_what_the_simd_path_gives() -> Result<()> {
+        let dev = Device::Cpu;
+        for (rows, inputs, outputs) in [(1, 1, 1), (3, 17, 5), (4, 40, 9), (6, 33, 2)] {
+            let x = Tensor::randn(0f32, 1.0, (rows, inputs), &dev)?;
+            let w = Tensor::randn(0f32, 1.0, (outputs, inputs), &dev)?;
+            let (x, w) = (x.flatten_all()?.to_vec1()?, w.flatten_all()?.to_vec1()?);
+            let mut simd = vec![0f32; rows * outputs];
+            let mut scalar = vec![0f32; rows * outputs];
+            products(&w, &x, inputs, rows, &mut simd);
+            products_scalar(&w, &x, inputs, rows, &mut scalar);
+            for (a, b) in simd.iter().zip(&scalar) {
+                assert!((a - b).abs() < 1e-4 * inputs as f32, "{a} {b}");
+            }
         }
         Ok(())
     }

@@ -101,6 +101,8 @@ pub enum TranscribeError {
     EnglishOnly(&'static str),
     #[error("a window of {0:.1} s is longer than Whisper's 30 s")]
     WindowTooLong(f64),
+    #[error("the engine gave a window's decode without its first logits")]
+    NoFirstLogits,
     #[error(transparent)]
     Engine(#[from] EngineError),
     #[error(transparent)]
@@ -372,12 +374,16 @@ impl Transcriber {
                 self.sample(audio.clone(), prompt, temperature, seed, first_logits)
                     .await?
             };
-            let no_speech_prob = *no_speech_prob.get_or_insert_with(|| {
-                decoded
-                    .first_logits
-                    .as_deref()
-                    .map_or(0.0, |logits| softmax_at(logits, no_speech))
-            });
+            let no_speech_prob = match no_speech_prob {
+                Some(p) => p,
+                None => {
+                    let logits = decoded
+                        .first_logits
+                        .as_deref()
+                        .ok_or(TranscribeError::NoFirstLogits)?;
+                    *no_speech_prob.insert(softmax_at(logits, no_speech))
+                }
+            };
             let avg_logprob = decoded.avg_logprob;
             let text = self.tokenizer.decode(&decoded.tokens)?;
             let too_repetitive = compression_ratio(&text) > options.compression_ratio_threshold;
