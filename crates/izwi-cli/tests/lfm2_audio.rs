@@ -3,50 +3,18 @@
 //! `izwi models import` recognises the folder and `izwi transcribe --model` runs it;
 //! what it cannot do is refused by name.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use izwi_core::models::lfm2_audio::ChatLayout;
-use izwi_test_support::fixtures::lfm2_audio_tiny;
+use izwi_test_support::fixtures::{
+    lfm2_audio_reference_asr_tokens, lfm2_audio_reference_speech, lfm2_audio_tiny,
+};
 use serde_json::Value;
-
-fn reference() -> std::collections::HashMap<String, candle_core::Tensor> {
-    candle_core::safetensors::load(
-        lfm2_audio_tiny().join("reference.safetensors"),
-        &candle_core::Device::Cpu,
-    )
-    .unwrap()
-}
-
-/// The reference's second of speech as a 32-bit float WAV (the samples liquid-audio
-/// heard, unrounded).
-fn recording(dir: &Path) -> PathBuf {
-    let path = dir.join("speech.wav");
-    let spec = hound::WavSpec {
-        channels: 1,
-        sample_rate: 16_000,
-        bits_per_sample: 32,
-        sample_format: hound::SampleFormat::Float,
-    };
-    let mut wav = hound::WavWriter::create(&path, spec).unwrap();
-    for s in reference()["audio"].to_vec1::<f32>().unwrap() {
-        wav.write_sample(s).unwrap();
-    }
-    wav.finalize().unwrap();
-    path
-}
 
 /// The reference ASR turn's text tokens, decoded.
 fn reference_text() -> String {
-    let reference = reference();
-    let kinds = reference["asr_out_kind"].to_vec1::<i64>().unwrap();
-    let texts = reference["asr_out_text"].to_vec1::<i64>().unwrap();
-    let tokens: Vec<u32> = kinds
-        .iter()
-        .zip(texts)
-        .take_while(|(&k, _)| k == 0)
-        .map(|(_, t)| t as u32)
-        .collect();
+    let tokens = lfm2_audio_reference_asr_tokens();
     let layout = ChatLayout::from_dir(&lfm2_audio_tiny()).unwrap();
     layout.decode(&tokens).unwrap().trim().to_string()
 }
@@ -72,7 +40,7 @@ fn ok(output: std::process::Output, args: &[&str]) -> String {
 #[test]
 fn an_imported_model_transcribes_to_the_reference_text() {
     let data = tempfile::tempdir().unwrap();
-    let wav = recording(data.path());
+    let wav = lfm2_audio_reference_speech(&data.path().join("speech.wav"));
     let fixture = lfm2_audio_tiny();
     let args = [
         "models",

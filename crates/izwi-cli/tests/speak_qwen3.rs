@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use izwi_test_support::cli::Izwi;
-use izwi_test_support::fixtures::{edit_json, qwen3_tts_copy, qwen3_tts_tiny};
+use izwi_test_support::fixtures::{edit_json, qwen3_tts_copy, qwen3_tts_tiny, safetensors_values};
 
 const BIN: &str = env!("CARGO_BIN_EXE_izwi");
 
@@ -195,16 +195,9 @@ fn speaks_with_a_preset_speaker_instructions_and_a_language() {
 fn reference_tensor(name: &str) -> Vec<f32> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../izwi-core/tests/fixtures/qwen3-tts/reference.safetensors");
-    let bytes = std::fs::read(path).expect("reference.safetensors");
-    let header_len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
-    let header: serde_json::Value = serde_json::from_slice(&bytes[8..8 + header_len]).unwrap();
-    let entry = &header[name];
-    assert_eq!(entry["dtype"], "F32", "{name}");
-    let start = 8 + header_len + entry["data_offsets"][0].as_u64().unwrap() as usize;
-    let end = 8 + header_len + entry["data_offsets"][1].as_u64().unwrap() as usize;
-    bytes[start..end]
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+    safetensors_values(&path, name)
+        .into_iter()
+        .map(|v| v as f32)
         .collect()
 }
 

@@ -5,52 +5,17 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-
 use common::{config, open_recording};
 use izwi_core::models::lfm2_audio::model::MAX_TRANSCRIPT_TOKENS;
 use izwi_core::models::lfm2_audio::ChatLayout;
 use izwi_runtime::{Event, JobStatus, Runtime, TranscribeRequest};
-use izwi_test_support::fixtures::lfm2_audio_tiny;
-
-fn reference() -> std::collections::HashMap<String, candle_core::Tensor> {
-    candle_core::safetensors::load(
-        lfm2_audio_tiny().join("reference.safetensors"),
-        &candle_core::Device::Cpu,
-    )
-    .unwrap()
-}
-
-/// The reference's second of speech as a 32-bit float WAV, so the job reads back the
-/// very samples liquid-audio heard.
-fn recording(dir: &Path) -> PathBuf {
-    let samples = reference()["audio"].to_vec1::<f32>().unwrap();
-    let path = dir.join("speech.wav");
-    let spec = hound::WavSpec {
-        channels: 1,
-        sample_rate: 16_000,
-        bits_per_sample: 32,
-        sample_format: hound::SampleFormat::Float,
-    };
-    let mut wav = hound::WavWriter::create(&path, spec).unwrap();
-    for s in samples {
-        wav.write_sample(s).unwrap();
-    }
-    wav.finalize().unwrap();
-    path
-}
+use izwi_test_support::fixtures::{
+    lfm2_audio_reference_asr_tokens, lfm2_audio_reference_speech, lfm2_audio_tiny,
+};
 
 /// The text of the reference ASR turn: its text tokens, decoded.
 fn reference_transcript() -> String {
-    let reference = reference();
-    let kinds = reference["asr_out_kind"].to_vec1::<i64>().unwrap();
-    let texts = reference["asr_out_text"].to_vec1::<i64>().unwrap();
-    let tokens: Vec<u32> = kinds
-        .iter()
-        .zip(texts)
-        .take_while(|(&k, _)| k == 0)
-        .map(|(_, t)| t as u32)
-        .collect();
+    let tokens = lfm2_audio_reference_asr_tokens();
     assert!(tokens.len() < MAX_TRANSCRIPT_TOKENS);
     let layout = ChatLayout::from_dir(&lfm2_audio_tiny()).unwrap();
     layout.decode(&tokens).unwrap().trim().to_string()
@@ -72,7 +37,7 @@ async fn text_of(runtime: &Runtime, request: TranscribeRequest) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_transcription_writes_the_reference_asr_turn_s_text() {
     let dir = tempfile::tempdir().unwrap();
-    let wav = recording(dir.path());
+    let wav = lfm2_audio_reference_speech(&dir.path().join("speech.wav"));
     let (runtime, events) = open_recording(config(dir.path())).await;
     let model = runtime
         .import_model(&lfm2_audio_tiny(), Some("lfm2-audio"))

@@ -233,18 +233,7 @@ async fn a_qwen3_voice_speaks_a_file_sentence_by_sentence_with_a_pause_between()
     }
     assert_eq!(pauses, 1, "one pause, between the two sentences");
     // Progress counts the file's sentences, counted before it is read out.
-    let progress: Vec<(usize, usize)> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::JobProgress {
-                job_id,
-                windows_done,
-                windows_total,
-                ..
-            } if *job_id == job.id => Some((*windows_done, *windows_total)),
-            _ => None,
-        })
-        .collect();
+    let progress = progress_of(&events, job.id);
     assert_eq!(progress, [(1, 2), (2, 2)]);
     let wav = std::fs::read(&out).unwrap();
     let (wav_rate, data) = izwi_runtime::pcm16_wav_data(&wav).unwrap();
@@ -266,6 +255,22 @@ async fn a_qwen3_voice_speaks_a_file_sentence_by_sentence_with_a_pause_between()
         refused.to_string().contains("no speed setting"),
         "{refused}"
     );
+}
+
+/// The progress `job` reported, as (done, total) pairs.
+fn progress_of(events: &[Event], job: i64) -> Vec<(usize, usize)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::JobProgress {
+                job_id,
+                windows_done,
+                windows_total,
+                ..
+            } if *job_id == job => Some((*windows_done, *windows_total)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A copy of the tiny checkpoint in `dir/name` saying `max_new_tokens` frames at most,
@@ -345,20 +350,7 @@ async fn a_long_text_in_a_whole_text_voice_is_said_sentence_by_sentence() {
         .count();
     assert_eq!(pauses, 7, "a pause before each sentence after the first");
     // Progress by sentence, as a Piper voice's.
-    let progress: Vec<(usize, usize)> = events
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|e| match e {
-            Event::JobProgress {
-                job_id,
-                windows_done,
-                windows_total,
-                ..
-            } if *job_id == job.id => Some((*windows_done, *windows_total)),
-            _ => None,
-        })
-        .collect();
+    let progress = progress_of(&events.lock().unwrap(), job.id);
     assert_eq!(progress, (1..=8).map(|n| (n, 8)).collect::<Vec<_>>());
 
     // A short text in the same voice stays one utterance.

@@ -70,3 +70,58 @@ pub fn decode_greedily(dir: &Path) {
         generation["subtalker_dosample"] = false.into();
     });
 }
+
+/// The values of tensor `name` (F32 or I64) in the safetensors file `path`, flattened:
+/// the references the fixtures' scripts saved.
+pub fn safetensors_values(path: &Path, name: &str) -> Vec<f64> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let header_len = u64::from_le_bytes(bytes[..8].try_into().expect("a header length")) as usize;
+    let header: Value = serde_json::from_slice(&bytes[8..8 + header_len]).expect("a header");
+    let entry = &header[name];
+    let offset =
+        |i: usize| 8 + header_len + entry["data_offsets"][i].as_u64().expect(name) as usize;
+    let data = &bytes[offset(0)..offset(1)];
+    match entry["dtype"].as_str() {
+        Some("F32") => data
+            .chunks_exact(4)
+            .map(|b| f64::from(f32::from_le_bytes(b.try_into().expect("4 bytes"))))
+            .collect(),
+        Some("I64") => data
+            .chunks_exact(8)
+            .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")) as f64)
+            .collect(),
+        other => panic!("{name}: dtype {other:?} is not read here"),
+    }
+}
+
+/// The tiny LFM2-Audio reference's second of speech as a 32-bit float WAV at `path`
+/// (the very samples liquid-audio heard); returns it.
+pub fn lfm2_audio_reference_speech(path: &Path) -> PathBuf {
+    let reference = lfm2_audio_tiny().join("reference.safetensors");
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 16_000,
+        bits_per_sample: 32,
+        sample_format: hound::SampleFormat::Float,
+    };
+    let mut wav = hound::WavWriter::create(path, spec).expect("a WAV file");
+    for s in safetensors_values(&reference, "audio") {
+        wav.write_sample(s as f32).expect("written");
+    }
+    wav.finalize().expect("written");
+    path.to_path_buf()
+}
+
+/// The text tokens of the tiny LFM2-Audio reference's ASR turn (those before it turned
+/// to audio).
+pub fn lfm2_audio_reference_asr_tokens() -> Vec<u32> {
+    let reference = lfm2_audio_tiny().join("reference.safetensors");
+    let kinds = safetensors_values(&reference, "asr_out_kind");
+    let texts = safetensors_values(&reference, "asr_out_text");
+    kinds
+        .iter()
+        .zip(texts)
+        .take_while(|(&kind, _)| kind == 0.0)
+        .map(|(_, token)| token as u32)
+        .collect()
+}
