@@ -15,6 +15,9 @@ use super::executor::Segment;
 #[derive(Debug, Clone)]
 pub enum Part {
     Text(String),
+    /// Text the model wrote, as its tokens (re-tokenizing its text could split it
+    /// otherwise).
+    Tokens(Vec<u32>),
     /// 16 kHz mono speech.
     Audio(Arc<[f32]>),
     /// Frames the assistant spoke.
@@ -77,6 +80,10 @@ impl ChatLayout {
             for part in &message.parts {
                 match part {
                     Part::Text(s) => text(&mut segments, s)?,
+                    Part::Tokens(ids) => match segments.last_mut() {
+                        Some(Segment::Text(previous)) => previous.extend(ids),
+                        _ => segments.push(Segment::Text(ids.clone())),
+                    },
                     Part::Audio(samples) => segments.push(Segment::Audio(samples.clone())),
                     Part::Frames(frames) => segments.push(Segment::Frames(frames.clone())),
                 }

@@ -113,6 +113,12 @@ impl AudioDetokenizer {
         UPSAMPLE * self.istft.hop
     }
 
+    /// Samples at the end of a decode that frames still to come change: the inverse
+    /// STFT's last overlap. Everything before them stays as later decodes give it.
+    pub fn overlap(&self) -> usize {
+        (self.istft.n_fft - self.istft.hop) / 2
+    }
+
     /// 24 kHz audio for `frames` (each one code per codebook).
     pub fn decode(&self, frames: &[Vec<u32>]) -> Result<Vec<f32>> {
         if frames.is_empty() {
@@ -183,6 +189,7 @@ impl AudioDetokenizer {
 /// overlap-added squared window.
 struct Istft {
     window: Tensor,
+    n_fft: usize,
     hop: usize,
     /// `[bins, n_fft]`: the inverse real DFT's cosine and sine terms, with the
     /// 1/n and the doubling of the bins between DC and Nyquist folded in.
@@ -208,6 +215,7 @@ impl Istft {
             cos: Tensor::from_vec(cos, (bins, n), &device)?,
             sin: Tensor::from_vec(sin, (bins, n), &device)?,
             window,
+            n_fft: n,
             hop,
         })
     }

@@ -9,7 +9,8 @@
 //!
 //! LFM2-Audio ships Kyutai's Mimi checkpoint (`tokenizer-e351c8d8-checkpoint125.safetensors`)
 //! and decodes its first 8 codebooks; the codec's shape is fixed in liquid-audio's code,
-//! not in a config file, and is [`MimiShape::kyutai`] here.
+//! not in a config file, and is [`MimiShape::kyutai`] here. A Mimi of another shape
+//! (the tests' tiny one) says its widths in `mimi.json` beside its weights.
 
 use std::path::Path;
 
@@ -23,6 +24,8 @@ use crate::models::shared::weights::map_safetensors;
 
 /// The Mimi weights' file name in an LFM2-Audio folder.
 pub const MIMI_FILE: &str = "tokenizer-e351c8d8-checkpoint125.safetensors";
+/// Beside [`MIMI_FILE`]: the widths of a Mimi that is not Kyutai's.
+pub const MIMI_SHAPE_FILE: &str = "mimi.json";
 /// Output samples per frame (24 kHz at 12.5 frames/s).
 pub const SAMPLES_PER_FRAME: usize = 1920;
 
@@ -77,6 +80,19 @@ impl MimiShape {
         }
     }
 
+    /// The shape of the Mimi in `dir`: its `mimi.json` if it has one, Kyutai's
+    /// otherwise.
+    pub fn of_dir(dir: &Path) -> Result<Self> {
+        let path = dir.join(MIMI_SHAPE_FILE);
+        if !path.is_file() {
+            return Ok(Self::kyutai());
+        }
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| candle_core::Error::msg(format!("cannot read {}: {e}", path.display())))?;
+        serde_json::from_str(&text)
+            .map_err(|e| candle_core::Error::msg(format!("invalid {}: {e}", path.display())))
+    }
+
     fn config(&self) -> mimi::Config {
         let mut config = mimi::Config::v0_1(Some(self.quantizer.n_q));
         config.seanet = seanet::Config {
@@ -98,6 +114,9 @@ impl MimiShape {
     }
 }
 
+/// Cloning is cheap (the weights are shared) and gives a decoder with its own
+/// streaming state, so turns decoded at once do not disturb each other.
+#[derive(Clone)]
 pub struct MimiDecoder {
     model: mimi::Model,
     codebooks: usize,

@@ -7,6 +7,7 @@
 pub mod adapter;
 pub mod audio_encoder;
 pub mod audio_head;
+pub mod audio_out;
 pub mod chat;
 pub mod checkpoint;
 pub mod config;
@@ -16,13 +17,16 @@ pub mod executor;
 pub mod mel;
 pub mod mimi;
 pub mod model;
+pub mod voice;
 
 pub use audio_encoder::AudioEncoder;
 pub use audio_head::{AudioHead, Depthformer};
+pub use audio_out::AudioOut;
 pub use chat::{ChatLayout, Message, Part};
 pub use checkpoint::open_checkpoint;
 pub use config::Lfm2AudioConfig;
 pub use detokenizer::AudioDetokenizer;
 pub use executor::{Generation, Lfm2AudioExecutor, Lfm2AudioRequests, Segment};
 pub use mimi::{MimiDecoder, MimiShape};
-pub use model::{Lfm2Audio, Lfm2AudioError};
+pub use model::{AudioSampling, Lfm2Audio, Lfm2AudioError, ReplyPiece, SpokenTurn, CHAT_PROMPT};
+pub use voice::Lfm2Voice;
