@@ -2,6 +2,7 @@
 //! batch sizes and the time to the first audio, beside qwen-tts on the same random
 //! checkpoint in the same run (tests/fixtures/bench_qwen3_tts_reference.py makes it and
 //! times qwen-tts). Both sides greedy, every utterance the same number of frames.
+//! `--checkpoint DIR` times ours alone on a folder the reference side made before.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -32,8 +33,17 @@ enum Shape {
 pub struct Qwen3TtsBenchArgs {
     /// A Python with qwen-tts 0.1.1 (it makes the random checkpoint and times the
     /// reference).
-    #[arg(long, env = "IZWI_BENCH_PYTHON")]
-    python: PathBuf,
+    #[arg(
+        long,
+        env = "IZWI_BENCH_PYTHON",
+        required_unless_present = "checkpoint"
+    )]
+    python: Option<PathBuf>,
+    /// Time izwi alone on a checkpoint the reference side made before
+    /// (tests/fixtures/bench_qwen3_tts_reference.py --out DIR; DIR holds its
+    /// bench_prompt.json), instead of making one and timing qwen-tts.
+    #[arg(long, conflicts_with = "python")]
+    checkpoint: Option<PathBuf>,
     /// The checkpoint's shape.
     #[arg(long, value_enum, default_value = "0.6b")]
     shape: Shape,
@@ -80,27 +90,29 @@ pub fn run(args: Qwen3TtsBenchArgs) -> Result<()> {
         "--frames and --text-tokens must be at least 1"
     );
     let scratch = tempfile::tempdir()?;
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/bench_qwen3_tts_reference.py");
-    eprintln!("qwen-tts: making the checkpoint and speaking with it");
-    let sizes: Vec<String> = args.batch_sizes.iter().map(|b| b.to_string()).collect();
     let shape = match args.shape {
         Shape::Base06b => "0.6b",
         Shape::Tiny => "tiny",
     };
-    let mut command = Command::new(&args.python);
-    command
-        .arg(&script)
-        .arg("--out")
-        .arg(scratch.path())
-        .args(["--shape", shape])
-        .args(["--batch-sizes", &sizes.join(",")])
-        .args(["--frames", &args.frames.to_string()])
-        .args(["--text-tokens", &args.text_tokens.to_string()]);
-    let reference: Reference = super::process::reference_json(command)?;
-    let path = scratch.path().join("bench_prompt.json");
-    let prompt: BenchPrompt = serde_json::from_str(&std::fs::read_to_string(&path)?)
-        .with_context(|| format!("reading {}", path.display()))?;
+    let (dir, reference) = match (&args.checkpoint, &args.python) {
+        (Some(dir), _) => (dir.as_path(), None),
+        (None, Some(python)) => (
+            scratch.path(),
+            Some(reference_run(python, scratch.path(), shape, &args)?),
+        ),
+        (None, None) => bail!("give --python PY (qwen-tts 0.1.1) or --checkpoint DIR"),
+    };
+    let path = dir.join("bench_prompt.json");
+    let prompt: BenchPrompt = serde_json::from_str(
+        &std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?,
+    )
+    .with_context(|| format!("reading {}", path.display()))?;
+    // The reference spoke the frames asked for; a kept checkpoint's prompt says what it
+    // last spoke.
+    let prompt = BenchPrompt {
+        frames: args.frames,
+        ..prompt
+    };
 
     eprintln!("izwi: speaking on the engine");
     // Warm-up, as on the reference side: a short utterance first.
@@ -108,22 +120,25 @@ pub fn run(args: Qwen3TtsBenchArgs) -> Result<()> {
         frames: 2,
         ..prompt.clone()
     };
-    frames_per_sec(scratch.path(), &short, 1)?;
+    frames_per_sec(dir, &short, 1)?;
     let mut rows = Vec::new();
     for &batch in &args.batch_sizes {
-        rows.push((batch, frames_per_sec(scratch.path(), &prompt, batch)?));
+        rows.push((batch, frames_per_sec(dir, &prompt, batch)?));
     }
-    let (first_audio, whole, said) = first_audio(scratch.path(), &prompt)?;
-    let path = scratch.path().join("bench_frames.json");
-    let theirs: Vec<Frame> = serde_json::from_str(&std::fs::read_to_string(&path)?)
-        .with_context(|| format!("reading {}", path.display()))?;
+    let (first_audio, whole, said) = first_audio(dir, &prompt)?;
 
     println!(
         "Qwen3-TTS {} shape, random weights, f32, CPU, {} threads (torch: {}); greedy, \
          {} frames ({:.1} s of audio) per utterance, prompt of {} text tokens\n",
-        shape,
+        if args.checkpoint.is_some() {
+            "kept"
+        } else {
+            shape
+        },
         std::thread::available_parallelism().map_or(1, |n| n.get()),
-        reference.threads,
+        reference
+            .as_ref()
+            .map_or("-".to_string(), |r| r.threads.to_string()),
         prompt.frames,
         prompt.frames as f64 * FRAME_SECONDS,
         args.text_tokens
@@ -138,11 +153,12 @@ pub fn run(args: Qwen3TtsBenchArgs) -> Result<()> {
         .or(rows.first())
         .map_or(1.0, |r| r.1);
     for (batch, ours) in &rows {
-        let theirs = reference
-            .rows
-            .iter()
-            .find(|r| r.batch_size == *batch)
-            .map(|r| r.frames_per_sec);
+        let theirs = reference.as_ref().and_then(|r| {
+            r.rows
+                .iter()
+                .find(|r| r.batch_size == *batch)
+                .map(|r| r.frames_per_sec)
+        });
         let ratio = theirs.map_or("-".to_string(), |t| format!("{:.2}x", ours / t));
         let theirs = theirs.map_or("-".to_string(), |t| format!("{t:.1}"));
         println!(
@@ -154,6 +170,14 @@ pub fn run(args: Qwen3TtsBenchArgs) -> Result<()> {
             ours / base
         );
     }
+    let Some(reference) = reference else {
+        println!(
+            "\nfirst audio at batch 1: izwi {first_audio:.2} s (the first {} frames decoded; \
+             the whole utterance {whole:.2} s)",
+            STREAM_CHUNK_FRAMES.min(prompt.frames)
+        );
+        return Ok(());
+    };
     println!(
         "\nfirst audio at batch 1: izwi {:.2} s (the first {} frames decoded; the whole \
          utterance {:.2} s), qwen-tts {:.2} s (it gives audio once the utterance is whole); \
@@ -164,6 +188,9 @@ pub fn run(args: Qwen3TtsBenchArgs) -> Result<()> {
         reference.first_audio_s,
         first_audio / reference.first_audio_s
     );
+    let path = dir.join("bench_frames.json");
+    let theirs: Vec<Frame> = serde_json::from_str(&std::fs::read_to_string(&path)?)
+        .with_context(|| format!("reading {}", path.display()))?;
     println!(
         "the same frames as qwen-tts at batch 1: {}",
         if said == theirs {
@@ -174,6 +201,29 @@ pub fn run(args: Qwen3TtsBenchArgs) -> Result<()> {
         }
     );
     Ok(())
+}
+
+/// Makes the checkpoint in `out` and times qwen-tts on it.
+fn reference_run(
+    python: &Path,
+    out: &Path,
+    shape: &str,
+    args: &Qwen3TtsBenchArgs,
+) -> Result<Reference> {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/bench_qwen3_tts_reference.py");
+    eprintln!("qwen-tts: making the checkpoint and speaking with it");
+    let sizes: Vec<String> = args.batch_sizes.iter().map(|b| b.to_string()).collect();
+    let mut command = Command::new(python);
+    command
+        .arg(&script)
+        .arg("--out")
+        .arg(out)
+        .args(["--shape", shape])
+        .args(["--batch-sizes", &sizes.join(",")])
+        .args(["--frames", &args.frames.to_string()])
+        .args(["--text-tokens", &args.text_tokens.to_string()]);
+    super::process::reference_json(command)
 }
 
 fn engine(dir: &Path, batch: usize) -> Result<(EngineCore, Qwen3TtsRequests)> {

@@ -13,6 +13,8 @@ const OUTPUTS_PER_TASK: usize = 128;
 /// Input rows handled together: each weight vector loaded once serves every row of a
 /// pass.
 const ROWS_PER_PASS: usize = 4;
+/// Weight rows handled together where there are whole passes of input rows.
+const TILE_WEIGHTS: usize = 3;
 /// Weights below this many values are multiplied faster by one thread than handed out.
 const MIN_WEIGHT: usize = 1 << 18;
 
@@ -97,26 +99,50 @@ impl CustomOp2 for F32RowsMatmul {
 fn products(w: &[f32], x: &[f32], inputs: usize, rows: usize, block: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        for (o, weights) in w.chunks_exact(inputs).enumerate() {
-            for r in (0..rows).step_by(ROWS_PER_PASS) {
-                let pass = ROWS_PER_PASS.min(rows - r);
-                let x = &x[r * inputs..(r + pass) * inputs];
-                let sums = &mut block[o * rows + r..o * rows + r + pass];
-                // SAFETY: the CPU has the features the kernel is compiled for; `x`
-                // holds `pass` input rows and `sums` `pass` values.
-                unsafe {
-                    match pass {
-                        1 => pass_avx2::<1>(weights, x, sums),
-                        2 => pass_avx2::<2>(weights, x, sums),
-                        3 => pass_avx2::<3>(weights, x, sums),
-                        _ => pass_avx2::<4>(weights, x, sums),
-                    }
-                }
-            }
-        }
+        // SAFETY: the CPU has the features the kernels are compiled for.
+        unsafe { products_avx2(w, x, inputs, rows, block) };
         return;
     }
     products_scalar(w, x, inputs, rows, block);
+}
+
+/// [`products`]: whole tiles of TILE_WEIGHTS weight rows by ROWS_PER_PASS input rows
+/// first, where each load feeds several FMAs (1.5–2× the FMAs a second of passes
+/// alone gives, from 4 rows on), then the rest a weight row at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn products_avx2(w: &[f32], x: &[f32], inputs: usize, rows: usize, block: &mut [f32]) {
+    let count = w.len() / inputs;
+    let tiled_rows = if rows >= ROWS_PER_PASS {
+        rows - rows % ROWS_PER_PASS
+    } else {
+        0
+    };
+    let tiled_weights = count - count % TILE_WEIGHTS;
+    for o in (0..tiled_weights).step_by(TILE_WEIGHTS) {
+        let weights = &w[o * inputs..(o + TILE_WEIGHTS) * inputs];
+        for r in (0..tiled_rows).step_by(ROWS_PER_PASS) {
+            let x = &x[r * inputs..(r + ROWS_PER_PASS) * inputs];
+            for (k, sums) in tile_avx2(weights, x, inputs).iter().enumerate() {
+                let at = (o + k) * rows + r;
+                block[at..at + ROWS_PER_PASS].copy_from_slice(sums);
+            }
+        }
+    }
+    for (o, weight) in w.chunks_exact(inputs).enumerate() {
+        let first = if o < tiled_weights { tiled_rows } else { 0 };
+        for r in (first..rows).step_by(ROWS_PER_PASS) {
+            let pass = ROWS_PER_PASS.min(rows - r);
+            let x = &x[r * inputs..(r + pass) * inputs];
+            let sums = &mut block[o * rows + r..o * rows + r + pass];
+            match pass {
+                1 => pass_avx2::<1>(weight, x, sums),
+                2 => pass_avx2::<2>(weight, x, sums),
+                3 => pass_avx2::<3>(weight, x, sums),
+                _ => pass_avx2::<4>(weight, x, sums),
+            }
+        }
+    }
 }
 
 /// [`products`] without SIMD.
@@ -136,13 +162,13 @@ fn products_scalar(w: &[f32], x: &[f32], inputs: usize, rows: usize, block: &mut
 unsafe fn pass_avx2<const R: usize>(weight: &[f32], x: &[f32], sums: &mut [f32]) {
     use std::arch::x86_64::*;
     let inputs = weight.len();
-    let chunks = inputs / 16;
+    let end = (inputs / 16) * 16;
     let wp = weight.as_ptr();
     let xp = x.as_ptr();
     let mut acc = [[_mm256_setzero_ps(); 2]; R];
-    for c in 0..chunks {
-        let i = c * 16;
-        // SAFETY: i + 16 ≤ inputs; input row r starts at r * inputs, inside `x` (R rows).
+    for i in (0..end).step_by(16) {
+        // SAFETY: i + 16 ≤ inputs; input row r starts at r * inputs, inside `x` (R
+        // rows).
         let w0 = _mm256_loadu_ps(wp.add(i));
         let w1 = _mm256_loadu_ps(wp.add(i + 8));
         for (r, acc) in acc.iter_mut().enumerate() {
@@ -153,9 +179,52 @@ unsafe fn pass_avx2<const R: usize>(weight: &[f32], x: &[f32], sums: &mut [f32])
     }
     for r in 0..R {
         let x = &x[r * inputs..(r + 1) * inputs];
-        let tail: f32 = (chunks * 16..inputs).map(|i| weight[i] * x[i]).sum();
+        let tail: f32 = (end..inputs).map(|i| weight[i] * x[i]).sum();
         sums[r] = horizontal_sum(_mm256_add_ps(acc[r][0], acc[r][1])) + tail;
     }
+}
+
+/// TILE_WEIGHTS weight rows (`weights`, `[TILE_WEIGHTS, inputs]`) against
+/// ROWS_PER_PASS input rows (`x`): `[k][r]` = weight row k · input row r. Twelve
+/// accumulators, three weight and one input register: every input vector loaded serves
+/// three FMAs, every weight vector four.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn tile_avx2(
+    weights: &[f32],
+    x: &[f32],
+    inputs: usize,
+) -> [[f32; ROWS_PER_PASS]; TILE_WEIGHTS] {
+    use std::arch::x86_64::*;
+    let end = (inputs / 8) * 8;
+    let wp = weights.as_ptr();
+    let xp = x.as_ptr();
+    let mut acc = [[_mm256_setzero_ps(); ROWS_PER_PASS]; TILE_WEIGHTS];
+    for i in (0..end).step_by(8) {
+        // SAFETY: i + 8 ≤ inputs; weight row k starts at k * inputs and
+        // input row r at r * inputs, inside their slices.
+        let w = [
+            _mm256_loadu_ps(wp.add(i)),
+            _mm256_loadu_ps(wp.add(inputs + i)),
+            _mm256_loadu_ps(wp.add(2 * inputs + i)),
+        ];
+        for r in 0..ROWS_PER_PASS {
+            let v = _mm256_loadu_ps(xp.add(r * inputs + i));
+            for k in 0..TILE_WEIGHTS {
+                acc[k][r] = _mm256_fmadd_ps(w[k], v, acc[k][r]);
+            }
+        }
+    }
+    let mut sums = [[0f32; ROWS_PER_PASS]; TILE_WEIGHTS];
+    for k in 0..TILE_WEIGHTS {
+        let weight = &weights[k * inputs..(k + 1) * inputs];
+        for r in 0..ROWS_PER_PASS {
+            let x = &x[r * inputs..(r + 1) * inputs];
+            let tail: f32 = (end..inputs).map(|i| weight[i] * x[i]).sum();
+            sums[k][r] = horizontal_sum(acc[k][r]) + tail;
+        }
+    }
+    sums
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -206,7 +275,8 @@ mod tests {
     #[test]
     fn the_scalar_path_gives_what_the_simd_path_gives() -> Result<()> {
         let dev = Device::Cpu;
-        for (rows, inputs, outputs) in [(1, 1, 1), (3, 17, 5), (4, 40, 9), (6, 33, 2)] {
+        for (rows, inputs, outputs) in [(1, 1, 1), (3, 17, 5), (4, 40, 9), (6, 33, 2), (9, 19, 10)]
+        {
             let x = Tensor::randn(0f32, 1.0, (rows, inputs), &dev)?;
             let w = Tensor::randn(0f32, 1.0, (outputs, inputs), &dev)?;
             let (x, w) = (x.flatten_all()?.to_vec1()?, w.flatten_all()?.to_vec1()?);
