@@ -2,7 +2,8 @@
 //! Typed: one message per line from standard input, the reply streamed as it is
 //! written; an empty line or the end of input ends it. Spoken from files: each
 //! `--input` recording is a turn, answered in `--voice`, the reply's audio written to
-//! `--output` (one turn) and kept in the data folder.
+//! `--output` (one turn) and kept in the data folder. `--speech-to-speech MODEL`: an
+//! LFM2-Audio model hears the spoken turns and answers them aloud itself.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -10,14 +11,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
-use clap::Args;
+use clap::{ArgGroup, Args};
 use izwi_runtime::{
-    CancellationToken, ChatModel, ChatParams, ChatSettings, LiveChatOptions, LiveEvent, Microphone,
-    NoEvents, NoPlayback, Playback, Runtime, TurnEvent, VoiceChatSetup, VoiceTurn,
-    DEFAULT_SYSTEM_PROMPT,
+    AudioSampling, CancellationToken, ChatParams, ChatSettings, LiveChatOptions, LiveEvent,
+    Microphone, NoEvents, NoPlayback, Playback, Runtime, TurnEvent, VoiceChat, VoiceChatSetup,
+    VoiceTurn, CHAT_PROMPT, DEFAULT_SYSTEM_PROMPT,
 };
 
 #[derive(Args)]
+#[command(group(ArgGroup::new("answer").args(["voice", "speech_to_speech"])))]
 pub struct ChatArgs {
     /// The chat model: an installed chat model's id (`izwi models list`), the path of
     /// a .gguf file (Llama architecture, e.g. SmolLM2-135M-Instruct.Q4_1.gguf), or the
@@ -31,21 +33,23 @@ pub struct ChatArgs {
     /// Go on with a stored chat (its id from `izwi chats`), with its system prompt.
     #[arg(long)]
     resume: Option<i64>,
-    /// 0 (the default) always gives the likeliest reply; up to 2 for more variety.
-    #[arg(long, default_value_t = 0.0)]
-    temperature: f32,
+    /// 0 always gives the likeliest reply; up to 2 for more variety. Default: 0 for
+    /// chat models; LFM2-Audio's chat sampling (1.0, top-k 4) for speech-to-speech.
+    #[arg(long)]
+    temperature: Option<f32>,
     /// Seed for sampling when the temperature is above 0.
     #[arg(long)]
     seed: Option<u64>,
-    /// The longest reply, in tokens.
+    /// The longest reply, in tokens (speech-to-speech: text tokens and frames).
     #[arg(long, default_value_t = 512)]
     max_tokens: usize,
     /// Print each reply as one JSON object (text, tokens, timings) instead of text.
     #[arg(long)]
     json: bool,
     /// A recording of what the user says (any audio file); each one given is a spoken
-    /// turn, answered aloud in --voice instead of reading standard input.
-    #[arg(long, requires = "voice")]
+    /// turn, answered aloud (in --voice, or by --speech-to-speech) instead of reading
+    /// standard input.
+    #[arg(long, requires = "answer")]
     input: Vec<PathBuf>,
     /// The Whisper model that hears the user: an id (`izwi models list`), `local/NAME`
     /// or a model folder. Default: the default transcription model.
@@ -62,8 +66,12 @@ pub struct ChatArgs {
     #[arg(long, requires = "input")]
     output: Option<PathBuf>,
     /// Talk through the microphone and hear the replies on the speaker, until Ctrl-C.
-    #[arg(long, requires = "voice", conflicts_with = "input")]
+    #[arg(long, requires = "answer", conflicts_with = "input")]
     mic: bool,
+    /// Speech-to-speech: an LFM2-Audio model (an installed id) hears each spoken turn
+    /// and answers it aloud, in place of --asr, --llm and --voice.
+    #[arg(long, value_name = "MODEL", conflicts_with_all = ["llm", "asr", "voice", "language"])]
+    speech_to_speech: Option<String>,
     /// The microphone (an id from `izwi devices`); default: the one chosen in the
     /// app's settings, else the system's.
     #[arg(long, requires = "mic")]
@@ -90,6 +98,31 @@ pub fn run(data_dir: Option<PathBuf>, args: ChatArgs) -> Result<()> {
     }
     let (tokio, runtime) = crate::open(data_dir, Arc::new(NoEvents))?;
     let settings = tokio.block_on(runtime.chat_settings());
+    if let Some(id) = &args.speech_to_speech {
+        if args.input.is_empty() && !args.mic {
+            bail!("--speech-to-speech answers speech: give --input recordings or --mic");
+        }
+        let mut chat = tokio.block_on(runtime.open_speech_chat(id))?;
+        chat.max_steps = args.max_tokens;
+        if let Some(temperature) = args.temperature {
+            chat.sampling = if temperature == 0.0 {
+                AudioSampling::greedy()
+            } else {
+                AudioSampling {
+                    temperature,
+                    ..AudioSampling::chat()
+                }
+            };
+        }
+        chat.sampling.seed = args.seed;
+        let chat = VoiceChat::SpeechToSpeech(&chat);
+        return tokio.block_on(async {
+            match args.mic {
+                true => live(&runtime, chat, id, CHAT_PROMPT, &args, &settings).await,
+                false => spoken_turns(&runtime, chat, CHAT_PROMPT, &args).await,
+            }
+        });
+    }
     let Some(llm) = args.llm.as_ref().or(settings.llm.as_ref()) else {
         bail!(
             "which chat model? Give --llm (an installed chat model's id, a .gguf file or \
@@ -99,14 +132,22 @@ pub fn run(data_dir: Option<PathBuf>, args: ChatArgs) -> Result<()> {
     let model = tokio.block_on(runtime.open_chat_model(llm))?;
     let params = ChatParams {
         max_tokens: args.max_tokens,
-        temperature: args.temperature,
+        temperature: args.temperature.unwrap_or(0.0),
         seed: args.seed,
     };
-    if !args.input.is_empty() {
-        return tokio.block_on(spoken_turns(&runtime, &model, &params, &args));
-    }
-    if args.mic {
-        return tokio.block_on(live(&runtime, &model, &params, &args, &settings));
+    if !args.input.is_empty() || args.mic {
+        return tokio.block_on(async {
+            let setup = setup(&runtime, &args).await?;
+            let chat = VoiceChat::Cascade {
+                setup: &setup,
+                model: &model,
+                params: &params,
+            };
+            match args.mic {
+                true => live(&runtime, chat, model.name(), &args.system, &args, &settings).await,
+                false => spoken_turns(&runtime, chat, &args.system, &args).await,
+            }
+        });
     }
     let interactive = std::io::stdin().is_terminal();
     if interactive {
@@ -166,12 +207,12 @@ async fn setup(runtime: &Runtime, args: &ChatArgs) -> Result<VoiceChatSetup> {
 /// A spoken conversation through the microphone and speaker, until Ctrl-C.
 async fn live(
     runtime: &Runtime,
-    model: &ChatModel,
-    params: &ChatParams,
+    chat: VoiceChat<'_>,
+    name: &str,
+    system: &str,
     args: &ChatArgs,
     settings: &ChatSettings,
 ) -> Result<()> {
-    let setup = setup(runtime, args).await?;
     // The devices chosen in the app unless others are given.
     let microphone = Microphone::open(
         args.input_device
@@ -187,7 +228,7 @@ async fn live(
     )?;
     eprintln!(
         "{}: listening on {}, answering on {}. Speak; Ctrl-C ends.",
-        model.name(),
+        name,
         microphone.name(),
         playback.name()
     );
@@ -226,10 +267,8 @@ async fn live(
     };
     runtime
         .live_chat(
-            &setup,
-            model,
-            runtime.open_conversation(args.resume, &args.system).await?,
-            params,
+            chat,
+            runtime.open_conversation(args.resume, system).await?,
             microphone,
             &playback,
             &options,
@@ -270,6 +309,7 @@ fn turn_json(turn: &VoiceTurn, input: Option<&PathBuf>) -> serde_json::Value {
         "user_text": turn.user_text,
         "reply_text": turn.reply_text,
         "reply_tokens": turn.reply_tokens,
+        "reply_frames": turn.reply_frames,
         "interrupted": m.interrupted,
         "asr_ms": m.asr_ms,
         "first_token_ms": m.first_token_ms,
@@ -285,13 +325,14 @@ fn turn_json(turn: &VoiceTurn, input: Option<&PathBuf>) -> serde_json::Value {
 /// Each `--input` recording as a spoken turn of one conversation.
 async fn spoken_turns(
     runtime: &Runtime,
-    model: &ChatModel,
-    params: &ChatParams,
+    chat: VoiceChat<'_>,
+    system: &str,
     args: &ChatArgs,
 ) -> Result<()> {
-    let setup = setup(runtime, args).await?;
-    runtime.prepare_voice_chat(&setup).await?;
-    let mut conversation = runtime.open_conversation(args.resume, &args.system).await?;
+    if let VoiceChat::Cascade { setup, .. } = chat {
+        runtime.prepare_voice_chat(setup).await?;
+    }
+    let mut conversation = runtime.open_conversation(args.resume, system).await?;
     for input in &args.input {
         let path = input.clone();
         let speech = tokio::task::spawn_blocking(move || izwi_runtime::load_for_asr(&path))
@@ -310,19 +351,41 @@ async fn spoken_turns(
                 TurnEvent::ReplySpoken(_) => Ok(()),
             };
         };
-        let turn = runtime
-            .voice_turn(
-                &setup,
+        let (output, never) = (NoPlayback::default(), CancellationToken::new());
+        let turn = match chat {
+            VoiceChat::Cascade {
+                setup,
                 model,
-                &mut conversation,
                 params,
-                speech,
-                ended,
-                &NoPlayback::default(),
-                &CancellationToken::new(),
-                show,
-            )
-            .await?;
+            } => {
+                runtime
+                    .voice_turn(
+                        setup,
+                        model,
+                        &mut conversation,
+                        params,
+                        speech,
+                        ended,
+                        &output,
+                        &never,
+                        show,
+                    )
+                    .await?
+            }
+            VoiceChat::SpeechToSpeech(speech_chat) => Some(
+                runtime
+                    .speech_turn(
+                        speech_chat,
+                        &mut conversation,
+                        speech,
+                        ended,
+                        &output,
+                        &never,
+                        show,
+                    )
+                    .await?,
+            ),
+        };
         let Some(turn) = turn else {
             bail!("no words were heard in {}", input.display());
         };

@@ -12,6 +12,7 @@ use izwi_core::engine::{
     MetricsSnapshot, ModelExecutor,
 };
 use izwi_core::models::lfm2::Lfm2;
+use izwi_core::models::lfm2_audio::Message;
 use izwi_core::models::llama::{GgufWeights, Llama};
 use izwi_core::models::shared::gguf::GgufFile;
 use izwi_core::text::{ChatFormat, ChatMessage};
@@ -298,6 +299,9 @@ const CHAT_INPUT_CHARS: usize = 200;
 pub struct Conversation {
     chat_id: Option<i64>,
     messages: Vec<ChatMessage>,
+    /// The same conversation as an LFM2-Audio prompt (speech-to-speech turns): one
+    /// message for each of `messages` while it is current.
+    spoken: Vec<Message>,
 }
 
 /// Longest chat title, in characters, taken from the first message.
@@ -308,6 +312,7 @@ impl Conversation {
         Self {
             chat_id: None,
             messages: vec![ChatMessage::new("system", system_prompt)],
+            spoken: Vec::new(),
         }
     }
 
@@ -322,6 +327,16 @@ impl Conversation {
 
     pub(crate) fn push(&mut self, message: ChatMessage) {
         self.messages.push(message);
+    }
+
+    /// The conversation as an LFM2-Audio prompt, when every message so far was said
+    /// in speech-to-speech turns of this session.
+    pub(crate) fn spoken(&self) -> Option<&[Message]> {
+        (self.spoken.len() == self.messages.len()).then_some(&self.spoken[..])
+    }
+
+    pub(crate) fn set_spoken(&mut self, spoken: Vec<Message>) {
+        self.spoken = spoken;
     }
 }
 
@@ -477,7 +492,7 @@ impl Runtime {
         on_text: impl FnMut(&str),
     ) -> Result<ChatReply, RuntimeError> {
         let store = &self.inner.store;
-        let chat_id = self.chat_for(model, conversation, text).await?;
+        let chat_id = self.chat_for(model.name(), conversation, text).await?;
         store
             .add_message(chat_id, NewMessage::text(MessageRole::User, text))
             .await?;
@@ -502,10 +517,10 @@ impl Runtime {
     }
 
     /// The stored chat of `conversation`, created (with its system prompt, titled by
-    /// `first_words`) when nothing has been said in it yet.
+    /// `first_words`, recording `model_name`) when nothing has been said in it yet.
     pub(crate) async fn chat_for(
         &self,
-        model: &ChatModel,
+        model_name: &str,
         conversation: &mut Conversation,
         first_words: &str,
     ) -> Result<i64, RuntimeError> {
@@ -514,7 +529,7 @@ impl Runtime {
         }
         let store = &self.inner.store;
         let title: String = first_words.chars().take(TITLE_CHARS).collect();
-        let chat = store.create_chat(title.trim(), Some(model.name())).await?;
+        let chat = store.create_chat(title.trim(), Some(model_name)).await?;
         let system = &conversation.messages[0].content;
         store
             .add_message(chat.id, NewMessage::text(MessageRole::System, system))
@@ -625,6 +640,7 @@ impl Runtime {
         Ok(Conversation {
             chat_id: Some(chat_id),
             messages,
+            spoken: Vec::new(),
         })
     }
 

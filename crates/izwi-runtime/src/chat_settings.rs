@@ -19,6 +19,9 @@ pub struct ChatSettings {
     pub asr: Option<String>,
     /// The voice that speaks the replies: a library voice's name or id.
     pub voice: Option<String>,
+    /// Speech-to-speech: an LFM2-Audio model's id that hears and answers aloud in
+    /// place of `asr`, `llm` and `voice`; None: the cascade of those three.
+    pub s2s: Option<String>,
     /// The microphone's id (`izwi devices`); None: the system's default.
     pub input_device: Option<String>,
     /// The speaker's id; None: the system's default.
@@ -35,6 +38,7 @@ impl Default for ChatSettings {
             llm: None,
             asr: None,
             voice: None,
+            s2s: None,
             input_device: None,
             output_device: None,
             end_silence_ms: 500,
@@ -79,6 +83,14 @@ impl Runtime {
                 )));
             }
         }
+        if let Some(s2s) = &settings.s2s {
+            let model = self.model(s2s)?;
+            if model.family != izwi_hub::Family::Lfm2Audio {
+                return Err(RuntimeError::InvalidRequest(format!(
+                    "{s2s} is not an LFM2-Audio model: only those chat speech to speech"
+                )));
+            }
+        }
         self.set_setting(CHAT_SETTINGS, settings).await
     }
 }
@@ -93,5 +105,6 @@ mod tests {
         assert_eq!(settings.llm.as_deref(), Some("local/smol"));
         assert_eq!(settings.end_silence_ms, 500);
         assert!(settings.barge_in);
+        assert_eq!(settings.s2s, None, "the cascade stays the default");
     }
 }

@@ -21,6 +21,7 @@ mod remote;
 mod runtime;
 mod saved_dictation;
 mod speak;
+mod speech_chat;
 mod streaming_dictation;
 mod transcribe;
 mod vad;
@@ -52,6 +53,7 @@ pub use izwi_audio::{
 };
 pub use izwi_core::allocator::tune_for_inference;
 pub use izwi_core::engine::{EngineStatus, MetricsSnapshot};
+pub use izwi_core::models::lfm2_audio::{AudioSampling, CHAT_PROMPT};
 pub use izwi_core::models::whisper::Task;
 pub use izwi_core::text::ChatMessage;
 pub use izwi_core::transcript::{Segment, Transcript};
@@ -62,7 +64,7 @@ pub use izwi_store::{
     ChatRecord, Job, JobFilter, JobKind, JobStatus, MessageMetrics, MessageRecord, MessageRole,
     SearchHit, SegmentRecord, TranscriptRecord, VoiceSettings, VoiceSource,
 };
-pub use live_chat::{LiveChatOptions, LiveEvent, LEVEL_SECONDS};
+pub use live_chat::{LiveChatOptions, LiveEvent, VoiceChat, LEVEL_SECONDS};
 pub use models::LoadedModel;
 pub use qwen3_tts::{Qwen3SpeakRequest, MAX_REFERENCE_SECONDS};
 pub use qwen3_voices::{CloneVoiceRequest, ClonedVoice, TranscriptSource};
@@ -76,6 +78,7 @@ pub use speak::{
     read_lines, SpeakBatchRequest, SpeakFileRequest, SpeakRequest, SpeechClip, MANIFEST_NAME,
     MAX_SPEAK_CHARS, SENTENCE_GAP_SECONDS,
 };
+pub use speech_chat::SpeechChat;
 pub use transcribe::TranscribeRequest;
 pub use vad::vad_path;
 pub use voice_chat::{NoPlayback, ReplyOutput, TurnEvent, VoiceChatSetup, VoiceTurn};

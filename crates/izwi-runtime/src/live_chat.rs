@@ -18,8 +18,22 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::chat::{ChatModel, ChatParams, Conversation};
+use crate::speech_chat::SpeechChat;
 use crate::voice_chat::{TurnEvent, VoiceChatSetup, VoiceTurn};
 use crate::{Runtime, RuntimeError};
+
+/// What answers a spoken conversation.
+#[derive(Clone, Copy)]
+pub enum VoiceChat<'a> {
+    /// Whisper hears the user, a chat model writes the reply, a voice speaks it.
+    Cascade {
+        setup: &'a VoiceChatSetup,
+        model: &'a ChatModel,
+        params: &'a ChatParams,
+    },
+    /// One LFM2-Audio model hears the user and answers aloud.
+    SpeechToSpeech(&'a SpeechChat),
+}
 
 #[derive(Debug, Clone)]
 pub struct LiveChatOptions {
@@ -86,10 +100,8 @@ impl Runtime {
     #[allow(clippy::too_many_arguments)]
     pub async fn live_chat(
         &self,
-        setup: &VoiceChatSetup,
-        model: &ChatModel,
+        chat: VoiceChat<'_>,
         mut conversation: Conversation,
-        params: &ChatParams,
         microphone: Microphone,
         playback: &Playback,
         options: &LiveChatOptions,
@@ -103,7 +115,9 @@ impl Runtime {
                     .into(),
             )
         })?;
-        self.prepare_voice_chat(setup).await?;
+        if let VoiceChat::Cascade { setup, .. } = chat {
+            self.prepare_voice_chat(setup).await?;
+        }
         let mut audio = read_microphone(microphone, stop.clone());
         let mut detector = VadStream::new(
             &vad,
@@ -135,19 +149,32 @@ impl Runtime {
                 let mut taken = std::mem::replace(&mut conversation, Conversation::new(""));
                 playback.stop();
                 let future: TurnFuture<'_> = Box::pin(async move {
-                    let result = self
-                        .voice_turn(
+                    let on_turn = |event: TurnEvent<'_>| on_event(LiveEvent::Turn(event));
+                    let result = match chat {
+                        VoiceChat::Cascade {
                             setup,
                             model,
-                            &mut taken,
                             params,
-                            speech,
-                            ended,
-                            playback,
-                            &cancel,
-                            |event| on_event(LiveEvent::Turn(event)),
-                        )
-                        .await;
+                        } => {
+                            self.voice_turn(
+                                setup, model, &mut taken, params, speech, ended, playback, &cancel,
+                                on_turn,
+                            )
+                            .await
+                        }
+                        VoiceChat::SpeechToSpeech(speech_chat) => self
+                            .speech_turn(
+                                speech_chat,
+                                &mut taken,
+                                speech,
+                                ended,
+                                playback,
+                                &cancel,
+                                on_turn,
+                            )
+                            .await
+                            .map(Some),
+                    };
                     (taken, result)
                 });
                 turn = Some((future, token));

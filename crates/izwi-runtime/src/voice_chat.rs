@@ -118,6 +118,8 @@ pub struct VoiceTurn {
     /// What the reply said: all of it, or what had begun to play when interrupted.
     pub reply_text: String,
     pub reply_tokens: usize,
+    /// Frames of speech the reply's model generated (speech-to-speech; 0 otherwise).
+    pub reply_frames: usize,
     /// The reply's audio at `sample_rate` (all that was made, also when interrupted).
     pub reply_audio: Vec<f32>,
     pub sample_rate: u32,
@@ -201,7 +203,9 @@ impl Runtime {
         }
         on_event(TurnEvent::Heard(&user_text));
 
-        let chat_id = self.chat_for(model, conversation, &user_text).await?;
+        let chat_id = self
+            .chat_for(model.name(), conversation, &user_text)
+            .await?;
         let turn = conversation.messages().len();
         let audio_dir = inner.store.audio_dir().join(format!("chat-{chat_id}"));
         let user_audio_path = audio_dir.join(format!("{turn:03}-user.wav"));
@@ -343,6 +347,8 @@ impl Runtime {
             first_audio_ms: spoken.first_audio.map(ms),
             total_ms: Some(ms(finished)),
             interrupted,
+            tokens: reply.as_ref().map(|r| r.tokens as u64),
+            frames: None,
         };
         let reply_audio_path = audio_dir.join(format!("{:03}-assistant.wav", turn + 1));
         self.save_audio(&reply_audio_path, &spoken.audio, rate)
@@ -366,6 +372,7 @@ impl Runtime {
             user_text,
             reply_text,
             reply_tokens: reply.as_ref().map_or(0, |r| r.tokens),
+            reply_frames: 0,
             reply_audio: spoken.audio,
             sample_rate: rate,
             user_audio_path,
@@ -375,7 +382,7 @@ impl Runtime {
         }))
     }
 
-    async fn save_audio(
+    pub(crate) async fn save_audio(
         &self,
         path: &std::path::Path,
         samples: &[f32],

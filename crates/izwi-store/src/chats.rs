@@ -65,6 +65,12 @@ pub struct MessageMetrics {
     /// The user spoke over the reply: its text is what had been said by then.
     #[serde(default)]
     pub interrupted: bool,
+    /// Text tokens the reply's model wrote (None: not recorded, as by older builds).
+    #[serde(default)]
+    pub tokens: Option<u64>,
+    /// Frames of speech the reply's model generated (speech-to-speech replies).
+    #[serde(default)]
+    pub frames: Option<u64>,
 }
 
 /// A message as stored.

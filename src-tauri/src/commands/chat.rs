@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use izwi_runtime::{
-    input_devices, output_devices, AudioError, CancellationToken, ChatParams, ChatRecord,
+    input_devices, output_devices, AudioError, CancellationToken, ChatModel, ChatParams, ChatRecord,
     ChatSettings, DeviceInfo, LiveChatOptions, LiveEvent, MessageRecord, Microphone, ModelStatus,
-    Playback, TurnEvent, VoiceChatSetup, DEFAULT_SYSTEM_PROMPT,
+    Playback, SpeechChat, TurnEvent, VoiceChat, VoiceChatSetup, CHAT_PROMPT, DEFAULT_SYSTEM_PROMPT,
 };
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, State};
@@ -105,6 +105,7 @@ impl AppState {
         for (what, spec) in [
             ("chat model", &settings.llm),
             ("speech model", &settings.asr),
+            ("speech-to-speech model", &settings.s2s),
         ] {
             if let Some(spec) = spec.as_deref().filter(|s| !installed(s)) {
                 return Err(AppError::invalid(format!(
@@ -191,34 +192,42 @@ impl AppState {
         events: ChatEvents,
     ) -> AppResult<()> {
         let settings = self.runtime.chat_settings().await;
-        let llm = chosen_llm(&settings)?;
-        let voice = settings.voice.clone().ok_or_else(|| {
-            AppError::new(
-                ErrorKind::Model,
-                "choose the voice that answers (Voices has them; none installed: download one in Models)",
-            )
-        })?;
-        let asr = match settings.asr.clone() {
-            Some(asr) => asr,
-            None => self.runtime.default_transcribe_model().await?,
-        };
-        let conversation = self
-            .runtime
-            .open_conversation(chat_id, DEFAULT_SYSTEM_PROMPT)
-            .await?;
         // Loaded and opened here, so a model that cannot load or a missing or busy
         // device fails the start with its reason; before the activity is registered,
         // so such a failure leaves none behind.
-        let model = self.runtime.open_chat_model(&llm).await?;
+        let answerer = match &settings.s2s {
+            Some(s2s) => Answerer::SpeechToSpeech(self.runtime.open_speech_chat(s2s).await?),
+            None => {
+                let llm = chosen_llm(&settings)?;
+                let voice = settings.voice.clone().ok_or_else(|| {
+                    AppError::new(
+                        ErrorKind::Model,
+                        "choose the voice that answers (Voices has them; none installed: download one in Models)",
+                    )
+                })?;
+                let asr = match settings.asr.clone() {
+                    Some(asr) => asr,
+                    None => self.runtime.default_transcribe_model().await?,
+                };
+                Answerer::Cascade {
+                    setup: VoiceChatSetup {
+                        asr,
+                        voice,
+                        language: None,
+                    },
+                    model: self.runtime.open_chat_model(&llm).await?,
+                }
+            }
+        };
+        let system = match answerer {
+            Answerer::SpeechToSpeech(_) => CHAT_PROMPT,
+            Answerer::Cascade { .. } => DEFAULT_SYSTEM_PROMPT,
+        };
+        let conversation = self.runtime.open_conversation(chat_id, system).await?;
         let device = |e: AudioError| AppError::new(ErrorKind::Audio, e.to_string());
         let microphone = Microphone::open(settings.input_device.as_deref()).map_err(device)?;
         let playback = Playback::open(settings.output_device.as_deref()).map_err(device)?;
         let stop = self.start_chat_activity(chat_id)?;
-        let setup = VoiceChatSetup {
-            asr,
-            voice,
-            language: None,
-        };
         let talk = push_to_talk.then(|| {
             let (key, talk) = tokio::sync::watch::channel(false);
             *lock(&self.talk_key) = Some(key);
@@ -250,11 +259,18 @@ impl AppState {
                     events(event);
                 }
             };
+            let params = ChatParams::default();
+            let chat = match &answerer {
+                Answerer::Cascade { setup, model } => VoiceChat::Cascade {
+                    setup,
+                    model,
+                    params: &params,
+                },
+                Answerer::SpeechToSpeech(speech_chat) => VoiceChat::SpeechToSpeech(speech_chat),
+            };
             let result = handle.block_on(runtime.live_chat(
-                &setup,
-                &model,
+                chat,
                 conversation,
-                &ChatParams::default(),
                 microphone,
                 &playback,
                 &options,
@@ -311,6 +327,15 @@ impl AppState {
             .as_ref()
             .is_some_and(|(id, _)| *id == Some(chat_id))
     }
+}
+
+/// What answers a voice chat, as the settings chose.
+enum Answerer {
+    Cascade {
+        setup: VoiceChatSetup,
+        model: ChatModel,
+    },
+    SpeechToSpeech(SpeechChat),
 }
 
 /// Ends a typed reply's activity however the command ends.
