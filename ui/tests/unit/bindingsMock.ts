@@ -409,6 +409,7 @@ export function chatSettings(patch: Partial<ChatSettings> = {}): ChatSettings {
     llm: null,
     asr: null,
     voice: null,
+    s2s: null,
     input_device: null,
     output_device: null,
     end_silence_ms: 500,

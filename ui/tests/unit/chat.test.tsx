@@ -1,4 +1,4 @@
-import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react'
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { chat, chatSettings, commands, emitChat, fail, message, model, ok, voice } from './bindingsMock'
@@ -348,6 +348,39 @@ describe('Chat', () => {
     expect(screen.queryByTestId('chat-state')).not.toBeInTheDocument()
     expect(within(log()).queryByText('Tell me a story')).not.toBeInTheDocument()
     expect(screen.getByRole('button', { name: /Send/ })).toBeEnabled()
+  })
+
+  it('offers speech to speech when an LFM2-Audio model is installed, and then needs no voice', async () => {
+    const lfm2Audio = model({
+      id: 'local/lfm2-audio',
+      name: 'LFM2-Audio 1.5B',
+      family: 'lfm2_audio',
+      task: 'transcribe',
+      status: 'installed',
+      source: { kind: 'local', imported_from: '/home/ada/Models/LFM2-Audio-1.5B' },
+    })
+    commands.startVoiceChat.mockResolvedValue(ok(null))
+    await setup({ voices: [] })
+    await userEvent.click(screen.getByRole('button', { name: /Voice chat settings/ }))
+    let panel = screen.getByRole('region', { name: 'Voice chat settings' })
+    // Without such a model there is nothing to choose, and voice chat needs a voice.
+    expect(within(panel).queryByRole('combobox', { name: 'Answered by' })).not.toBeInTheDocument()
+    expect(screen.getByText(/Voice chat needs a voice/)).toBeInTheDocument()
+    cleanup()
+
+    await setup({ models: [smol, whisper, lfm2Audio], voices: [] })
+    await userEvent.click(screen.getByRole('button', { name: /Voice chat settings/ }))
+    panel = screen.getByRole('region', { name: 'Voice chat settings' })
+    const mode = within(panel).getByRole('combobox', { name: 'Answered by' })
+    await waitFor(() => expect(mode).toHaveValue(''))
+    await userEvent.selectOptions(mode, 'local/lfm2-audio')
+    expect(commands.setChatSettings).toHaveBeenLastCalledWith(
+      expect.objectContaining({ s2s: 'local/lfm2-audio', llm: 'local/smollm2' }),
+    )
+    expect(mode).toHaveDisplayValue('LFM2-Audio 1.5B, speech to speech')
+    expect(screen.queryByText(/Voice chat needs a voice/)).not.toBeInTheDocument()
+    await userEvent.selectOptions(mode, '')
+    expect(commands.setChatSettings).toHaveBeenLastCalledWith(expect.objectContaining({ s2s: null }))
   })
 
   it('reads saved settings that leave fields out with the backend defaults', async () => {

@@ -11,7 +11,7 @@ import { useModels } from '../models/modelsStore'
 import { useVoices } from '../voices/voicesStore'
 import { ChatList } from './ChatList'
 import { ChatModelPicker, VoiceChatSettings } from './ChatSettingsForm'
-import { chatStore, loadChats, loadChatSettings, loadMessages, useChat } from './chatStore'
+import { chatStore, loadChats, loadChatSettings, loadMessages, useChat, useShownSettings } from './chatStore'
 import { installedChatModels, voiceChatBlocker } from './choices'
 import { Composer } from './Composer'
 import { MessageList } from './MessageList'
@@ -38,6 +38,7 @@ export function ChatPage() {
   const voicesState = useVoices()
   const openId = useChat((s) => s.openId)
   const settingsError = useChat((s) => s.settingsError)
+  const s2s = useShownSettings()?.s2s ?? null
   const [showSettings, setShowSettings] = useState(false)
 
   useEffect(() => {
@@ -95,7 +96,7 @@ export function ChatPage() {
                 </p>
               ) : (
                 <Composer
-                  blocker={loaded && voicesState.loaded ? voiceChatBlocker(models, voicesState.voices) : null}
+                  blocker={loaded && voicesState.loaded ? voiceChatBlocker(models, voicesState.voices, s2s) : null}
                 />
               )}
             </>

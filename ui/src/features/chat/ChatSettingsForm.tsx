@@ -11,7 +11,7 @@ import { installedTranscribers, useModels } from '../models/modelsStore'
 import { useSettings } from '../settings/settingsStore'
 import { usableVoices, useVoices, voiceLanguage } from '../voices/voicesStore'
 import { changeChatSettings, loadDevices, useChat, useShownSettings } from './chatStore'
-import { installedChatModels, type FullChatSettings } from './choices'
+import { installedChatModels, installedSpeechToSpeech, type FullChatSettings } from './choices'
 
 function save(patch: Partial<FullChatSettings>): void {
   changeChatSettings(patch).catch((e) => {
@@ -134,6 +134,7 @@ export function VoiceChatSettings() {
   const voiceOn = useChat((s) => s.activity === 'voice')
   const usable = usableVoices(voices)
   const transcribers = installedTranscribers(models)
+  const speechToSpeech = installedSpeechToSpeech(models)
   const defaultName = (transcribers.find((m) => m.id === defaultAsr) ?? transcribers[0])?.name
 
   // Microphones and speakers come and go: listed afresh each time the settings open.
@@ -145,6 +146,26 @@ export function VoiceChatSettings() {
   return (
     <section id="voice-chat-settings" className="chat-settings" aria-label="Voice chat settings">
       <div className="options">
+        {speechToSpeech.length > 0 && (
+          <div className="field">
+            <label className="field-label" htmlFor="chat-mode">
+              Answered by
+            </label>
+            <select
+              id="chat-mode"
+              className="select"
+              value={shown.s2s ?? ''}
+              onChange={(e) => save({ s2s: e.target.value || null })}
+            >
+              <option value="">Speech recognition, chat model and voice</option>
+              {speechToSpeech.map((m) => (
+                <option key={m.id} value={m.id}>
+                  {m.name}, speech to speech
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
         <div className="field">
           <label className="field-label" htmlFor="chat-voice">
             Voice

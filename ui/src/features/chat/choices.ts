@@ -16,6 +16,7 @@ export function fullSettings(s: ChatSettings): FullChatSettings {
     llm: s.llm ?? null,
     asr: s.asr ?? null,
     voice: s.voice ?? null,
+    s2s: s.s2s ?? null,
     input_device: s.input_device ?? null,
     output_device: s.output_device ?? null,
     end_silence_ms: s.end_silence_ms ?? 500,
@@ -27,6 +28,11 @@ export const isChatModel = (m: ModelInfo) => m.task === 'chat'
 
 export function installedChatModels(models: ModelInfo[]): ModelInfo[] {
   return models.filter((m) => isChatModel(m) && isInstalled(m))
+}
+
+/** LFM2-Audio models, installed: each can answer voice chat speech to speech. */
+export function installedSpeechToSpeech(models: ModelInfo[]): ModelInfo[] {
+  return models.filter((m) => m.family === 'lfm2_audio' && isInstalled(m))
 }
 
 /** The usable library voice `spec` names: the backend takes a voice's name or its id. */
@@ -51,6 +57,8 @@ export function effectiveSettings(
     next.llm = chat.find((m) => m.id === saved.llm)?.id ?? chat[0]?.id ?? null
     // A Whisper model that is gone falls back to the default transcription model.
     if (!installedTranscribers(models).some((m) => m.id === saved.asr)) next.asr = null
+    // A speech-to-speech model that is gone leaves the cascade.
+    if (!installedSpeechToSpeech(models).some((m) => m.id === saved.s2s)) next.s2s = null
   }
   if (voices) next.voice = (voiceNamed(voices, saved.voice) ?? usableVoices(voices)[0])?.name ?? null
   return next
@@ -60,8 +68,16 @@ export function sameSettings(a: FullChatSettings, b: FullChatSettings): boolean 
   return (Object.keys(a) as (keyof FullChatSettings)[]).every((k) => a[k] === b[k])
 }
 
-/** Why voice chat cannot start, and the page that fixes it; null when it can. */
-export function voiceChatBlocker(models: ModelInfo[], voices: VoiceInfo[]): { reason: string; fix: View } | null {
+/**
+ * Why voice chat cannot start, and the page that fixes it; null when it can. `s2s` is the
+ * chosen speech-to-speech model, which needs nothing else.
+ */
+export function voiceChatBlocker(
+  models: ModelInfo[],
+  voices: VoiceInfo[],
+  s2s: string | null = null,
+): { reason: string; fix: View } | null {
+  if (s2s != null && installedSpeechToSpeech(models).some((m) => m.id === s2s)) return null
   if (!installedChatModels(models).length) return { reason: 'Voice chat needs a chat model.', fix: 'models' }
   if (!installedTranscribers(models).length) {
     return { reason: 'Voice chat needs a Whisper model to hear you: download one in Models.', fix: 'models' }
