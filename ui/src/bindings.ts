@@ -243,6 +243,11 @@ export type ChatSettings = {
 	asr?: string | null,
 	/**  The voice that speaks the replies: a library voice's name or id. */
 	voice?: string | null,
+	/**
+	 *  Speech-to-speech: an LFM2-Audio model's id that hears and answers aloud in
+	 *  place of `asr`, `llm` and `voice`; None: the cascade of those three.
+	 */
+	s2s?: string | null,
 	/**  The microphone's id (`izwi devices`); None: the system's default. */
 	input_device?: string | null,
 	/**  The speaker's id; None: the system's default. */
@@ -497,6 +502,10 @@ export type MessageMetrics = {
 	total_ms: number | null,
 	/**  The user spoke over the reply: its text is what had been said by then. */
 	interrupted?: boolean,
+	/**  Text tokens the reply's model wrote (None: not recorded, as by older builds). */
+	tokens?: number | null,
+	/**  Frames of speech the reply's model generated (speech-to-speech replies). */
+	frames?: number | null,
 };
 
 /**  A message as stored. */

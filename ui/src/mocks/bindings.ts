@@ -667,6 +667,7 @@ function withDefaults(s: ChatSettings): Required<ChatSettings> {
     llm: s.llm ?? null,
     asr: s.asr ?? null,
     voice: s.voice ?? null,
+    s2s: s.s2s ?? null,
     input_device: s.input_device ?? null,
     output_device: s.output_device ?? null,
     end_silence_ms: s.end_silence_ms ?? 500,

@@ -61,7 +61,8 @@ export function MessageList() {
             <ChatBubble
               key={m.id}
               who={m.role === 'user' ? 'user' : 'assistant'}
-              text={m.content}
+              // A speech-to-speech turn stores the user's recording, no words.
+              text={m.content || (m.audio_path != null ? '(spoken)' : '')}
               metrics={m.metrics}
               at={m.created_at}
               ended={m.metrics?.interrupted ? 'interrupted' : null}
