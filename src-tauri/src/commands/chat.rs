@@ -6,9 +6,10 @@
 use std::sync::Arc;
 
 use izwi_runtime::{
-    input_devices, output_devices, AudioError, CancellationToken, ChatModel, ChatParams, ChatRecord,
-    ChatSettings, DeviceInfo, LiveChatOptions, LiveEvent, MessageRecord, Microphone, ModelStatus,
-    Playback, SpeechChat, TurnEvent, VoiceChat, VoiceChatSetup, CHAT_PROMPT, DEFAULT_SYSTEM_PROMPT,
+    input_devices, output_devices, AudioError, CancellationToken, ChatModel, ChatParams,
+    ChatRecord, ChatSettings, DeviceInfo, LiveChatOptions, LiveEvent, MessageRecord, Microphone,
+    ModelStatus, Playback, SpeechChat, TurnEvent, VoiceChat, VoiceChatSetup, CHAT_PROMPT,
+    DEFAULT_SYSTEM_PROMPT,
 };
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, State};
