@@ -214,3 +214,55 @@ async fn a_reply_is_stopped_and_a_second_one_waits_its_turn() {
         .unwrap();
     assert!(!next.stopped);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn speech_to_speech_is_chosen_by_an_installed_lfm2_audio_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = state(dir.path()).await;
+    let (events, _) = recorder();
+    let refused = state
+        .set_chat_settings(ChatSettings {
+            s2s: Some("local/none".into()),
+            ..ChatSettings::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        refused.message.contains("speech-to-speech model"),
+        "{refused:?}"
+    );
+    let tiny = state
+        .runtime
+        .import_model(&asset("models/whisper-tiny.en"), Some("tiny"))
+        .unwrap();
+    let refused = state
+        .set_chat_settings(ChatSettings {
+            s2s: Some(tiny.id),
+            ..ChatSettings::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        refused.message.contains("not an LFM2-Audio model"),
+        "{refused:?}"
+    );
+
+    let lfm2_audio = state
+        .runtime
+        .import_model(
+            &izwi_test_support::fixtures::lfm2_audio_tiny(),
+            Some("lfm2-audio"),
+        )
+        .unwrap();
+    // No chat model and no voice: speech to speech needs neither, so the start gets
+    // as far as the microphone.
+    let settings = ChatSettings {
+        s2s: Some(lfm2_audio.id),
+        input_device: Some("a microphone".into()),
+        ..ChatSettings::default()
+    };
+    state.set_chat_settings(settings.clone()).await.unwrap();
+    assert_eq!(state.get_chat_settings().await.unwrap(), settings);
+    let no_microphone = state.start_voice_chat(None, false, events).await;
+    assert_eq!(no_microphone.unwrap_err().kind, ErrorKind::Audio);
+}
