@@ -1,11 +1,15 @@
 //! `izwi chat --speech-to-speech`: spoken turns answered aloud by the tiny
 //! random-weight LFM2-Audio checkpoint (its words are noise: the test checks structure
-//! and that greedy turns repeat).
+//! and that greedy turns repeat); and `--mic` through a PulseAudio server of the test's
+//! own, as live_chat.rs does for the cascade.
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use izwi_test_support::fixtures::{lfm2_audio_reference_speech, lfm2_audio_tiny};
+use izwi_test_support::pulse::{PulseAudio, MIC_SINK, OUT_SINK};
+use izwi_test_support::{install_vad, spoken};
 use serde_json::Value;
 
 fn izwi(data: &Path, args: &[&str]) -> Output {
@@ -53,11 +57,7 @@ fn two_turns(data: &Path, wav: &str) -> Vec<Value> {
         .collect()
 }
 
-#[test]
-fn spoken_turns_are_answered_aloud_by_an_lfm2_audio_model() {
-    let data = tempfile::tempdir().unwrap();
-    let wav = lfm2_audio_reference_speech(&data.path().join("speech.wav"));
-    let wav = wav.to_str().unwrap();
+fn import(data: &Path) {
     let fixture = lfm2_audio_tiny();
     let args = [
         "models",
@@ -66,7 +66,15 @@ fn spoken_turns_are_answered_aloud_by_an_lfm2_audio_model() {
         "--name",
         "lfm2-audio",
     ];
-    ok(izwi(data.path(), &args), &args);
+    ok(izwi(data, &args), &args);
+}
+
+#[test]
+fn spoken_turns_are_answered_aloud_by_an_lfm2_audio_model() {
+    let data = tempfile::tempdir().unwrap();
+    let wav = lfm2_audio_reference_speech(&data.path().join("speech.wav"));
+    let wav = wav.to_str().unwrap();
+    import(data.path());
 
     let turns = two_turns(data.path(), wav);
     assert_eq!(turns.len(), 2);
@@ -107,4 +115,71 @@ fn spoken_turns_are_answered_aloud_by_an_lfm2_audio_model() {
     ];
     let message = fails(izwi(data.path(), &args), &args);
     assert!(message.contains("cannot be used with"), "{message}");
+}
+
+#[test]
+fn speech_into_the_microphone_is_answered_on_the_speaker() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    install_vad(&izwi_runtime::vad_path(&data));
+    import(&data);
+    let question = spoken(&dir.path().join("q.wav"), "What is the capital of France?");
+    let pulse = PulseAudio::start();
+    let captured = dir.path().join("speaker.wav");
+    let recorder = pulse.record(OUT_SINK, &captured);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_izwi"))
+        .env("IZWI_DATA_DIR", &data)
+        .env("HF_HOME", data.join("hf"))
+        .envs(pulse.env())
+        .args([
+            "chat",
+            "--speech-to-speech",
+            "local/lfm2-audio",
+            "--mic",
+            "--max-turns",
+            "1",
+            "--temperature",
+            "0",
+            "--max-tokens",
+            "24",
+            "--json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("izwi runs");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    loop {
+        let line = lines.next().expect("izwi said it listens").unwrap();
+        if line.contains("listening on") {
+            break;
+        }
+    }
+    std::thread::spawn(move || lines.for_each(|l| eprintln!("izwi: {}", l.unwrap_or_default())));
+    pulse.play(MIC_SINK, &question);
+    let out = child.wait_with_output().expect("izwi ends after one turn");
+    recorder.finish();
+    assert!(out.status.success());
+    let events: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON event per line"))
+        .collect();
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
+    for kind in ["speech_started", "speech_ended", "turn"] {
+        assert!(kinds.contains(&kind), "no {kind} in {kinds:?}");
+    }
+    assert!(!kinds.contains(&"heard"), "nothing transcribes the user");
+    let turn = events.last().unwrap();
+    assert_eq!(turn["event"], "turn");
+    assert!(turn["reply_frames"].as_u64().unwrap() > 0, "{turn}");
+    // The speaker played the reply: as many seconds of sound as the stored reply has.
+    let played = izwi_runtime::load_for_asr(&captured).unwrap();
+    let loud = played.iter().filter(|x| x.abs() > 1e-4).count() as f64 / 16_000.0;
+    let reply = turn["reply_seconds"].as_f64().unwrap();
+    assert!(loud > 0.0, "the speaker stayed silent");
+    assert!(
+        loud <= reply + 0.1,
+        "{loud} s of sound for a {reply} s reply"
+    );
 }
