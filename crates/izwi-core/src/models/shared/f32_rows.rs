@@ -199,7 +199,8 @@ unsafe fn tile_avx2(
     let end = (inputs / 8) * 8;
     let wp = weights.as_ptr();
     let xp = x.as_ptr();
-    let mut acc = [[_mm256_setzero_ps(); ROWS_PER_PASS]; TILE_WEIGHTS];
+    // acc[r][k]: input row r · weight row k.
+    let mut acc = [[_mm256_setzero_ps(); TILE_WEIGHTS]; ROWS_PER_PASS];
     for i in (0..end).step_by(8) {
         // SAFETY: i + 8 ≤ inputs; weight row k starts at k * inputs and
         // input row r at r * inputs, inside their slices.
@@ -208,20 +209,18 @@ unsafe fn tile_avx2(
             _mm256_loadu_ps(wp.add(inputs + i)),
             _mm256_loadu_ps(wp.add(2 * inputs + i)),
         ];
-        for r in 0..ROWS_PER_PASS {
+        for (r, acc) in acc.iter_mut().enumerate() {
             let v = _mm256_loadu_ps(xp.add(r * inputs + i));
-            for k in 0..TILE_WEIGHTS {
-                acc[k][r] = _mm256_fmadd_ps(w[k], v, acc[k][r]);
+            for (a, w) in acc.iter_mut().zip(w) {
+                *a = _mm256_fmadd_ps(w, v, *a);
             }
         }
     }
     let mut sums = [[0f32; ROWS_PER_PASS]; TILE_WEIGHTS];
-    for k in 0..TILE_WEIGHTS {
-        let weight = &weights[k * inputs..(k + 1) * inputs];
-        for r in 0..ROWS_PER_PASS {
-            let x = &x[r * inputs..(r + 1) * inputs];
+    for (r, (acc, x)) in acc.iter().zip(x.chunks_exact(inputs)).enumerate() {
+        for (k, (&a, weight)) in acc.iter().zip(weights.chunks_exact(inputs)).enumerate() {
             let tail: f32 = (end..inputs).map(|i| weight[i] * x[i]).sum();
-            sums[k][r] = horizontal_sum(acc[k][r]) + tail;
+            sums[k][r] = horizontal_sum(a) + tail;
         }
     }
     sums
