@@ -11,8 +11,8 @@ use candle_core::{Device, Tensor};
 use izwi_core::engine::EngineCoreConfig;
 use izwi_core::models::lfm2_audio::mimi::MIMI_FILE;
 use izwi_core::models::lfm2_audio::{
-    AudioSampling, ChatLayout, Lfm2Audio, Lfm2Voice, Message, MimiDecoder, MimiShape, Part,
-    ReplyPiece, SpokenTurn, CHAT_PROMPT,
+    AudioDetokenizer, AudioSampling, ChatLayout, Lfm2Audio, Lfm2Voice, Message, MimiDecoder,
+    MimiShape, Part, ReplyPiece, SpokenTurn, CHAT_PROMPT,
 };
 
 fn dir() -> PathBuf {
@@ -327,4 +327,50 @@ async fn a_folder_without_mimi_or_detokenizer_cannot_speak() {
     assert!(err.contains("cannot speak"), "{err}");
     // It still transcribes.
     model.transcribe(speech()).await.expect("transcribes");
+}
+
+/// LFM2.5-Audio's layout: the detokenizer's folder beside the weights, no Mimi. Its
+/// speech is the detokenizer's decode of the turn's frames.
+#[tokio::test]
+async fn an_lfm2_5_folder_speaks_through_its_detokenizer() {
+    let folder = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.file_name().unwrap() != MIMI_FILE {
+            std::fs::copy(&path, folder.path().join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let detokenizer = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/lfm2-audio-detokenizer-tiny");
+    let to = folder.path().join("audio_detokenizer");
+    std::fs::create_dir(&to).unwrap();
+    for name in ["config.json", "model.safetensors"] {
+        std::fs::copy(detokenizer.join(name), to.join(name)).unwrap();
+    }
+    let model = model(folder.path());
+    assert!(model.can_speak());
+    let mut heard = Vec::new();
+    let turn = model
+        .speak(
+            "Hello there.",
+            Lfm2Voice::UsFemale,
+            &AudioSampling::greedy(),
+            40,
+            |audio| heard.extend(audio),
+        )
+        .await
+        .expect("speaks");
+    let frames: Vec<Vec<u32>> = steps(&turn)
+        .into_iter()
+        .filter(|(t, f)| *t < 0 && f.iter().all(|&c| c < 2048))
+        .map(|(_, f)| f)
+        .collect();
+    assert!(!frames.is_empty(), "the turn spoke");
+    let whole = AudioDetokenizer::from_dir(&to, &Device::Cpu)
+        .expect("loads")
+        .decode(&frames)
+        .expect("decodes");
+    assert_eq!(turn.samples, heard.len());
+    let diff = max_abs_diff(&heard, &whole);
+    assert!(diff < 1e-5, "the streamed speech differs by {diff}");
 }
