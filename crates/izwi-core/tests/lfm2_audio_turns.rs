@@ -3,11 +3,10 @@
 //! liquid-audio's, step for step, and its audio is Mimi's decode of its frames; TTS in
 //! a built-in voice; seeds; concurrent turns; history; a folder that cannot speak.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use candle_core::{Device, Tensor};
+use candle_core::Device;
 use izwi_core::engine::EngineCoreConfig;
 use izwi_core::models::lfm2_audio::mimi::MIMI_FILE;
 use izwi_core::models::lfm2_audio::{
@@ -15,14 +14,9 @@ use izwi_core::models::lfm2_audio::{
     MimiShape, Part, ReplyPiece, SpokenTurn, CHAT_PROMPT,
 };
 
-fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lfm2-audio-tiny")
-}
+mod common;
 
-fn reference() -> HashMap<String, Tensor> {
-    candle_core::safetensors::load(dir().join("reference.safetensors"), &Device::Cpu)
-        .expect("reference.safetensors")
-}
+use common::lfm2_audio::{dir, expected_steps, reference};
 
 fn model(dir: &Path) -> Lfm2Audio {
     Lfm2Audio::from_dir(dir, &Device::Cpu, EngineCoreConfig::default()).expect("model loads")
@@ -58,28 +52,16 @@ fn steps(turn: &SpokenTurn) -> Vec<(i64, Vec<u32>)> {
     steps
 }
 
-fn expected_steps(reference: &HashMap<String, Tensor>, case: &str) -> Vec<(i64, Vec<u32>)> {
-    let kinds = reference[&format!("{case}_out_kind")]
-        .to_vec1::<i64>()
-        .unwrap();
-    let texts = reference[&format!("{case}_out_text")]
-        .to_vec1::<i64>()
-        .unwrap();
-    let audio = reference[&format!("{case}_out_audio")]
-        .to_vec2::<i64>()
-        .unwrap();
-    kinds
-        .iter()
-        .zip(texts)
-        .zip(audio)
-        .map(|((&k, t), f)| {
-            if k == 0 {
-                (t, Vec::new())
-            } else {
-                (-1, f.iter().map(|&c| c as u32).collect())
-            }
-        })
-        .collect()
+/// A copy of the tiny checkpoint without its Mimi.
+fn without_mimi() -> tempfile::TempDir {
+    let folder = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.file_name().unwrap() != MIMI_FILE {
+            std::fs::copy(&path, folder.path().join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    folder
 }
 
 /// Mimi's whole decode of the frames a turn spoke (the end-of-audio frame left out).
@@ -304,13 +286,7 @@ async fn a_turn_dropped_mid_way_leaves_the_engine_to_the_next() {
 
 #[tokio::test]
 async fn a_folder_without_mimi_or_detokenizer_cannot_speak() {
-    let folder = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(dir()).unwrap() {
-        let path = entry.unwrap().path();
-        if path.file_name().unwrap() != MIMI_FILE {
-            std::fs::copy(&path, folder.path().join(path.file_name().unwrap())).unwrap();
-        }
-    }
+    let folder = without_mimi();
     let model = model(folder.path());
     assert!(!model.can_speak());
     let err = model
@@ -333,13 +309,7 @@ async fn a_folder_without_mimi_or_detokenizer_cannot_speak() {
 /// speech is the detokenizer's decode of the turn's frames.
 #[tokio::test]
 async fn an_lfm2_5_folder_speaks_through_its_detokenizer() {
-    let folder = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(dir()).unwrap() {
-        let path = entry.unwrap().path();
-        if path.file_name().unwrap() != MIMI_FILE {
-            std::fs::copy(&path, folder.path().join(path.file_name().unwrap())).unwrap();
-        }
-    }
+    let folder = without_mimi();
     let detokenizer = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/lfm2-audio-detokenizer-tiny");
     let to = folder.path().join("audio_detokenizer");
