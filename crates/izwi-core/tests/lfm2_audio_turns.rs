@@ -64,16 +64,21 @@ fn without_mimi() -> tempfile::TempDir {
     folder
 }
 
+/// The frames a turn spoke (the end-of-audio frame left out).
+fn spoken_frames(turn: &SpokenTurn) -> Vec<Vec<u32>> {
+    steps(turn)
+        .into_iter()
+        .filter(|(t, f)| *t < 0 && f.iter().all(|&c| c < 2048))
+        .map(|(_, f)| f)
+        .collect()
+}
+
 /// Mimi's whole decode of the frames a turn spoke (the end-of-audio frame left out).
 fn mimi_audio(turn: &SpokenTurn) -> Vec<f32> {
     let shape = MimiShape::of_dir(&dir()).expect("mimi.json");
     let mut mimi =
         MimiDecoder::load(&dir().join(MIMI_FILE), &shape, &Device::Cpu).expect("mimi loads");
-    let frames: Vec<Vec<u32>> = steps(turn)
-        .into_iter()
-        .filter(|(t, f)| *t < 0 && f.iter().all(|&c| c < 2048))
-        .map(|(_, f)| f)
-        .collect();
+    let frames = spoken_frames(turn);
     assert_eq!(frames.len(), turn.frames);
     mimi.decode(&frames).expect("decodes")
 }
@@ -330,11 +335,7 @@ async fn an_lfm2_5_folder_speaks_through_its_detokenizer() {
         )
         .await
         .expect("speaks");
-    let frames: Vec<Vec<u32>> = steps(&turn)
-        .into_iter()
-        .filter(|(t, f)| *t < 0 && f.iter().all(|&c| c < 2048))
-        .map(|(_, f)| f)
-        .collect();
+    let frames = spoken_frames(&turn);
     assert!(!frames.is_empty(), "the turn spoke");
     let whole = AudioDetokenizer::from_dir(&to, &Device::Cpu)
         .expect("loads")
