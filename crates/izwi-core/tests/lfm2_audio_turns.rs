@@ -345,3 +345,13 @@ async fn an_lfm2_5_folder_speaks_through_its_detokenizer() {
     let diff = max_abs_diff(&heard, &whole);
     assert!(diff < 1e-5, "the streamed speech differs by {diff}");
 }
+
+/// A job holds a turn across awaits on any of the runtime's threads.
+#[test]
+fn turns_can_move_between_threads() {
+    fn send<T: Send>(_: T) {}
+    let model = model(&dir());
+    let (messages, sampling) = (conversation(speech()), AudioSampling::greedy());
+    send(model.speak("Hi.", Lfm2Voice::UsMale, &sampling, 1, |_| {}));
+    send(model.reply(&messages, &sampling, 1, |_| {}));
+}
