@@ -1,7 +1,8 @@
 //! LFM2-Audio through the command line, on the tiny random-weight checkpoint of
 //! izwi-core's parity tests (its text is the reference ASR turn's, not speech):
-//! `izwi models import` recognises the folder and `izwi transcribe --model` runs it;
-//! what it cannot do is refused by name.
+//! `izwi models import` recognises the folder and `izwi transcribe --model` runs it; its
+//! voices are listed and `izwi speak` speaks in one; what it cannot do is refused by
+//! name.
 
 use std::path::Path;
 use std::process::Command;
