@@ -198,10 +198,11 @@ impl SampledVoice {
         }
     }
 
+    /// "a Qwen3-TTS", "an LFM2-Audio": what a message calls it, before "voice".
     fn family(&self) -> &'static str {
         match self {
-            SampledVoice::Qwen3(_) => "Qwen3-TTS",
-            SampledVoice::Lfm2(_) => "LFM2-Audio",
+            SampledVoice::Qwen3(_) => "a Qwen3-TTS",
+            SampledVoice::Lfm2(_) => "an LFM2-Audio",
         }
     }
 
@@ -219,12 +220,7 @@ impl SampledVoice {
     pub(crate) fn check(&self, inner: &Inner, speed: Option<f32>) -> Result<(), RuntimeError> {
         if speed.is_some() {
             return Err(RuntimeError::InvalidRequest(format!(
-                "a{} {} voice has no speed setting",
-                if matches!(self, SampledVoice::Lfm2(_)) {
-                    "n"
-                } else {
-                    ""
-                },
+                "{} voice has no speed setting",
                 self.family()
             )));
         }
@@ -286,13 +282,12 @@ impl SampledSpeaker {
         }
     }
 
-    /// `text` said with `seed` (its sentences with a pause between, when it is split),
-    /// in memory: a batch's line.
+    /// `text` said with `seed`, in memory: a batch's line. A Qwen3-TTS voice says it as
+    /// one utterance; an LFM2-Audio voice sentence by sentence, a pause between.
     pub(crate) async fn say(&self, text: &str, seed: u64) -> Result<Vec<f32>, RuntimeError> {
-        let parts = if self.splits(text) {
-            sentences_of(text)
-        } else {
-            vec![text.to_string()]
+        let parts = match self {
+            SampledSpeaker::Qwen3(_) => vec![text.to_string()],
+            SampledSpeaker::Lfm2(_) => sentences_of(text),
         };
         let gap = (SENTENCE_GAP_SECONDS * self.sample_rate() as f32) as usize;
         let mut audio = Vec::new();
