@@ -1,7 +1,8 @@
 //! LFM2-Audio's built-in voices through the runtime, on the tiny random-weight
 //! checkpoint: imported, its four voices in the library, a speak job's WAV exactly what
 //! the model's own `speak` gives with the same seed, jobs at once on one loaded model,
-//! a batch, and what it cannot honour refused by name before a job is made. The words
+//! a batch, a turn cut by the step limit failing its job, and what it cannot honour
+//! refused by name before a job is made. The words
 //! are noise (random weights): structure and determinism only. Most sampled turns of
 //! the random model never reach an end-of-audio frame; the texts, voices and seeds here
 //! are ones with which they do (found by trying).
@@ -265,4 +266,32 @@ async fn a_batch_in_an_lfm2_audio_voice_exports_a_wav_per_line() {
     )
     .unwrap();
     assert_eq!(first, wav(&direct).0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_that_reaches_the_step_limit_fails_its_job_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, _) = open_recording(config(dir.path())).await;
+    runtime
+        .import_model(&lfm2_audio_tiny(), Some("lfm2-audio"))
+        .unwrap();
+    // With this seed the random model never writes its end-of-audio frame.
+    let job = runtime
+        .speak_qwen3(Qwen3SpeakRequest {
+            voice: "UK female".into(),
+            text: "Good morning.".into(),
+            seed: Some(3),
+            output: Some(dir.path().join("cut.wav")),
+            ..Qwen3SpeakRequest::default()
+        })
+        .await
+        .unwrap();
+    let job = runtime.wait_job(job.id).await.unwrap();
+    assert_eq!(job.status, JobStatus::Failed);
+    let error = job.error.unwrap();
+    assert!(
+        error.contains(&format!("limit of {LFM2_SPEAK_MAX_STEPS} steps"))
+            && error.contains("Good morning."),
+        "{error}"
+    );
 }
