@@ -7,10 +7,7 @@
 
 use std::sync::Arc;
 
-use izwi_core::models::lfm2_audio::{
-    AudioSampling, Lfm2Audio, Lfm2AudioError, Lfm2Voice, SpokenTurn,
-};
-use tokio::sync::{mpsc, oneshot};
+use izwi_core::models::lfm2_audio::{AudioSampling, Lfm2Audio, Lfm2Voice};
 
 use crate::lfm2_audio_voices::{can_speak, voice_ids};
 use crate::runtime::Inner;
@@ -77,22 +74,22 @@ impl Lfm2Speaker {
 
     /// Says `text` (one sentence) sampled with `seed` (None: unseeded), handing each
     /// piece of audio to `on_audio` as it is decoded. A turn the step limit ended
-    /// before its audio did is an error that names the limit.
+    /// before its audio did is an error that names the limit. Dropping the future
+    /// aborts the turn on the engine (a cancelled job).
     pub(crate) async fn speak(
         &self,
         text: &str,
         seed: Option<u64>,
-        mut on_audio: impl FnMut(Vec<f32>),
+        on_audio: impl FnMut(Vec<f32>) + Send,
     ) -> Result<(), RuntimeError> {
-        let (pieces_tx, mut pieces) = mpsc::unbounded_channel();
-        let turn = self.turn(text, seed, pieces_tx)?;
-        // The pieces end when the turn does.
-        while let Some(piece) = pieces.recv().await {
-            on_audio(piece);
-        }
-        let turn = turn
+        let sampling = AudioSampling {
+            seed,
+            ..AudioSampling::speech()
+        };
+        let turn = self
+            .model
+            .speak(text, self.voice, &sampling, LFM2_SPEAK_MAX_STEPS, on_audio)
             .await
-            .map_err(|_| RuntimeError::Speech("the LFM2-Audio turn stopped".into()))?
             .map_err(|e| RuntimeError::Speech(e.to_string()))?;
         if !turn.ended {
             return Err(RuntimeError::Speech(format!(
@@ -103,44 +100,5 @@ impl Lfm2Speaker {
             )));
         }
         Ok(())
-    }
-
-    /// Starts the turn on a thread of its own, its audio sent to `pieces`; its result
-    /// comes on the receiver this returns. `Lfm2Audio::speak`'s future holds its
-    /// callback as a `dyn FnMut` that is not `Send`, so it cannot run inside a job's
-    /// task: the thread drives it on the runtime's handle. Dropping the receiver drops
-    /// the turn's future, which aborts it on the engine (a cancelled job).
-    fn turn(
-        &self,
-        text: &str,
-        seed: Option<u64>,
-        pieces: mpsc::UnboundedSender<Vec<f32>>,
-    ) -> Result<oneshot::Receiver<Result<SpokenTurn, Lfm2AudioError>>, RuntimeError> {
-        let (done_tx, done) = oneshot::channel();
-        let (model, voice, text) = (self.model.clone(), self.voice, text.to_string());
-        let sampling = AudioSampling {
-            seed,
-            ..AudioSampling::speech()
-        };
-        let handle = tokio::runtime::Handle::current();
-        std::thread::Builder::new()
-            .name("lfm2-audio-turn".into())
-            .spawn(move || {
-                handle.block_on(async move {
-                    let mut done_tx = done_tx;
-                    let turn =
-                        model.speak(&text, voice, &sampling, LFM2_SPEAK_MAX_STEPS, |piece| {
-                            let _ = pieces.send(piece);
-                        });
-                    tokio::select! {
-                        turn = turn => {
-                            let _ = done_tx.send(turn);
-                        }
-                        () = done_tx.closed() => {}
-                    }
-                })
-            })
-            .map_err(|e| RuntimeError::Speech(format!("cannot start an LFM2-Audio turn: {e}")))?;
-        Ok(done)
     }
 }

@@ -150,7 +150,7 @@ impl Qwen3Speaker {
         &self,
         text: &str,
         seed: Option<u64>,
-        on_audio: impl FnMut(Vec<f32>),
+        on_audio: impl FnMut(Vec<f32>) + Send,
     ) -> Result<SpeechStats, RuntimeError> {
         let options = SpeakOptions {
             seed,
@@ -274,7 +274,7 @@ impl SampledSpeaker {
         &self,
         text: &str,
         seed: Option<u64>,
-        on_audio: impl FnMut(Vec<f32>),
+        on_audio: impl FnMut(Vec<f32>) + Send,
     ) -> Result<(), RuntimeError> {
         match self {
             SampledSpeaker::Qwen3(speaker) => speaker.speak(text, seed, on_audio).await.map(|_| ()),
