@@ -803,7 +803,10 @@ export type VoiceSettings = {
 	pitch?: number,
 	/**  Speaker id within a multi-speaker model. */
 	speaker?: number | null,
-	/**  A preset speaker of a Qwen3-TTS CustomVoice checkpoint, by name. */
+	/**
+	 *  A preset speaker of a Qwen3-TTS CustomVoice checkpoint, by name, or an LFM2-Audio
+	 *  model's built-in voice, by id (`us-male`, ...).
+	 */
 	speaker_name?: string | null,
 	/**
 	 *  Qwen3-TTS: the description a designed voice is made from (VoiceDesign), or how a

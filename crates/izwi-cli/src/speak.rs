@@ -20,7 +20,8 @@ use crate::progress::Bars;
 ))]
 pub struct SpeakArgs {
     /// A voice from `izwi voices` (id or name), a voice model's id, a Piper .onnx file, or
-    /// a Qwen3-TTS checkpoint folder (docs/qwen3-tts.md).
+    /// a Qwen3-TTS or LFM2-Audio checkpoint folder (docs/qwen3-tts.md,
+    /// docs/lfm2-audio.md).
     #[arg(long)]
     voice: String,
     /// What to say (up to the limit of one request; longer texts go in --file).
@@ -61,7 +62,8 @@ pub struct SpeakArgs {
     /// recording and its transcript together.
     #[arg(long, requires = "reference_audio")]
     reference_text: Option<String>,
-    /// A preset speaker of a Qwen3-TTS CustomVoice checkpoint (with --text).
+    /// A preset speaker of a Qwen3-TTS CustomVoice checkpoint, or a built-in voice of an
+    /// LFM2-Audio model (us-male, us-female, uk-male, uk-female); with --text.
     #[arg(long, requires = "text")]
     speaker: Option<String>,
     /// How to speak (Qwen3-TTS CustomVoice), or the voice to design (VoiceDesign); with
@@ -72,14 +74,15 @@ pub struct SpeakArgs {
     /// when not given.
     #[arg(long, requires = "text")]
     language: Option<String>,
-    /// Seeds a Qwen3-TTS voice's sampling (with --text): the same seed says the same text
-    /// the same way.
+    /// Seeds a Qwen3-TTS or LFM2-Audio voice's sampling (with --text): the same seed says
+    /// the same text the same way.
     #[arg(long, requires = "text")]
     seed: Option<u64>,
 }
 
 impl SpeakArgs {
-    /// Whether the request has what only a Qwen3-TTS checkpoint takes.
+    /// Whether the request has what only a Qwen3-TTS (or, of it, an LFM2-Audio) voice
+    /// takes.
     fn qwen3(&self) -> bool {
         self.reference_audio.is_some()
             || self.speaker.is_some()

@@ -3,7 +3,6 @@
 //! computed in f32 from those same weights).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 use candle_core::{DType, Device, Tensor};
 use izwi_core::engine::{
@@ -18,16 +17,11 @@ use izwi_core::models::lfm2_audio::{
 use izwi_core::models::shared::sampling::Sampler;
 use izwi_core::models::shared::weights::map_safetensors;
 
+mod common;
+
+use common::lfm2_audio::{dir, expected_steps, reference};
+
 const TOLERANCE: f32 = 1e-4;
-
-fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lfm2-audio-tiny")
-}
-
-fn reference() -> HashMap<String, Tensor> {
-    candle_core::safetensors::load(dir().join("reference.safetensors"), &Device::Cpu)
-        .expect("reference.safetensors")
-}
 
 fn max_abs_diff(a: &Tensor, b: &Tensor) -> f32 {
     assert_eq!(a.dims(), b.dims(), "shapes differ");
@@ -231,31 +225,6 @@ fn segments(reference: &HashMap<String, Tensor>, case: &str) -> Vec<Segment> {
     }
     assert_eq!(text_at, text.len());
     segments
-}
-
-/// The reference's steps: (text token or -1, frame or empty).
-fn expected_steps(reference: &HashMap<String, Tensor>, case: &str) -> Vec<(i64, Vec<u32>)> {
-    let kinds = reference[&format!("{case}_out_kind")]
-        .to_vec1::<i64>()
-        .unwrap();
-    let texts = reference[&format!("{case}_out_text")]
-        .to_vec1::<i64>()
-        .unwrap();
-    let audio = reference[&format!("{case}_out_audio")]
-        .to_vec2::<i64>()
-        .unwrap();
-    kinds
-        .iter()
-        .zip(texts)
-        .zip(audio)
-        .map(|((&k, t), f)| {
-            if k == 0 {
-                (t, Vec::new())
-            } else {
-                (-1, f.iter().map(|&c| c as u32).collect())
-            }
-        })
-        .collect()
 }
 
 /// Runs the three reference turns (ASR and TTS sequential, a conversation turn

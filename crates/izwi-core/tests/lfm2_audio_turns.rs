@@ -3,26 +3,20 @@
 //! liquid-audio's, step for step, and its audio is Mimi's decode of its frames; TTS in
 //! a built-in voice; seeds; concurrent turns; history; a folder that cannot speak.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use candle_core::{Device, Tensor};
+use candle_core::Device;
 use izwi_core::engine::EngineCoreConfig;
 use izwi_core::models::lfm2_audio::mimi::MIMI_FILE;
 use izwi_core::models::lfm2_audio::{
-    AudioSampling, ChatLayout, Lfm2Audio, Lfm2Voice, Message, MimiDecoder, MimiShape, Part,
-    ReplyPiece, SpokenTurn, CHAT_PROMPT,
+    AudioDetokenizer, AudioSampling, ChatLayout, Lfm2Audio, Lfm2Voice, Message, MimiDecoder,
+    MimiShape, Part, ReplyPiece, SpokenTurn, CHAT_PROMPT,
 };
 
-fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lfm2-audio-tiny")
-}
+mod common;
 
-fn reference() -> HashMap<String, Tensor> {
-    candle_core::safetensors::load(dir().join("reference.safetensors"), &Device::Cpu)
-        .expect("reference.safetensors")
-}
+use common::lfm2_audio::{dir, expected_steps, reference};
 
 fn model(dir: &Path) -> Lfm2Audio {
     Lfm2Audio::from_dir(dir, &Device::Cpu, EngineCoreConfig::default()).expect("model loads")
@@ -58,27 +52,24 @@ fn steps(turn: &SpokenTurn) -> Vec<(i64, Vec<u32>)> {
     steps
 }
 
-fn expected_steps(reference: &HashMap<String, Tensor>, case: &str) -> Vec<(i64, Vec<u32>)> {
-    let kinds = reference[&format!("{case}_out_kind")]
-        .to_vec1::<i64>()
-        .unwrap();
-    let texts = reference[&format!("{case}_out_text")]
-        .to_vec1::<i64>()
-        .unwrap();
-    let audio = reference[&format!("{case}_out_audio")]
-        .to_vec2::<i64>()
-        .unwrap();
-    kinds
-        .iter()
-        .zip(texts)
-        .zip(audio)
-        .map(|((&k, t), f)| {
-            if k == 0 {
-                (t, Vec::new())
-            } else {
-                (-1, f.iter().map(|&c| c as u32).collect())
-            }
-        })
+/// A copy of the tiny checkpoint without its Mimi.
+fn without_mimi() -> tempfile::TempDir {
+    let folder = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.file_name().unwrap() != MIMI_FILE {
+            std::fs::copy(&path, folder.path().join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    folder
+}
+
+/// The frames a turn spoke (the end-of-audio frame left out).
+fn spoken_frames(turn: &SpokenTurn) -> Vec<Vec<u32>> {
+    steps(turn)
+        .into_iter()
+        .filter(|(t, f)| *t < 0 && f.iter().all(|&c| c < 2048))
+        .map(|(_, f)| f)
         .collect()
 }
 
@@ -87,11 +78,7 @@ fn mimi_audio(turn: &SpokenTurn) -> Vec<f32> {
     let shape = MimiShape::of_dir(&dir()).expect("mimi.json");
     let mut mimi =
         MimiDecoder::load(&dir().join(MIMI_FILE), &shape, &Device::Cpu).expect("mimi loads");
-    let frames: Vec<Vec<u32>> = steps(turn)
-        .into_iter()
-        .filter(|(t, f)| *t < 0 && f.iter().all(|&c| c < 2048))
-        .map(|(_, f)| f)
-        .collect();
+    let frames = spoken_frames(turn);
     assert_eq!(frames.len(), turn.frames);
     mimi.decode(&frames).expect("decodes")
 }
@@ -304,13 +291,7 @@ async fn a_turn_dropped_mid_way_leaves_the_engine_to_the_next() {
 
 #[tokio::test]
 async fn a_folder_without_mimi_or_detokenizer_cannot_speak() {
-    let folder = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(dir()).unwrap() {
-        let path = entry.unwrap().path();
-        if path.file_name().unwrap() != MIMI_FILE {
-            std::fs::copy(&path, folder.path().join(path.file_name().unwrap())).unwrap();
-        }
-    }
+    let folder = without_mimi();
     let model = model(folder.path());
     assert!(!model.can_speak());
     let err = model
@@ -327,4 +308,50 @@ async fn a_folder_without_mimi_or_detokenizer_cannot_speak() {
     assert!(err.contains("cannot speak"), "{err}");
     // It still transcribes.
     model.transcribe(speech()).await.expect("transcribes");
+}
+
+/// LFM2.5-Audio's layout: the detokenizer's folder beside the weights, no Mimi. Its
+/// speech is the detokenizer's decode of the turn's frames.
+#[tokio::test]
+async fn an_lfm2_5_folder_speaks_through_its_detokenizer() {
+    let folder = without_mimi();
+    let detokenizer = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/lfm2-audio-detokenizer-tiny");
+    let to = folder.path().join("audio_detokenizer");
+    std::fs::create_dir(&to).unwrap();
+    for name in ["config.json", "model.safetensors"] {
+        std::fs::copy(detokenizer.join(name), to.join(name)).unwrap();
+    }
+    let model = model(folder.path());
+    assert!(model.can_speak());
+    let mut heard = Vec::new();
+    let turn = model
+        .speak(
+            "Hello there.",
+            Lfm2Voice::UsFemale,
+            &AudioSampling::greedy(),
+            40,
+            |audio| heard.extend(audio),
+        )
+        .await
+        .expect("speaks");
+    let frames = spoken_frames(&turn);
+    assert!(!frames.is_empty(), "the turn spoke");
+    let whole = AudioDetokenizer::from_dir(&to, &Device::Cpu)
+        .expect("loads")
+        .decode(&frames)
+        .expect("decodes");
+    assert_eq!(turn.samples, heard.len());
+    let diff = max_abs_diff(&heard, &whole);
+    assert!(diff < 1e-5, "the streamed speech differs by {diff}");
+}
+
+/// A job holds a turn across awaits on any of the runtime's threads.
+#[test]
+fn turns_can_move_between_threads() {
+    fn send<T: Send>(_: T) {}
+    let model = model(&dir());
+    let (messages, sampling) = (conversation(speech()), AudioSampling::greedy());
+    send(model.speak("Hi.", Lfm2Voice::UsMale, &sampling, 1, |_| {}));
+    send(model.reply(&messages, &sampling, 1, |_| {}));
 }

@@ -1,7 +1,8 @@
 //! Batches: one WAV per line into a folder, with `manifest.csv` rewritten after each
 //! line (so a cancelled batch keeps what it finished, every WAV listed), checked by
-//! ear. A Piper voice says the lines one after another; a Qwen3-TTS voice's lines go to
-//! its engine together, [`QWEN3_LINES_AT_ONCE`] at a time, and are batched there.
+//! ear. A Piper voice says the lines one after another; a Qwen3-TTS or LFM2-Audio
+//! voice's lines go to its engine together, [`SAMPLED_LINES_AT_ONCE`] at a time, and
+//! are batched there (an LFM2-Audio line sentence by sentence, each with the take's seed).
 //!
 //! The self-check: when a Whisper model is installed, each line's audio is transcribed
 //! back, and the manifest gets the transcript and its word error rate against the
@@ -23,7 +24,7 @@ use izwi_core::word_errors::word_error_rate;
 use izwi_store::{Job, JobFilter, JobKind, JobMetrics, JobStatus};
 use serde::{Deserialize, Serialize};
 
-use crate::qwen3_tts::Qwen3Speaker;
+use crate::qwen3_tts::{SampledSpeaker, SampledVoice};
 use crate::remote::{Remote, RemoteVoice, REMOTE_SPEECH_MODEL};
 use crate::runtime::Inner;
 use crate::speak::{
@@ -39,8 +40,9 @@ pub const DEFAULT_MAX_WER: f64 = 0.25;
 /// The highest line number a manifest may list: far beyond any script, and a bound on
 /// what a re-take sets aside for the lines' texts.
 const MAX_BATCH_LINE: u32 = 1_000_000;
-/// Lines of a Qwen3-TTS batch in the engine at once: enough to fill its batches.
-const QWEN3_LINES_AT_ONCE: usize = 8;
+/// Lines of a Qwen3-TTS or LFM2-Audio batch in the engine at once: enough to fill its
+/// batches.
+const SAMPLED_LINES_AT_ONCE: usize = 8;
 /// Lines of a batch on a remote server in flight at once.
 const REMOTE_LINES_AT_ONCE: usize = 4;
 
@@ -183,7 +185,7 @@ impl BatchSource {
             return Ok(BatchSource::Remote(remote, voice));
         }
         let choice = inner.choose_voice(spec).await?;
-        check_batch_voice(&choice, speed)?;
+        check_batch_voice(inner, &choice, speed)?;
         Ok(BatchSource::Local(choice))
     }
 
@@ -212,7 +214,8 @@ impl BatchSource {
 /// A batch's voice, loaded.
 enum BatchVoice {
     Piper(Speaker),
-    Qwen3(Qwen3Speaker),
+    /// A Qwen3-TTS or LFM2-Audio voice.
+    Sampled(SampledSpeaker),
     Remote {
         remote: Arc<Remote>,
         voice: RemoteVoice,
@@ -237,12 +240,12 @@ impl BatchVoice {
         speed: Option<f32>,
     ) -> Result<BatchVoice, RuntimeError> {
         Ok(match source {
-            BatchSource::Local(VoiceChoice::Qwen3(voice)) => {
-                BatchVoice::Qwen3(Qwen3Speaker::load(inner, voice, None).await?)
-            }
-            BatchSource::Local(choice) => {
-                BatchVoice::Piper(Speaker::load(inner, choice, speed).await?)
-            }
+            BatchSource::Local(choice) => match SampledVoice::of(choice) {
+                Some(voice) => {
+                    BatchVoice::Sampled(SampledSpeaker::load(inner, &voice, None).await?)
+                }
+                None => BatchVoice::Piper(Speaker::load(inner, choice, speed).await?),
+            },
             BatchSource::Remote(remote, voice) => BatchVoice::Remote {
                 remote: remote.clone(),
                 voice: voice.clone(),
@@ -268,12 +271,8 @@ impl BatchVoice {
                 let audio = speaker.speak_all(&sentences, seed).await?;
                 Ok((speaker.sample_rate(), audio))
             }
-            BatchVoice::Qwen3(speaker) => {
-                let mut audio = Vec::new();
-                speaker
-                    .speak(text, Some(seed), |piece| audio.extend(piece))
-                    .await?;
-                Ok((speaker.sample_rate(), audio))
+            BatchVoice::Sampled(speaker) => {
+                Ok((speaker.sample_rate(), speaker.say(text, seed).await?))
             }
             BatchVoice::Remote {
                 remote,
@@ -447,9 +446,9 @@ async fn say_lines(
                 folder.keep(take, &texts[line], texts.len()).await?;
             }
         }
-        BatchVoice::Qwen3(_) | BatchVoice::Remote { .. } => {
+        BatchVoice::Sampled(_) | BatchVoice::Remote { .. } => {
             let at_once = match voice {
-                BatchVoice::Qwen3(_) => QWEN3_LINES_AT_ONCE,
+                BatchVoice::Sampled(_) => SAMPLED_LINES_AT_ONCE,
                 _ => REMOTE_LINES_AT_ONCE,
             };
             let mut takes = futures::stream::iter(lines)

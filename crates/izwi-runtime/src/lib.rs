@@ -12,7 +12,9 @@ mod files;
 mod hear_back;
 mod history;
 mod jobs;
+mod lfm2_audio_speak;
 mod lfm2_audio_transcribe;
+mod lfm2_audio_voices;
 mod live_chat;
 mod models;
 mod qwen3_tts;
@@ -64,6 +66,7 @@ pub use izwi_store::{
     ChatRecord, Job, JobFilter, JobKind, JobStatus, MessageMetrics, MessageRecord, MessageRole,
     SearchHit, SegmentRecord, TranscriptRecord, VoiceSettings, VoiceSource,
 };
+pub use lfm2_audio_speak::LFM2_SPEAK_MAX_STEPS;
 pub use live_chat::{LiveChatOptions, LiveEvent, VoiceChat, LEVEL_SECONDS};
 pub use models::LoadedModel;
 pub use qwen3_tts::{Qwen3SpeakRequest, MAX_REFERENCE_SECONDS};

@@ -4,24 +4,29 @@
 //! engine and their utterances are batched; each job appends its audio to its WAV as
 //! the codec decodes it. A cloned voice speaks by its sample's speaker embedding or,
 //! with the sample's transcript, in context (the talker continues from the sample).
+//!
+//! An LFM2-Audio voice's jobs run through the same path (lfm2_audio_speak.rs says
+//! what differs): [`SampledVoice`] is either.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use izwi_audio::WavFile;
+use izwi_core::models::lfm2_audio::Lfm2Voice;
 use izwi_core::models::qwen3_tts::{Qwen3Tts, SpeakOptions, SpeechError, SpeechStats, VoiceSample};
 use izwi_core::text::paragraph_sentences;
 use izwi_store::{Job, JobKind, JobMetrics};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
+use crate::lfm2_audio_speak::{check_lfm2_speech, lfm2_voice, Lfm2Speaker};
 use crate::runtime::Inner;
 use crate::speak::{
     blocking, check_output_file, check_text, excerpt, metrics, nothing_to_say, script_sentences,
     Script, SpeakParams, SENTENCE_GAP_SECONDS,
 };
-use crate::voices::{Qwen3Voice, VoiceChoice};
+use crate::voices::{Lfm2Speech, Qwen3Voice, VoiceChoice};
 use crate::{Event, Runtime, RuntimeError, SpeakRequest};
 
 /// Whether `voice` is the folder of a Qwen3-TTS checkpoint (its config.json says so).
@@ -145,7 +150,7 @@ impl Qwen3Speaker {
         &self,
         text: &str,
         seed: Option<u64>,
-        on_audio: impl FnMut(Vec<f32>),
+        on_audio: impl FnMut(Vec<f32>) + Send,
     ) -> Result<SpeechStats, RuntimeError> {
         let options = SpeakOptions {
             seed,
@@ -178,10 +183,131 @@ impl Qwen3Speaker {
     }
 }
 
+/// A voice whose speech a model samples on its shared engine: Qwen3-TTS or LFM2-Audio.
+#[derive(Debug, Clone)]
+pub(crate) enum SampledVoice {
+    Qwen3(Qwen3Voice),
+    Lfm2(Lfm2Speech),
+}
+
+impl SampledVoice {
+    fn model_id(&self) -> &str {
+        match self {
+            SampledVoice::Qwen3(voice) => &voice.model_id,
+            SampledVoice::Lfm2(speech) => &speech.model_id,
+        }
+    }
+
+    /// "a Qwen3-TTS", "an LFM2-Audio": what a message calls it, before "voice".
+    fn family(&self) -> &'static str {
+        match self {
+            SampledVoice::Qwen3(_) => "a Qwen3-TTS",
+            SampledVoice::Lfm2(_) => "an LFM2-Audio",
+        }
+    }
+
+    /// The voice of `choice`, when a model samples it.
+    pub(crate) fn of(choice: &VoiceChoice) -> Option<SampledVoice> {
+        match choice {
+            VoiceChoice::Qwen3(voice) => Some(SampledVoice::Qwen3(voice.clone())),
+            VoiceChoice::Lfm2(speech) => Some(SampledVoice::Lfm2(speech.clone())),
+            _ => None,
+        }
+    }
+
+    /// Refuses, before a job is made, what would only fail it: a speed (neither model
+    /// has one), an LFM2-Audio voice that is not named or a model that cannot speak.
+    pub(crate) fn check(&self, inner: &Inner, speed: Option<f32>) -> Result<(), RuntimeError> {
+        if speed.is_some() {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "{} voice has no speed setting",
+                self.family()
+            )));
+        }
+        if let SampledVoice::Lfm2(speech) = self {
+            check_lfm2_speech(inner, speech)?;
+        }
+        Ok(())
+    }
+}
+
+/// A [`SampledVoice`] loaded.
+pub(crate) enum SampledSpeaker {
+    Qwen3(Qwen3Speaker),
+    Lfm2(Lfm2Speaker),
+}
+
+impl SampledSpeaker {
+    pub(crate) async fn load(
+        inner: &Inner,
+        voice: &SampledVoice,
+        language: Option<String>,
+    ) -> Result<SampledSpeaker, RuntimeError> {
+        Ok(match voice {
+            SampledVoice::Qwen3(voice) => {
+                SampledSpeaker::Qwen3(Qwen3Speaker::load(inner, voice, language).await?)
+            }
+            SampledVoice::Lfm2(speech) => {
+                SampledSpeaker::Lfm2(Lfm2Speaker::load(inner, speech).await?)
+            }
+        })
+    }
+
+    pub(crate) fn sample_rate(&self) -> u32 {
+        match self {
+            SampledSpeaker::Qwen3(speaker) => speaker.sample_rate(),
+            SampledSpeaker::Lfm2(speaker) => speaker.sample_rate(),
+        }
+    }
+
+    /// Whether `text` is said sentence by sentence: always for LFM2-Audio (each turn
+    /// reads its whole text first), a long text for a whole-text Qwen3-TTS checkpoint.
+    fn splits(&self, text: &str) -> bool {
+        match self {
+            SampledSpeaker::Qwen3(speaker) => speaker.splits(text),
+            SampledSpeaker::Lfm2(_) => true,
+        }
+    }
+
+    /// Says `text` as one utterance, sampled with `seed`; see each speaker's `speak`.
+    pub(crate) async fn speak(
+        &self,
+        text: &str,
+        seed: Option<u64>,
+        on_audio: impl FnMut(Vec<f32>) + Send,
+    ) -> Result<(), RuntimeError> {
+        match self {
+            SampledSpeaker::Qwen3(speaker) => speaker.speak(text, seed, on_audio).await.map(|_| ()),
+            SampledSpeaker::Lfm2(speaker) => speaker.speak(text, seed, on_audio).await,
+        }
+    }
+
+    /// `text` said with `seed`, in memory: a batch's line. A Qwen3-TTS voice says it as
+    /// one utterance; an LFM2-Audio voice sentence by sentence, a pause between.
+    pub(crate) async fn say(&self, text: &str, seed: u64) -> Result<Vec<f32>, RuntimeError> {
+        let parts = match self {
+            SampledSpeaker::Qwen3(_) => vec![text.to_string()],
+            SampledSpeaker::Lfm2(_) => sentences_of(text),
+        };
+        let gap = (SENTENCE_GAP_SECONDS * self.sample_rate() as f32) as usize;
+        let mut audio = Vec::new();
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                audio.resize(audio.len() + gap, 0.0);
+            }
+            self.speak(part, Some(seed), |piece| audio.extend(piece))
+                .await?;
+        }
+        Ok(audio)
+    }
+}
+
 impl Runtime {
     /// Queues a speak job in a Qwen3-TTS voice (a library voice, a model, or a
     /// checkpoint folder), with a cloned voice, a preset speaker, instructions or a
-    /// language as the request says.
+    /// language as the request says; or in an LFM2-Audio voice, with one of its
+    /// built-in voices as the speaker and a seed (what else the request has is refused
+    /// by name).
     pub async fn speak_qwen3(&self, request: Qwen3SpeakRequest) -> Result<Job, RuntimeError> {
         if let Some(remote) = self.inner.remote() {
             return Err(RuntimeError::InvalidRequest(format!(
@@ -192,11 +318,15 @@ impl Runtime {
                 remote.url()
             )));
         }
-        let VoiceChoice::Qwen3(mut voice) = self.inner.choose_voice(&request.voice).await? else {
-            return Err(RuntimeError::InvalidRequest(format!(
-                "{} is not a Qwen3-TTS voice, model or checkpoint folder",
-                request.voice
-            )));
+        let mut voice = match self.inner.choose_voice(&request.voice).await? {
+            VoiceChoice::Qwen3(voice) => voice,
+            VoiceChoice::Lfm2(speech) => return self.speak_lfm2(speech, request).await,
+            _ => {
+                return Err(RuntimeError::InvalidRequest(format!(
+                    "{} is not a Qwen3-TTS or LFM2-Audio voice, model or checkpoint folder",
+                    request.voice
+                )))
+            }
         };
         if let Some(sample) = &request.reference_audio {
             if !sample.is_file() {
@@ -231,52 +361,79 @@ impl Runtime {
         if request.instructions.is_some() {
             voice.instructions = request.instructions.clone();
         }
-        self.start_qwen3(voice, request).await
+        self.start_sampled(SampledVoice::Qwen3(voice), request)
+            .await
     }
 
-    /// Queues a plain speak request in a Qwen3-TTS voice.
-    pub(crate) async fn speak_in_qwen3(
+    /// Queues a speak job in an LFM2-Audio voice: the request's speaker (one of the
+    /// built-in voices) instead of the voice's, and its seed; a voice sample,
+    /// instructions or a language are refused by name.
+    async fn speak_lfm2(
         &self,
-        voice: Qwen3Voice,
+        mut speech: Lfm2Speech,
+        request: Qwen3SpeakRequest,
+    ) -> Result<Job, RuntimeError> {
+        let refused = [
+            (
+                "a voice sample (reference audio)",
+                request.reference_audio.is_some(),
+            ),
+            ("a reference text", request.reference_text.is_some()),
+            ("instructions", request.instructions.is_some()),
+            ("a language", request.language.is_some()),
+        ];
+        if let Some((what, _)) = refused.iter().find(|(_, given)| *given) {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "an LFM2-Audio voice takes no {what}: it speaks in its built-in voices only"
+            )));
+        }
+        if let Some(speaker) = &request.speaker {
+            speech.voice = Some(lfm2_voice(speaker)?);
+        }
+        self.start_sampled(SampledVoice::Lfm2(speech), request)
+            .await
+    }
+
+    /// Queues a plain speak request in a Qwen3-TTS or LFM2-Audio voice.
+    pub(crate) async fn speak_sampled(
+        &self,
+        voice: SampledVoice,
         request: &SpeakRequest,
     ) -> Result<Job, RuntimeError> {
-        if request.speed.is_some() {
-            return Err(RuntimeError::InvalidRequest(
-                "a Qwen3-TTS voice has no speed setting".into(),
-            ));
-        }
+        voice.check(&self.inner, request.speed)?;
         let request = Qwen3SpeakRequest {
             voice: request.voice.clone(),
             text: request.text.clone(),
             output: request.output.clone(),
             ..Qwen3SpeakRequest::default()
         };
-        self.start_qwen3(voice, request).await
+        self.start_sampled(voice, request).await
     }
 
-    /// Queues a file (or text) spoken sentence by sentence in a Qwen3-TTS voice, as a
-    /// Piper voice speaks one: each sentence an utterance, a pause between them, the
-    /// file read as it is spoken.
-    pub(crate) async fn speak_script_in_qwen3(
+    /// Queues a file (or text) spoken sentence by sentence in a Qwen3-TTS or
+    /// LFM2-Audio voice, as a Piper voice speaks one: each sentence an utterance, a
+    /// pause between them, the file read as it is spoken.
+    pub(crate) async fn speak_script_sampled(
         &self,
-        voice: Qwen3Voice,
+        voice: SampledVoice,
         params: &SpeakParams<'_>,
         input: String,
         script: Script,
     ) -> Result<Job, RuntimeError> {
         let requested = Instant::now();
-        if params.speed.is_some() {
-            return Err(RuntimeError::InvalidRequest(
-                "a Qwen3-TTS voice has no speed setting".into(),
-            ));
-        }
+        voice.check(&self.inner, params.speed)?;
         if let Some(output) = params.output {
             check_output_file(output)?;
         }
         let params_row = serde_json::to_value(params)
             .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))?;
         let job = self
-            .create_job(JobKind::Speak, voice.model_id.clone(), input, params_row)
+            .create_job(
+                JobKind::Speak,
+                voice.model_id().to_string(),
+                input,
+                params_row,
+            )
             .await?;
         let utterance = Utterance {
             job_id: job.id,
@@ -297,7 +454,7 @@ impl Runtime {
         &self,
         job: &Job,
         utterance: Utterance,
-        voice: Qwen3Voice,
+        voice: SampledVoice,
         texts: mpsc::Receiver<Result<String, RuntimeError>>,
         script: Option<Script>,
         output: Option<PathBuf>,
@@ -319,13 +476,18 @@ impl Runtime {
         );
     }
 
-    async fn start_qwen3(
+    async fn start_sampled(
         &self,
-        voice: Qwen3Voice,
+        voice: SampledVoice,
         request: Qwen3SpeakRequest,
     ) -> Result<Job, RuntimeError> {
         let requested = Instant::now();
         check_text(&request.text)?;
+        voice.check(&self.inner, None)?;
+        let (qwen3, speaker) = match &voice {
+            SampledVoice::Qwen3(voice) => (Some(voice), voice.speaker.as_deref()),
+            SampledVoice::Lfm2(speech) => (None, speech.voice.map(Lfm2Voice::id)),
+        };
         if let Some(output) = &request.output {
             check_output_file(output)?;
         }
@@ -333,13 +495,12 @@ impl Runtime {
             voice: &request.voice,
             chars: request.text.chars().count(),
             output: request.output.as_deref(),
-            reference_audio: voice.reference_audio.as_deref(),
-            in_context: voice
-                .reference_text
-                .as_deref()
+            reference_audio: qwen3.and_then(|v| v.reference_audio.as_deref()),
+            in_context: qwen3
+                .and_then(|v| v.reference_text.as_deref())
                 .is_some_and(crate::qwen3_voices::has_words),
-            speaker: voice.speaker.as_deref(),
-            instructions: voice.instructions.as_deref(),
+            speaker,
+            instructions: qwen3.and_then(|v| v.instructions.as_deref()),
             language: request.language.as_deref(),
             seed: request.seed,
         };
@@ -348,7 +509,7 @@ impl Runtime {
         let job = self
             .create_job(
                 JobKind::Speak,
-                voice.model_id.clone(),
+                voice.model_id().to_string(),
                 excerpt(&request.text),
                 params,
             )
@@ -376,7 +537,7 @@ const FRAME_SECONDS: f64 = 0.08;
 const WHOLE_TEXT_MAX_CHARS: usize = 500;
 
 /// `text`'s sentences, paragraph by paragraph (blank lines part paragraphs).
-fn sentences_of(text: &str) -> Vec<String> {
+pub(crate) fn sentences_of(text: &str) -> Vec<String> {
     text.split("\n\n")
         .flat_map(paragraph_sentences)
         .map(|s| s.text())
@@ -399,7 +560,7 @@ struct Utterance {
 async fn run(
     inner: &Arc<Inner>,
     utterance: &Utterance,
-    voice: &Qwen3Voice,
+    voice: &SampledVoice,
     mut texts: mpsc::Receiver<Result<String, RuntimeError>>,
     script: Option<Script>,
     output: &Path,
@@ -409,7 +570,7 @@ async fn run(
         Some(script) => Some(blocking(move || script.count_sentences()).await??),
         None => None,
     };
-    let speaker = Qwen3Speaker::load(inner, voice, utterance.language.clone()).await?;
+    let speaker = SampledSpeaker::load(inner, voice, utterance.language.clone()).await?;
     let rate = speaker.sample_rate();
     let audio_error = |source| RuntimeError::Audio {
         path: output.to_path_buf(),

@@ -28,7 +28,7 @@ use tokio::sync::mpsc;
 
 use crate::batch::{batch_file_name, run_batch, BatchSource};
 use crate::files;
-use crate::qwen3_tts::voice_recording;
+use crate::qwen3_tts::{voice_recording, SampledVoice};
 use crate::remote::{wav_data_url, Remote, RemoteVoice, REMOTE_SPEECH_MODEL};
 use crate::runtime::Inner;
 use crate::voices::{check_settings, VoiceChoice};
@@ -203,12 +203,17 @@ impl Speaker {
         let vits = match choice {
             VoiceChoice::Model { model_id, .. } => inner.models.voice(model_id).await?,
             VoiceChoice::File { path, .. } => inner.models.voice_file(path).await?,
-            VoiceChoice::Qwen3(voice) => {
+            VoiceChoice::Qwen3(_) | VoiceChoice::Lfm2(_) => {
+                let family = if matches!(choice, VoiceChoice::Qwen3(_)) {
+                    "a Qwen3-TTS"
+                } else {
+                    "an LFM2-Audio"
+                };
                 return Err(RuntimeError::InvalidRequest(format!(
-                    "{} is a Qwen3-TTS voice: it speaks texts and batches, not previews or \
+                    "{} is {family} voice: it speaks texts and batches, not previews or \
                      voice chat replies yet",
-                    voice.model_id
-                )))
+                    choice.model_id()
+                )));
             }
         };
         let defaults = vits.config().inference;
@@ -775,18 +780,17 @@ fn check_voice_ready(choice: &VoiceChoice, speed: Option<f32>) -> Result<(), Run
     Ok(())
 }
 
-/// Refuses, before a job exists, a batch voice that would only fail it: a Qwen3-TTS
-/// voice with a speed, a Piper voice that is not ready.
+/// Refuses, before a job exists, a batch voice that would only fail it: a Qwen3-TTS or
+/// LFM2-Audio voice with a speed (or an LFM2-Audio one that cannot speak), a Piper
+/// voice that is not ready.
 pub(crate) fn check_batch_voice(
+    inner: &Inner,
     choice: &VoiceChoice,
     speed: Option<f32>,
 ) -> Result<(), RuntimeError> {
-    match choice {
-        VoiceChoice::Qwen3(_) if speed.is_some() => Err(RuntimeError::InvalidRequest(
-            "a Qwen3-TTS voice has no speed setting".into(),
-        )),
-        VoiceChoice::Qwen3(_) => Ok(()),
-        _ => check_voice_ready(choice, speed),
+    match SampledVoice::of(choice) {
+        Some(voice) => voice.check(inner, speed),
+        None => check_voice_ready(choice, speed),
     }
 }
 
@@ -839,8 +843,9 @@ impl Runtime {
     pub async fn speak(&self, request: SpeakRequest) -> Result<Job, RuntimeError> {
         check_text(&request.text)?;
         if self.inner.remote().is_none() {
-            if let VoiceChoice::Qwen3(voice) = self.inner.choose_voice(&request.voice).await? {
-                return self.speak_in_qwen3(voice, &request).await;
+            let choice = self.inner.choose_voice(&request.voice).await?;
+            if let Some(voice) = SampledVoice::of(&choice) {
+                return self.speak_sampled(voice, &request).await;
             }
         }
         let params = SpeakParams {
@@ -891,9 +896,9 @@ impl Runtime {
             return self.speak_remote(remote, params, input, script).await;
         }
         let choice = self.inner.choose_voice(params.voice).await?;
-        if let VoiceChoice::Qwen3(voice) = choice {
+        if let Some(voice) = SampledVoice::of(&choice) {
             return self
-                .speak_script_in_qwen3(voice, params, input, script)
+                .speak_script_sampled(voice, params, input, script)
                 .await;
         }
         check_voice_ready(&choice, params.speed)?;

@@ -4,10 +4,12 @@
 //! listed after it was installed, and the last row of an installed model cannot be
 //! deleted (removing the model removes its voices). Qwen3-TTS voices are cloned from a
 //! recording, designed from a description (qwen3_voices.rs), or a CustomVoice
-//! checkpoint's preset speakers, each made a preset row the same way.
+//! checkpoint's preset speakers, each made a preset row the same way, as are the four
+//! built-in voices of an LFM2-Audio model that can speak (lfm2_audio_voices.rs).
 
 use std::path::{Path, PathBuf};
 
+use izwi_core::models::lfm2_audio::Lfm2Voice;
 use izwi_hub::{Family, ModelStatus};
 use izwi_store::{NewVoice, VoiceRecord, VoiceSettings, VoiceSource};
 use serde::{Deserialize, Serialize};
@@ -50,6 +52,17 @@ pub(crate) enum VoiceChoice {
     },
     /// A Qwen3-TTS model (an import or a checkpoint folder), with what the voice adds.
     Qwen3(Qwen3Voice),
+    /// An LFM2-Audio model (an import or a checkpoint folder), in one of its voices.
+    Lfm2(Lfm2Speech),
+}
+
+/// An LFM2-Audio voice: its model, and which of the model's built-in voices.
+#[derive(Debug, Clone)]
+pub(crate) struct Lfm2Speech {
+    /// The hub's id: `local/NAME`, or a checkpoint folder's path.
+    pub model_id: String,
+    /// None when only the model was named.
+    pub voice: Option<Lfm2Voice>,
 }
 
 /// A Qwen3-TTS voice: its model, and what it adds to each request.
@@ -67,13 +80,14 @@ pub(crate) struct Qwen3Voice {
 }
 
 impl VoiceChoice {
-    /// Piper's settings (a Qwen3-TTS voice has none of them: the defaults).
+    /// Piper's settings (a Qwen3-TTS or LFM2-Audio voice has none of them: the
+    /// defaults).
     pub fn settings(&self) -> VoiceSettings {
         match self {
             VoiceChoice::Model { settings, .. } | VoiceChoice::File { settings, .. } => {
                 settings.clone()
             }
-            VoiceChoice::Qwen3(_) => VoiceSettings::default(),
+            VoiceChoice::Qwen3(_) | VoiceChoice::Lfm2(_) => VoiceSettings::default(),
         }
     }
 
@@ -83,24 +97,35 @@ impl VoiceChoice {
             VoiceChoice::Model { model_id, .. } => model_id.clone(),
             VoiceChoice::File { path, .. } => path.display().to_string(),
             VoiceChoice::Qwen3(voice) => voice.model_id.clone(),
+            VoiceChoice::Lfm2(speech) => speech.model_id.clone(),
         }
     }
 }
 
 impl Inner {
-    /// Adds a preset row for every installed Piper model that has none, then lists the
-    /// library, oldest first.
+    /// Adds a preset row for every installed Piper model that has none (and for each
+    /// preset speaker or built-in voice of a Qwen3-TTS or LFM2-Audio model), then lists
+    /// the library, oldest first.
     pub(crate) async fn list_voices(&self) -> Result<Vec<VoiceInfo>, RuntimeError> {
         let models: Vec<_> = self
             .hub
             .list()
             .into_iter()
-            .filter(|m| matches!(m.family, Family::Piper | Family::Qwen3Tts))
+            .filter(|m| {
+                matches!(
+                    m.family,
+                    Family::Piper | Family::Qwen3Tts | Family::Lfm2Audio
+                )
+            })
             .collect();
         let rows = self.store.list_voices().await?;
         for model in &models {
             if model.family == Family::Qwen3Tts {
                 self.add_preset_speakers(model, &rows).await?;
+                continue;
+            }
+            if model.family == Family::Lfm2Audio {
+                self.add_lfm2_voices(model, &rows).await?;
                 continue;
             }
             let has_row = rows.iter().any(|r| r.model_id == model.id);
@@ -191,7 +216,7 @@ impl Inner {
         let rows = self.store.list_voices().await?;
         let siblings = rows.iter().filter(|r| r.model_id == row.model_id).count();
         match model.map(|m| m.family) {
-            Some(Family::Qwen3Tts) if row.source == VoiceSource::Preset => {
+            Some(Family::Qwen3Tts | Family::Lfm2Audio) if row.source == VoiceSource::Preset => {
                 return Err(RuntimeError::InvalidRequest(format!(
                     "{:?} is a preset speaker of model {}; remove the model to remove it",
                     row.name, row.model_id
@@ -248,8 +273,18 @@ impl Inner {
         };
         if let Some(voice) = row {
             let family = self.hub.info(&voice.model_id).map(|m| m.family);
-            if family.is_ok_and(|f| f == Family::Qwen3Tts) {
+            if family.as_ref().is_ok_and(|f| *f == Family::Qwen3Tts) {
                 return Ok(VoiceChoice::Qwen3(self.qwen3_voice(voice)));
+            }
+            if family.is_ok_and(|f| f == Family::Lfm2Audio) {
+                return Ok(VoiceChoice::Lfm2(Lfm2Speech {
+                    model_id: voice.model_id.clone(),
+                    voice: voice
+                        .settings
+                        .speaker_name
+                        .as_deref()
+                        .and_then(Lfm2Voice::from_id),
+                }));
             }
             return Ok(VoiceChoice::Model {
                 model_id: voice.model_id.clone(),
@@ -261,6 +296,12 @@ impl Inner {
                 return Ok(VoiceChoice::Qwen3(Qwen3Voice {
                     model_id: model.id,
                     ..Qwen3Voice::default()
+                }));
+            }
+            if model.family == Family::Lfm2Audio {
+                return Ok(VoiceChoice::Lfm2(Lfm2Speech {
+                    model_id: model.id,
+                    voice: None,
                 }));
             }
             return Ok(VoiceChoice::Model {

@@ -54,7 +54,8 @@ pub struct VoiceSettings {
     pub pitch: f32,
     /// Speaker id within a multi-speaker model.
     pub speaker: Option<i64>,
-    /// A preset speaker of a Qwen3-TTS CustomVoice checkpoint, by name.
+    /// A preset speaker of a Qwen3-TTS CustomVoice checkpoint, by name, or an LFM2-Audio
+    /// model's built-in voice, by id (`us-male`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub speaker_name: Option<String>,
     /// Qwen3-TTS: the description a designed voice is made from (VoiceDesign), or how a

@@ -242,6 +242,30 @@ describe('Speak', () => {
     expect(screen.getByTestId('speak-progress')).toHaveTextContent('Done · 3 pieces')
   })
 
+  it('speaks in an LFM2-Audio voice in pieces, with no speed to set', async () => {
+    commands.listModels.mockResolvedValue(
+      ok([model({ id: 'local/lfm2-audio', family: 'lfm2_audio', task: 'transcribe', status: 'installed' })]),
+    )
+    await loadModels()
+    commands.speak.mockResolvedValue(ok(job({ id: 23, kind: 'speak', input: 'Hello there.' })))
+    await setup([
+      voice({
+        id: 4,
+        name: 'UK male',
+        model_id: 'local/lfm2-audio',
+        settings: { speed: 1, noise_scale: null, noise_w: null, pitch: 0, speaker: null, speaker_name: 'uk-male' },
+      }),
+    ])
+    expect(screen.getByRole('slider', { name: /Speed/ })).toBeDisabled()
+    await userEvent.type(screen.getByRole('textbox', { name: 'Text to speak' }), 'Hello there.')
+    await userEvent.click(screen.getByRole('button', { name: /Generate/ }))
+    expect(commands.speak).toHaveBeenCalledWith('4', 'Hello there.', null)
+    act(() => emitRuntime({ type: 'job_started', job_id: 23 }))
+    act(() => sendSpeechAudio({ ...audio(23, 0, 1, 0.25), sample_rate: 24000, gap_before: 0 }))
+    act(() => sendSpeechAudio({ ...audio(23, 1, 2, 0.5), sample_rate: 24000, gap_before: 0 }))
+    expect(screen.getByTestId('speak-progress')).toHaveTextContent('2 pieces of audio')
+  })
+
   it('suggests a file name from the text', () => {
     expect(suggestedName('  Hello, world! Ça va? 1 2 3')).toBe('hello-world-ça-va-1.wav')
     expect(suggestedName('...')).toBe('speech.wav')

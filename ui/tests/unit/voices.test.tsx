@@ -70,6 +70,33 @@ describe('Voices', () => {
     expect(screen.getByTestId('voices-summary')).toHaveTextContent('3 voices in the library')
   })
 
+  it("lists an LFM2-Audio model's built-in voices as its presets, without preview or settings", async () => {
+    const lfm2 = model({ id: 'local/lfm2-audio', name: 'lfm2-audio', family: 'lfm2_audio', status: 'installed' })
+    const builtIn = (id: number, name: string, speaker: string) =>
+      voice({
+        id,
+        name,
+        model_id: 'local/lfm2-audio',
+        language: null,
+        settings: { speed: 1, noise_scale: null, noise_w: null, pitch: 0, speaker: null, speaker_name: speaker },
+      })
+    await setup(
+      [builtIn(5, 'US male', 'us-male'), builtIn(6, 'UK female', 'uk-female'), joe],
+      [lfm2, piper({ status: 'installed' })],
+    )
+    const card = screen.getByRole('listitem', { name: 'UK female' })
+    expect(card).toHaveTextContent('LFM2-Audio · Unknown language · local/lfm2-audio')
+    // Every built-in voice is a preset, not only the model's first.
+    expect(within(card).getByText('Preset')).toBeInTheDocument()
+    expect(within(card).getByTestId('voice-settings-summary')).toHaveTextContent('Built-in voice uk-female')
+    expect(within(card).queryByRole('button', { name: 'Preview UK female' })).not.toBeInTheDocument()
+    expect(within(card).queryByRole('button', { name: 'Settings of UK female' })).not.toBeInTheDocument()
+    expect(within(card).getByRole('button', { name: 'Rename UK female' })).toBeInTheDocument()
+    const piperCard = screen.getByRole('listitem', { name: 'Joe' })
+    expect(piperCard).toHaveTextContent('Piper · ')
+    expect(within(piperCard).getByRole('button', { name: 'Preview Joe' })).toBeInTheDocument()
+  })
+
   it('tells a new user where voices come from', async () => {
     await setup([], [piper()])
     expect(screen.getByRole('heading', { name: 'No voices yet' })).toBeInTheDocument()

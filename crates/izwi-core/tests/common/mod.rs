@@ -1,6 +1,8 @@
 //! Helpers shared by the engine's integration tests.
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod lfm2_audio;
+
 use candle_core::{DType, Device};
 use izwi_core::engine::{
     EngineCore, EngineCoreConfig, EngineCoreRequest, EngineOutput, GenerationParams, ModelExecutor,

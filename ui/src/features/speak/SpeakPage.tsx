@@ -18,7 +18,7 @@ import { useModels } from '../models/modelsStore'
 import { useSettings } from '../settings/settingsStore'
 import { Waveform } from '../transcribe/Waveform'
 import { VoicePicker } from '../voices/VoicePicker'
-import { isQwen3Model, loadVoices, pickVoice, useVoices } from '../voices/voicesStore'
+import { isSampledModel, loadVoices, pickVoice, useVoices } from '../voices/voicesStore'
 import {
   cancelSpeech,
   clearSubmitError,
@@ -144,11 +144,12 @@ export function SpeakPage() {
   const tooLong = text.length > maxChars
   const canGenerate = !!voice && text.trim().length > 0 && !running && !tooLong
   const done = s.status === 'done' && !!s.job
+  // A Qwen3-TTS or LFM2-Audio voice's audio comes in pieces as it is decoded, not
+  // sentences, and it has no speed.
+  const sampled = models.some((m) => m.id === voice?.model_id && isSampledModel(m))
 
   const start = () => {
-    // A Qwen3-TTS voice's audio comes in pieces as its codec decodes them, not sentences.
-    const qwen3 = models.some((m) => m.id === voice?.model_id && isQwen3Model(m))
-    if (canGenerate && voice) void generate(voice.id, text, s.speed, qwen3 ? 'piece' : 'sentence')
+    if (canGenerate && voice) void generate(voice.id, text, sampled ? null : s.speed, sampled ? 'piece' : 'sentence')
   }
   useAction('generate', start)
   useAction('export', () => void saveWav(), done)
@@ -174,7 +175,7 @@ export function SpeakPage() {
             id="speak-speed"
             value={speed}
             voiceSpeed={voice?.settings.speed ?? 1}
-            disabled={running || !voice}
+            disabled={running || !voice || sampled}
             onChange={setSpeed}
           />
         </div>

@@ -31,10 +31,12 @@ import {
   settingsOf,
   updateVoiceSettings,
   useVoices,
+  voiceFamily,
   voiceLanguage,
 } from './voicesStore'
 
-function settingsSummary(v: VoiceInfo): string {
+function settingsSummary(v: VoiceInfo, family: string | null): string {
+  if (family === 'LFM2-Audio') return `Built-in voice ${v.settings.speaker_name ?? ''} · sampled, no speed or pitch`
   const s = settingsOf(v.settings)
   const parts = [`${s.speed.toFixed(2)}× speed`]
   if (s.pitch) parts.push(`${s.pitch > 0 ? '+' : ''}${s.pitch} st pitch`)
@@ -88,7 +90,9 @@ function RenameForm({ voice, onDone }: { voice: VoiceInfo; onDone: () => void })
   )
 }
 
-function VoiceCard({ voice, origin }: { voice: VoiceInfo; origin: string }) {
+function VoiceCard({ voice, origin, family }: { voice: VoiceInfo; origin: string; family: string | null }) {
+  // LFM2-Audio's voices have no preview and no settings of their own.
+  const lfm2 = family === 'LFM2-Audio'
   const [mode, setMode] = useState<'view' | 'rename' | 'settings'>('view')
   const [deleting, setDeleting] = useState(false)
   const remove = async () => {
@@ -119,6 +123,7 @@ function VoiceCard({ voice, origin }: { voice: VoiceInfo; origin: string }) {
           <div className="voice-names">
             <h3 className="voice-name">{voice.name}</h3>
             <span className="muted small">
+              {family ? `${family} · ` : ''}
               {voiceLanguage(voice.language)} · <code className="model-id">{voice.model_id}</code>
             </span>
           </div>
@@ -135,7 +140,7 @@ function VoiceCard({ voice, origin }: { voice: VoiceInfo; origin: string }) {
         </div>
       </div>
       <p className="voice-summary muted small" data-testid="voice-settings-summary">
-        {settingsSummary(voice)}
+        {settingsSummary(voice, family)}
       </p>
       {mode === 'settings' && (
         <VoiceSettingsForm
@@ -151,7 +156,7 @@ function VoiceCard({ voice, origin }: { voice: VoiceInfo; origin: string }) {
       )}
       {mode === 'view' && (
         <div className="toolbar voice-actions">
-          <PreviewButton voice={voice} />
+          {!lfm2 && <PreviewButton voice={voice} />}
           <button
             type="button"
             className="btn btn-ghost btn-sm"
@@ -160,14 +165,16 @@ function VoiceCard({ voice, origin }: { voice: VoiceInfo; origin: string }) {
           >
             <Icon name="edit" size={13} /> Rename
           </button>
-          <button
-            type="button"
-            className="btn btn-ghost btn-sm"
-            onClick={() => setMode('settings')}
-            aria-label={`Settings of ${voice.name}`}
-          >
-            <Icon name="sliders" size={13} /> Settings
-          </button>
+          {!lfm2 && (
+            <button
+              type="button"
+              className="btn btn-ghost btn-sm"
+              onClick={() => setMode('settings')}
+              aria-label={`Settings of ${voice.name}`}
+            >
+              <Icon name="sliders" size={13} /> Settings
+            </button>
+          )}
           <button
             type="button"
             className="btn btn-ghost btn-sm btn-danger-text"
@@ -351,7 +358,7 @@ export function VoicesPage() {
           ) : (
             <ul className="voice-list" aria-label="Voices">
               {voices.map((v) => (
-                <VoiceCard key={v.id} voice={v} origin={originLabel(v, voices)} />
+                <VoiceCard key={v.id} voice={v} origin={originLabel(v, voices)} family={voiceFamily(v, models)} />
               ))}
             </ul>
           )}

@@ -151,6 +151,22 @@ export function usableVoices(voices: VoiceInfo[]): VoiceInfo[] {
 export const isVoiceModel = (m: ModelInfo) => m.family === 'piper'
 /** Qwen3-TTS models: which variant (Base, VoiceDesign) one is, the runtime checks. */
 export const isQwen3Model = (m: ModelInfo) => m.family === 'qwen3_tts'
+/** LFM2-Audio models: their built-in voices are presets of the library. */
+export const isLfm2AudioModel = (m: ModelInfo) => m.family === 'lfm2_audio'
+/** Models whose speech is sampled and comes in pieces as it is decoded, with no speed setting. */
+export const isSampledModel = (m: ModelInfo) => isQwen3Model(m) || isLfm2AudioModel(m)
+
+const FAMILY: Partial<Record<ModelInfo['family'], string>> = {
+  piper: 'Piper',
+  qwen3_tts: 'Qwen3-TTS',
+  lfm2_audio: 'LFM2-Audio',
+}
+
+/** The voice family of `voice`'s model ("Piper", "Qwen3-TTS", "LFM2-Audio"); null when the model is not listed. */
+export function voiceFamily(voice: VoiceInfo, models: ModelInfo[]): string | null {
+  const model = models.find((m) => m.id === voice.model_id)
+  return model ? (FAMILY[model.family] ?? null) : null
+}
 
 /** "en_US" → "English (United States)". */
 export function voiceLanguage(code: string | null): string {
@@ -195,6 +211,8 @@ const SOURCE: Record<string, string> = { preset: 'Preset', cloned: 'Cloned', des
  */
 export function originLabel(voice: VoiceInfo, voices: VoiceInfo[]): string {
   if (voice.source !== 'preset') return SOURCE[voice.source] ?? voice.source
+  // A model's named speakers (CustomVoice, LFM2-Audio's built-in voices) are all its presets.
+  if (voice.settings.speaker_name) return 'Preset'
   const first = Math.min(
     ...voices.filter((v) => v.model_id === voice.model_id && v.source === 'preset').map((v) => v.id),
   )

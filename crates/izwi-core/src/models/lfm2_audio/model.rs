@@ -160,7 +160,7 @@ impl Lfm2Audio {
         voice: Lfm2Voice,
         sampling: &AudioSampling,
         max_steps: usize,
-        mut on_audio: impl FnMut(Vec<f32>),
+        mut on_audio: impl FnMut(Vec<f32>) + Send,
     ) -> Result<SpokenTurn, Lfm2AudioError> {
         if !text.chars().any(char::is_alphanumeric) {
             return Err(Lfm2AudioError::Invalid(
@@ -204,7 +204,7 @@ impl Lfm2Audio {
         messages: &[Message],
         sampling: &AudioSampling,
         max_steps: usize,
-        mut on_piece: impl FnMut(ReplyPiece),
+        mut on_piece: impl FnMut(ReplyPiece) + Send,
     ) -> Result<SpokenTurn, Lfm2AudioError> {
         self.turn(
             messages,
@@ -224,7 +224,7 @@ impl Lfm2Audio {
         sampling: &AudioSampling,
         max_steps: usize,
         stop_token_ids: Vec<u32>,
-        on_piece: &mut dyn FnMut(ReplyPiece),
+        on_piece: &mut (dyn FnMut(ReplyPiece) + Send),
     ) -> Result<SpokenTurn, Lfm2AudioError> {
         let Some(audio_out) = &self.audio_out else {
             return Err(Lfm2AudioError::Invalid(
@@ -374,7 +374,7 @@ impl<'a> TurnBuilder<'a> {
     async fn take(
         &mut self,
         chunk: StreamingOutput,
-        on_piece: &mut dyn FnMut(ReplyPiece),
+        on_piece: &mut (dyn FnMut(ReplyPiece) + Send),
     ) -> Result<Option<FinishReason>, Lfm2AudioError> {
         let (frame, frame_end) = (frame_id(self.model.vocab), frame_end_id(self.model.vocab));
         let mut to_decode = Vec::new();
@@ -414,7 +414,7 @@ impl<'a> TurnBuilder<'a> {
     async fn finish(
         mut self,
         ended: bool,
-        on_piece: &mut dyn FnMut(ReplyPiece),
+        on_piece: &mut (dyn FnMut(ReplyPiece) + Send),
     ) -> Result<SpokenTurn, Lfm2AudioError> {
         let audio = self.decode(Vec::new(), true).await?;
         self.send_audio(audio, on_piece);
@@ -438,7 +438,10 @@ impl<'a> TurnBuilder<'a> {
 
     /// The text written so far, decoded whole (a token may be part of a character),
     /// handed out past what was handed out before.
-    fn send_text(&mut self, on_piece: &mut dyn FnMut(ReplyPiece)) -> Result<(), Lfm2AudioError> {
+    fn send_text(
+        &mut self,
+        on_piece: &mut (dyn FnMut(ReplyPiece) + Send),
+    ) -> Result<(), Lfm2AudioError> {
         let text = self
             .model
             .layout
@@ -455,7 +458,7 @@ impl<'a> TurnBuilder<'a> {
         Ok(())
     }
 
-    fn send_audio(&mut self, audio: Vec<f32>, on_piece: &mut dyn FnMut(ReplyPiece)) {
+    fn send_audio(&mut self, audio: Vec<f32>, on_piece: &mut (dyn FnMut(ReplyPiece) + Send)) {
         if !audio.is_empty() {
             self.samples += audio.len();
             on_piece(ReplyPiece::Audio(audio));

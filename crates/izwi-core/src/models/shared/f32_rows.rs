@@ -4,9 +4,10 @@
 //! to gemm's single-threaded matrix-vector path, which leaves the other cores idle.
 
 use candle_core::{CpuStorage, CustomOp2, DType, Layout, Result, Shape, Tensor};
-use rayon::prelude::*;
 
-use super::cpu_slice::cpu_slice;
+use super::few_rows::few_rows_matmul;
+#[cfg(target_arch = "x86_64")]
+use super::few_rows::horizontal_sum;
 
 /// Outputs computed by one parallel task.
 const OUTPUTS_PER_TASK: usize = 128;
@@ -47,51 +48,13 @@ impl CustomOp2 for F32RowsMatmul {
         w: &CpuStorage,
         w_layout: &Layout,
     ) -> Result<(CpuStorage, Shape)> {
-        let (rows, inputs) = x_layout.shape().dims2()?;
-        let (outputs, w_inputs) = w_layout.shape().dims2()?;
-        if inputs != w_inputs {
-            candle_core::bail!(
-                "f32 row matmul: x {:?}, weight {:?}",
-                x_layout.shape(),
-                w_layout.shape()
-            );
-        }
-        if rows == 0 || outputs == 0 || inputs == 0 {
-            // Nothing to multiply (an engine step with no row for this layer): zeros.
-            return Ok((
-                CpuStorage::F32(vec![0f32; rows * outputs]),
-                Shape::from((rows, outputs)),
-            ));
-        }
-        let x = cpu_slice::<f32>(x, x_layout)?;
-        let w = cpu_slice::<f32>(w, w_layout)?;
-        // Tasks own output columns; each writes its columns of every row afterwards.
-        let columns: Vec<Vec<f32>> = (0..outputs.div_ceil(OUTPUTS_PER_TASK))
-            .into_par_iter()
-            .map(|task| {
-                let first = task * OUTPUTS_PER_TASK;
-                let count = OUTPUTS_PER_TASK.min(outputs - first);
-                let mut block = vec![0f32; count * rows];
-                products(
-                    &w[first * inputs..(first + count) * inputs],
-                    x,
-                    inputs,
-                    rows,
-                    &mut block,
-                );
-                block
-            })
-            .collect();
-        let mut out = vec![0f32; rows * outputs];
-        for (task, block) in columns.iter().enumerate() {
-            let first = task * OUTPUTS_PER_TASK;
-            for (o, values) in block.chunks(rows).enumerate() {
-                for (r, &value) in values.iter().enumerate() {
-                    out[r * outputs + first + o] = value;
-                }
-            }
-        }
-        Ok((CpuStorage::F32(out), Shape::from((rows, outputs))))
+        few_rows_matmul::<f32>(
+            "f32 row matmul",
+            (x, x_layout),
+            (w, w_layout),
+            OUTPUTS_PER_TASK,
+            products,
+        )
     }
 }
 
@@ -199,7 +162,8 @@ unsafe fn tile_avx2(
     let end = (inputs / 8) * 8;
     let wp = weights.as_ptr();
     let xp = x.as_ptr();
-    let mut acc = [[_mm256_setzero_ps(); ROWS_PER_PASS]; TILE_WEIGHTS];
+    // acc[r][k]: input row r · weight row k.
+    let mut acc = [[_mm256_setzero_ps(); TILE_WEIGHTS]; ROWS_PER_PASS];
     for i in (0..end).step_by(8) {
         // SAFETY: i + 8 ≤ inputs; weight row k starts at k * inputs and
         // input row r at r * inputs, inside their slices.
@@ -208,32 +172,21 @@ unsafe fn tile_avx2(
             _mm256_loadu_ps(wp.add(inputs + i)),
             _mm256_loadu_ps(wp.add(2 * inputs + i)),
         ];
-        for r in 0..ROWS_PER_PASS {
+        for (r, acc) in acc.iter_mut().enumerate() {
             let v = _mm256_loadu_ps(xp.add(r * inputs + i));
-            for k in 0..TILE_WEIGHTS {
-                acc[k][r] = _mm256_fmadd_ps(w[k], v, acc[k][r]);
+            for (a, w) in acc.iter_mut().zip(w) {
+                *a = _mm256_fmadd_ps(w, v, *a);
             }
         }
     }
     let mut sums = [[0f32; ROWS_PER_PASS]; TILE_WEIGHTS];
-    for k in 0..TILE_WEIGHTS {
-        let weight = &weights[k * inputs..(k + 1) * inputs];
-        for r in 0..ROWS_PER_PASS {
-            let x = &x[r * inputs..(r + 1) * inputs];
+    for (r, (acc, x)) in acc.iter().zip(x.chunks_exact(inputs)).enumerate() {
+        for (k, (&a, weight)) in acc.iter().zip(weights.chunks_exact(inputs)).enumerate() {
             let tail: f32 = (end..inputs).map(|i| weight[i] * x[i]).sum();
-            sums[k][r] = horizontal_sum(acc[k][r]) + tail;
+            sums[k][r] = horizontal_sum(a) + tail;
         }
     }
     sums
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn horizontal_sum(v: std::arch::x86_64::__m256) -> f32 {
-    use std::arch::x86_64::*;
-    let quad = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    let pair = _mm_add_ps(quad, _mm_movehl_ps(quad, quad));
-    _mm_cvtss_f32(_mm_add_ss(pair, _mm_shuffle_ps(pair, pair, 1)))
 }
 
 #[cfg(test)]

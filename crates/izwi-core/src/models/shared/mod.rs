@@ -8,6 +8,7 @@ pub mod decoder_weights;
 pub mod device;
 pub mod embedding;
 pub mod f32_rows;
+pub mod few_rows;
 pub mod gguf;
 pub mod half_weights;
 pub mod linear;
