@@ -40,9 +40,10 @@ pub struct ChatArgs {
     /// Seed for sampling when the temperature is above 0.
     #[arg(long)]
     seed: Option<u64>,
-    /// The longest reply, in tokens (speech-to-speech: text tokens and frames).
-    #[arg(long, default_value_t = 512)]
-    max_tokens: usize,
+    /// The longest reply, in tokens. Default: 512; speech-to-speech counts text
+    /// tokens and frames (80 ms of audio each), 1024 by default.
+    #[arg(long)]
+    max_tokens: Option<usize>,
     /// Print each reply as one JSON object (text, tokens, timings) instead of text.
     #[arg(long)]
     json: bool,
@@ -103,7 +104,9 @@ pub fn run(data_dir: Option<PathBuf>, args: ChatArgs) -> Result<()> {
             bail!("--speech-to-speech answers speech: give --input recordings or --mic");
         }
         let mut chat = tokio.block_on(runtime.open_speech_chat(id))?;
-        chat.max_steps = args.max_tokens;
+        if let Some(steps) = args.max_tokens {
+            chat.max_steps = steps;
+        }
         if let Some(temperature) = args.temperature {
             chat.sampling = if temperature == 0.0 {
                 AudioSampling::greedy()
@@ -131,7 +134,7 @@ pub fn run(data_dir: Option<PathBuf>, args: ChatArgs) -> Result<()> {
     };
     let model = tokio.block_on(runtime.open_chat_model(llm))?;
     let params = ChatParams {
-        max_tokens: args.max_tokens,
+        max_tokens: args.max_tokens.unwrap_or(512),
         temperature: args.temperature.unwrap_or(0.0),
         seed: args.seed,
     };

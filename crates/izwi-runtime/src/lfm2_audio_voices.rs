@@ -35,7 +35,7 @@ impl Inner {
     pub(crate) async fn add_lfm2_voices(
         &self,
         model: &ModelInfo,
-        rows: &[VoiceRecord],
+        rows: &mut Vec<VoiceRecord>,
     ) -> Result<(), RuntimeError> {
         if model.status != ModelStatus::Installed {
             return Ok(());
@@ -57,7 +57,8 @@ impl Inner {
             if rows.iter().any(|r| r.name.eq_ignore_ascii_case(&name)) {
                 name = format!("{name} ({})", model.name);
             }
-            self.store
+            let row = self
+                .store
                 .create_voice(NewVoice {
                     name,
                     source: VoiceSource::Preset,
@@ -70,6 +71,8 @@ impl Inner {
                     },
                 })
                 .await?;
+            // Later models' names are checked against this one's too.
+            rows.push(row);
         }
         Ok(())
     }

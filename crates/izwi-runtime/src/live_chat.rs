@@ -193,13 +193,14 @@ impl Runtime {
                     match (down, talking_from) {
                         (true, None) => {
                             on_event(LiveEvent::SpeechStarted);
+                            // The turn stops its playback once it has read how much
+                            // of the reply was heard (stopping resets that count).
                             if let Some((_, token)) = turn.as_ref() {
                                 if !token.is_cancelled() {
                                     token.cancel();
                                     on_event(LiveEvent::BargeIn);
                                 }
                             }
-                            playback.stop();
                             let pre_roll = (PRE_ROLL_SECONDS * rate as f64) as usize;
                             talking_from = Some(heard.saturating_sub(pre_roll).max(buffer_start));
                         }
@@ -278,8 +279,8 @@ impl Runtime {
                     {
                         let long_enough = heard - from >= rate * ms as usize / 1000;
                         if long_enough && detector.in_speech() && !token.is_cancelled() {
+                            // The turn stops its playback (see above).
                             token.cancel();
-                            playback.stop();
                             on_event(LiveEvent::BargeIn);
                         }
                     }

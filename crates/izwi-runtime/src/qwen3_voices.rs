@@ -115,7 +115,7 @@ impl Inner {
     pub(crate) async fn add_preset_speakers(
         &self,
         model: &ModelInfo,
-        rows: &[VoiceRecord],
+        rows: &mut Vec<VoiceRecord>,
     ) -> Result<(), RuntimeError> {
         if model.status != ModelStatus::Installed {
             return Ok(());
@@ -140,7 +140,8 @@ impl Inner {
             if rows.iter().any(|r| r.name.eq_ignore_ascii_case(&name)) {
                 name = format!("{name} ({})", model.name);
             }
-            self.store
+            let row = self
+                .store
                 .create_voice(NewVoice {
                     name,
                     source: VoiceSource::Preset,
@@ -153,6 +154,8 @@ impl Inner {
                     },
                 })
                 .await?;
+            // Later models' names are checked against this one's too.
+            rows.push(row);
         }
         Ok(())
     }

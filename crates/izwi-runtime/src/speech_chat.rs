@@ -149,6 +149,8 @@ impl Runtime {
 
         let rate = chat.sample_rate();
         let made = Mutex::new(Made::default());
+        // A speaker that fails stops the reply: nobody would hear the rest.
+        let playback_failed = CancellationToken::new();
         let answer = async {
             let reply = chat
                 .model
@@ -166,17 +168,21 @@ impl Runtime {
                             if made.failed.is_none() && !interrupt.is_cancelled() {
                                 if let Err(e) = output.play(&audio, rate) {
                                     made.failed = Some(e);
+                                    playback_failed.cancel();
                                 }
                             }
                             made.audio.extend(audio);
                         }
                     }
-                })
-                .await
-                .map_err(|e| RuntimeError::Speech(e.to_string()))?;
+                });
+            let reply = tokio::select! {
+                reply = reply => Some(reply.map_err(|e| RuntimeError::Speech(e.to_string()))?),
+                () = playback_failed.cancelled() => None,
+            };
             if let Some(failed) = made.lock().map_err(poisoned)?.failed.take() {
                 return Err(failed);
             }
+            let reply = reply.ok_or_else(|| RuntimeError::Speech("the speaker failed".into()))?;
             // The turn is over when the user has heard it all.
             while !output.is_drained() {
                 tokio::time::sleep(DRAIN_POLL).await;

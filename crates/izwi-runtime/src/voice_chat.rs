@@ -55,11 +55,11 @@ pub enum TurnEvent<'a> {
 pub trait ReplyOutput: Sync {
     /// Queues the next piece of the reply (mono, `sample_rate` Hz).
     fn play(&self, samples: &[f32], sample_rate: u32) -> Result<(), RuntimeError>;
-    /// Seconds of the reply played so far.
+    /// Seconds played since the last [`ReplyOutput::stop`] (a turn's start stops it).
     fn played_seconds(&self) -> f64;
     /// Whether all that was queued has been played.
     fn is_drained(&self) -> bool;
-    /// Drops what is queued and not yet played.
+    /// Drops what is queued and not yet played, and restarts the played count.
     fn stop(&self);
 }
 
@@ -85,7 +85,11 @@ impl ReplyOutput for NoPlayback {
         true
     }
 
-    fn stop(&self) {}
+    fn stop(&self) {
+        if let Ok(mut seconds) = self.seconds.lock() {
+            *seconds = 0.0;
+        }
+    }
 }
 
 impl ReplyOutput for izwi_audio::Playback {

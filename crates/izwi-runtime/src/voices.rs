@@ -118,14 +118,14 @@ impl Inner {
                 )
             })
             .collect();
-        let rows = self.store.list_voices().await?;
+        let mut rows = self.store.list_voices().await?;
         for model in &models {
             if model.family == Family::Qwen3Tts {
-                self.add_preset_speakers(model, &rows).await?;
+                self.add_preset_speakers(model, &mut rows).await?;
                 continue;
             }
             if model.family == Family::Lfm2Audio {
-                self.add_lfm2_voices(model, &rows).await?;
+                self.add_lfm2_voices(model, &mut rows).await?;
                 continue;
             }
             let has_row = rows.iter().any(|r| r.model_id == model.id);

@@ -295,3 +295,22 @@ async fn a_turn_that_reaches_the_step_limit_fails_its_job_naming_it() {
         "{error}"
     );
 }
+
+/// Two LFM2-Audio models listed for the first time together: eight voices, each name
+/// its own (the second model's are told apart by its name), so each can be named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_models_voices_have_names_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, _events) = open_recording(config(dir.path())).await;
+    for name in ["lfm2-audio", "lfm2-audio-2"] {
+        runtime
+            .import_model(&lfm2_audio_tiny(), Some(name))
+            .unwrap();
+    }
+    let voices = runtime.list_voices().await.unwrap();
+    let mut names: Vec<_> = voices.iter().map(|v| v.name.to_lowercase()).collect();
+    assert_eq!(names.len(), 8, "{names:?}");
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), 8, "names repeat: {names:?}");
+}

@@ -9,9 +9,9 @@ import { describeError } from '../../lib/errors'
 import { toast } from '../../lib/toast'
 import { installedTranscribers, useModels } from '../models/modelsStore'
 import { useSettings } from '../settings/settingsStore'
-import { usableVoices, useVoices, voiceLanguage } from '../voices/voicesStore'
+import { useVoices, voiceLanguage } from '../voices/voicesStore'
 import { changeChatSettings, loadDevices, useChat, useShownSettings } from './chatStore'
-import { installedChatModels, installedSpeechToSpeech, type FullChatSettings } from './choices'
+import { chatVoices, installedChatModels, installedSpeechToSpeech, type FullChatSettings } from './choices'
 
 function save(patch: Partial<FullChatSettings>): void {
   changeChatSettings(patch).catch((e) => {
@@ -132,7 +132,7 @@ export function VoiceChatSettings() {
   const devices = useChat((s) => s.devices)
   const devicesError = useChat((s) => s.devicesError)
   const voiceOn = useChat((s) => s.activity === 'voice')
-  const usable = usableVoices(voices)
+  const usable = chatVoices(voices, models)
   const transcribers = installedTranscribers(models)
   const speechToSpeech = installedSpeechToSpeech(models)
   const defaultName = (transcribers.find((m) => m.id === defaultAsr) ?? transcribers[0])?.name

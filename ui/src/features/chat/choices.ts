@@ -30,15 +30,26 @@ export function installedChatModels(models: ModelInfo[]): ModelInfo[] {
   return models.filter((m) => isChatModel(m) && isInstalled(m))
 }
 
-/** LFM2-Audio models, installed: each can answer voice chat speech to speech. */
+/** LFM2-Audio models, installed: each that can speak answers voice chat speech to speech (one that only transcribes is refused by name when the chat starts). */
 export function installedSpeechToSpeech(models: ModelInfo[]): ModelInfo[] {
   return models.filter((m) => m.family === 'lfm2_audio' && isInstalled(m))
 }
 
-/** The usable library voice `spec` names: the backend takes a voice's name or its id. */
-export function voiceNamed(voices: VoiceInfo[], spec: string | null): VoiceInfo | null {
+/**
+ * The voices voice chat can answer in: usable voices but Qwen3-TTS and LFM2-Audio ones (the
+ * backend refuses them as chat replies). With `models` unknown (null), every usable one.
+ */
+export function chatVoices(voices: VoiceInfo[], models: ModelInfo[] | null): VoiceInfo[] {
+  const sampled = new Set(
+    (models ?? []).filter((m) => m.family === 'qwen3_tts' || m.family === 'lfm2_audio').map((m) => m.id),
+  )
+  return usableVoices(voices).filter((v) => !sampled.has(v.model_id))
+}
+
+/** The chat voice `spec` names: the backend takes a voice's name or its id. */
+export function voiceNamed(voices: VoiceInfo[], spec: string | null, models: ModelInfo[] | null): VoiceInfo | null {
   if (spec == null) return null
-  const usable = usableVoices(voices)
+  const usable = chatVoices(voices, models)
   return usable.find((v) => v.name === spec) ?? usable.find((v) => String(v.id) === spec) ?? null
 }
 
@@ -60,7 +71,7 @@ export function effectiveSettings(
     // A speech-to-speech model that is gone leaves the cascade.
     if (!installedSpeechToSpeech(models).some((m) => m.id === saved.s2s)) next.s2s = null
   }
-  if (voices) next.voice = (voiceNamed(voices, saved.voice) ?? usableVoices(voices)[0])?.name ?? null
+  if (voices) next.voice = (voiceNamed(voices, saved.voice, models) ?? chatVoices(voices, models)[0])?.name ?? null
   return next
 }
 
@@ -82,8 +93,8 @@ export function voiceChatBlocker(
   if (!installedTranscribers(models).length) {
     return { reason: 'Voice chat needs a Whisper model to hear you: download one in Models.', fix: 'models' }
   }
-  if (!usableVoices(voices).length) {
-    return { reason: 'Voice chat needs a voice to answer with: download one in Voices.', fix: 'voices' }
+  if (!chatVoices(voices, models).length) {
+    return { reason: 'Voice chat needs a voice to answer with: download a Piper voice in Voices.', fix: 'voices' }
   }
   return null
 }
