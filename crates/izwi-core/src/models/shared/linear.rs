@@ -14,13 +14,20 @@ use super::half_weights;
 /// transposed copy kept. For the few rows of a decode batch it is computed as
 /// `(W xᵀ)ᵀ`, up to four times faster in candle's matmul than `x · Wᵀ` over a
 /// transposed view (measured on 512×51865, 512×2048 and 768×16384 weights at 2–16
-/// rows; docs/engine.md). From [`MANY_ROWS`] rows on (an encoder's frames, a long
-/// prefill) the plain `x · Wᵀ` is the faster one, by 2.6× at 1500 rows (docs/speed.md).
+/// rows; docs/engine.md), and still 2–3× faster at 32–128 rows. From
+/// [`TRANSPOSED_VIEW_ROWS`] rows on (an encoder's frames, a long prefill) the plain
+/// `x · Wᵀ` is the faster one (by 2.6× at 1500 rows on Whisper's shapes, docs/speed.md).
 ///
 /// A GGUF checkpoint's weights stay quantized: candle's quantized matmul reads them as
 /// they are (4 or 8 bits a weight), which is what makes a chat model fit and run fast.
-/// Rows from which `x · Wᵀ` beats `(W xᵀ)ᵀ`.
+/// Rows from which f16 weights are widened for the product rather than read by our
+/// few-row kernel, and f32 products leave our kernel for candle's `(W xᵀ)ᵀ`.
 pub const MANY_ROWS: usize = 32;
+/// Rows from which `x · Wᵀ` over the transposed view beats `(W xᵀ)ᵀ` for f32 weights:
+/// timed on 2048×8192, 8192×2048 and 2048×2048 weights, `(W xᵀ)ᵀ` was 2–3× faster at 32
+/// to 128 rows, 1.1× at 384, even at 512 and 1.1–1.3× slower at 768 and 1500
+/// (docs/engine.md).
+pub const TRANSPOSED_VIEW_ROWS: usize = 512;
 
 #[derive(Debug, Clone)]
 pub struct Linear {
@@ -130,12 +137,12 @@ fn dense_forward(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
             // A long prefill: widening the weight once is cheaper than dot products.
             x.matmul(&half_weights::widen(weight)?.t()?)
         }
-    } else if x.dim(0)? >= MANY_ROWS {
+    } else if x.dim(0)? >= TRANSPOSED_VIEW_ROWS {
         x.matmul(&weight.t()?)
-    } else if f32_rows::runs_on(x, weight) {
-        f32_rows::matmul_f32_rows(x, weight)
-    } else {
+    } else if x.dim(0)? >= MANY_ROWS || !f32_rows::runs_on(x, weight) {
         weight.matmul(&x.t()?)?.t()?.contiguous()
+    } else {
+        f32_rows::matmul_f32_rows(x, weight)
     }
 }
 
@@ -149,7 +156,7 @@ mod tests {
         let dev = Device::Cpu;
         let w = Tensor::randn(0f32, 1.0, (5, 3), &dev)?;
         let b = Tensor::randn(0f32, 1.0, 5, &dev)?;
-        for rows in [1, 4, MANY_ROWS - 1, MANY_ROWS, 301] {
+        for rows in [1, 4, MANY_ROWS - 1, MANY_ROWS, 301, TRANSPOSED_VIEW_ROWS] {
             let x = Tensor::randn(0f32, 1.0, (rows, 3), &dev)?;
             let ours = Linear::new(&w, Some(b.clone()))?.forward(&x)?;
             let theirs = candle_nn::Linear::new(w.clone(), Some(b.clone())).forward(&x)?;
