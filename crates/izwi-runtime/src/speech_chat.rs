@@ -21,7 +21,7 @@ use izwi_core::models::lfm2_audio::{
 };
 use izwi_core::text::ChatMessage;
 use izwi_hub::Family;
-use izwi_store::{MessageMetrics, MessageRole, NewMessage};
+use izwi_store::{MessageMetrics, MessageRole};
 use tokio_util::sync::CancellationToken;
 
 use crate::chat::Conversation;
@@ -126,19 +126,16 @@ impl Runtime {
         let turn = conversation.messages().len();
         let audio_dir = inner.store.audio_dir().join(format!("chat-{chat_id}"));
         let user_audio_path = audio_dir.join(format!("{turn:03}-user.wav"));
-        self.save_audio(&user_audio_path, &speech, izwi_audio::ASR_SAMPLE_RATE)
-            .await?;
-        let relative = inner.store.relative(&user_audio_path)?;
-        inner
-            .store
-            .add_message(
-                chat_id,
-                NewMessage {
-                    audio_path: Some(&relative),
-                    ..NewMessage::text(MessageRole::User, "")
-                },
-            )
-            .await?;
+        self.save_spoken(
+            chat_id,
+            &user_audio_path,
+            &speech,
+            izwi_audio::ASR_SAMPLE_RATE,
+            MessageRole::User,
+            "",
+            None,
+        )
+        .await?;
         let speech: Arc<[f32]> = speech.into();
         history.push(Message {
             role: "user".into(),
@@ -234,20 +231,16 @@ impl Runtime {
             ..MessageMetrics::default()
         };
         let reply_audio_path = audio_dir.join(format!("{:03}-assistant.wav", turn + 1));
-        self.save_audio(&reply_audio_path, &made.audio, rate)
-            .await?;
-        let relative = inner.store.relative(&reply_audio_path)?;
-        inner
-            .store
-            .add_message(
-                chat_id,
-                NewMessage {
-                    audio_path: Some(&relative),
-                    metrics: Some(&metrics),
-                    ..NewMessage::text(MessageRole::Assistant, &reply_text)
-                },
-            )
-            .await?;
+        self.save_spoken(
+            chat_id,
+            &reply_audio_path,
+            &made.audio,
+            rate,
+            MessageRole::Assistant,
+            &reply_text,
+            Some(&metrics),
+        )
+        .await?;
         history.push(Message {
             role: "assistant".into(),
             parts,

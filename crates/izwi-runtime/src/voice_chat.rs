@@ -213,23 +213,20 @@ impl Runtime {
         let turn = conversation.messages().len();
         let audio_dir = inner.store.audio_dir().join(format!("chat-{chat_id}"));
         let user_audio_path = audio_dir.join(format!("{turn:03}-user.wav"));
-        self.save_audio(&user_audio_path, &speech, izwi_audio::ASR_SAMPLE_RATE)
-            .await?;
-        let relative = inner.store.relative(&user_audio_path)?;
-        inner
-            .store
-            .add_message(
-                chat_id,
-                NewMessage {
-                    audio_path: Some(&relative),
-                    metrics: Some(&MessageMetrics {
-                        asr_ms: Some(asr_ms),
-                        ..MessageMetrics::default()
-                    }),
-                    ..NewMessage::text(MessageRole::User, &user_text)
-                },
-            )
-            .await?;
+        let metrics = MessageMetrics {
+            asr_ms: Some(asr_ms),
+            ..MessageMetrics::default()
+        };
+        self.save_spoken(
+            chat_id,
+            &user_audio_path,
+            &speech,
+            izwi_audio::ASR_SAMPLE_RATE,
+            MessageRole::User,
+            &user_text,
+            Some(&metrics),
+        )
+        .await?;
         conversation.push(ChatMessage::new("user", user_text.clone()));
         tracing::debug!(
             ms = ms(Instant::now()),
@@ -355,20 +352,16 @@ impl Runtime {
             frames: None,
         };
         let reply_audio_path = audio_dir.join(format!("{:03}-assistant.wav", turn + 1));
-        self.save_audio(&reply_audio_path, &spoken.audio, rate)
-            .await?;
-        let relative = inner.store.relative(&reply_audio_path)?;
-        inner
-            .store
-            .add_message(
-                chat_id,
-                NewMessage {
-                    audio_path: Some(&relative),
-                    metrics: Some(&metrics),
-                    ..NewMessage::text(MessageRole::Assistant, &reply_text)
-                },
-            )
-            .await?;
+        self.save_spoken(
+            chat_id,
+            &reply_audio_path,
+            &spoken.audio,
+            rate,
+            MessageRole::Assistant,
+            &reply_text,
+            Some(&metrics),
+        )
+        .await?;
         conversation.push(ChatMessage::new("assistant", reply_text.clone()));
         let first_sentence_ms = first_sentence.into_inner().ok().flatten().map(ms);
         Ok(Some(VoiceTurn {
@@ -386,25 +379,46 @@ impl Runtime {
         }))
     }
 
-    pub(crate) async fn save_audio(
+    /// Saves a spoken message of a voice chat: its audio as `path` (a WAV at `rate`),
+    /// then the message naming it.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn save_spoken(
         &self,
+        chat_id: i64,
         path: &std::path::Path,
         samples: &[f32],
         rate: u32,
+        role: MessageRole,
+        text: &str,
+        metrics: Option<&MessageMetrics>,
     ) -> Result<(), RuntimeError> {
-        let (path, samples) = (path.to_path_buf(), samples.to_vec());
+        let inner = &self.inner;
+        let (file, audio) = (path.to_path_buf(), samples.to_vec());
         tokio::task::spawn_blocking(move || {
-            if let Some(dir) = path.parent() {
+            if let Some(dir) = file.parent() {
                 std::fs::create_dir_all(dir).map_err(|source| RuntimeError::Io {
                     path: dir.to_path_buf(),
                     source,
                 })?;
             }
-            izwi_audio::write_wav(&path, &samples, rate)
-                .map_err(|source| RuntimeError::Audio { path, source })
+            izwi_audio::write_wav(&file, &audio, rate)
+                .map_err(|source| RuntimeError::Audio { path: file, source })
         })
         .await
-        .map_err(|e| RuntimeError::InvalidRequest(format!("saving audio stopped: {e}")))?
+        .map_err(|e| RuntimeError::InvalidRequest(format!("saving audio stopped: {e}")))??;
+        let relative = inner.store.relative(path)?;
+        inner
+            .store
+            .add_message(
+                chat_id,
+                NewMessage {
+                    audio_path: Some(&relative),
+                    metrics,
+                    ..NewMessage::text(role, text)
+                },
+            )
+            .await?;
+        Ok(())
     }
 }
 
