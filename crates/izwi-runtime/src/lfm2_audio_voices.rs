@@ -9,7 +9,7 @@ use izwi_core::models::lfm2_audio::audio_out::AUDIO_DETOKENIZER_DIR;
 use izwi_core::models::lfm2_audio::mimi::MIMI_FILE;
 use izwi_core::models::lfm2_audio::Lfm2Voice;
 use izwi_hub::{ModelInfo, ModelStatus};
-use izwi_store::{NewVoice, VoiceRecord, VoiceSettings, VoiceSource};
+use izwi_store::VoiceRecord;
 
 use crate::runtime::Inner;
 use crate::RuntimeError;
@@ -46,34 +46,9 @@ impl Inner {
         if !can_speak(&dir) {
             return Ok(());
         }
-        for voice in Lfm2Voice::ALL {
-            let has_row = rows.iter().any(|r| {
-                r.model_id == model.id && r.settings.speaker_name.as_deref() == Some(voice.id())
-            });
-            if has_row {
-                continue;
-            }
-            let mut name = voice.label().to_string();
-            if rows.iter().any(|r| r.name.eq_ignore_ascii_case(&name)) {
-                name = format!("{name} ({})", model.name);
-            }
-            let row = self
-                .store
-                .create_voice(NewVoice {
-                    name,
-                    source: VoiceSource::Preset,
-                    model_id: model.id.clone(),
-                    reference_audio: None,
-                    reference_text: None,
-                    settings: VoiceSettings {
-                        speaker_name: Some(voice.id().to_string()),
-                        ..VoiceSettings::default()
-                    },
-                })
-                .await?;
-            // Later models' names are checked against this one's too.
-            rows.push(row);
-        }
-        Ok(())
+        let voices = Lfm2Voice::ALL
+            .into_iter()
+            .map(|voice| (voice.id().to_string(), voice.label().to_string()));
+        self.add_speaker_presets(model, voices, rows).await
     }
 }

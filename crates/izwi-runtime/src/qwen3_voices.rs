@@ -129,35 +129,11 @@ impl Inner {
         if variant.kind != "custom_voice" {
             return Ok(());
         }
-        for speaker in &variant.speakers {
-            let has_row = rows.iter().any(|r| {
-                r.model_id == model.id && r.settings.speaker_name.as_deref() == Some(speaker)
-            });
-            if has_row {
-                continue;
-            }
-            let mut name = display_name(speaker);
-            if rows.iter().any(|r| r.name.eq_ignore_ascii_case(&name)) {
-                name = format!("{name} ({})", model.name);
-            }
-            let row = self
-                .store
-                .create_voice(NewVoice {
-                    name,
-                    source: VoiceSource::Preset,
-                    model_id: model.id.clone(),
-                    reference_audio: None,
-                    reference_text: None,
-                    settings: VoiceSettings {
-                        speaker_name: Some(speaker.clone()),
-                        ..VoiceSettings::default()
-                    },
-                })
-                .await?;
-            // Later models' names are checked against this one's too.
-            rows.push(row);
-        }
-        Ok(())
+        let speakers = variant
+            .speakers
+            .iter()
+            .map(|speaker| (speaker.clone(), display_name(speaker)));
+        self.add_speaker_presets(model, speakers, rows).await
     }
 
     /// What a library voice of a Qwen3-TTS model speaks with.

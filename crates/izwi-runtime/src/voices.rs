@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use izwi_core::models::lfm2_audio::Lfm2Voice;
-use izwi_hub::{Family, ModelStatus};
+use izwi_hub::{Family, ModelInfo, ModelStatus};
 use izwi_store::{NewVoice, VoiceRecord, VoiceSettings, VoiceSource};
 use serde::{Deserialize, Serialize};
 
@@ -106,6 +106,44 @@ impl Inner {
     /// Adds a preset row for every installed Piper model that has none (and for each
     /// preset speaker or built-in voice of a Qwen3-TTS or LFM2-Audio model), then lists
     /// the library, oldest first.
+    /// A preset row for each `(speaker id, name)` of `model` that has none; a name
+    /// another voice has is followed by the model's. `rows` are the library's voices,
+    /// and gain the rows made, so later models' names are checked against them too.
+    pub(crate) async fn add_speaker_presets(
+        &self,
+        model: &ModelInfo,
+        speakers: impl Iterator<Item = (String, String)>,
+        rows: &mut Vec<VoiceRecord>,
+    ) -> Result<(), RuntimeError> {
+        for (speaker, mut name) in speakers {
+            let has_row = rows.iter().any(|r| {
+                r.model_id == model.id && r.settings.speaker_name.as_deref() == Some(&speaker)
+            });
+            if has_row {
+                continue;
+            }
+            if rows.iter().any(|r| r.name.eq_ignore_ascii_case(&name)) {
+                name = format!("{name} ({})", model.name);
+            }
+            let row = self
+                .store
+                .create_voice(NewVoice {
+                    name,
+                    source: VoiceSource::Preset,
+                    model_id: model.id.clone(),
+                    reference_audio: None,
+                    reference_text: None,
+                    settings: VoiceSettings {
+                        speaker_name: Some(speaker),
+                        ..VoiceSettings::default()
+                    },
+                })
+                .await?;
+            rows.push(row);
+        }
+        Ok(())
+    }
+
     pub(crate) async fn list_voices(&self) -> Result<Vec<VoiceInfo>, RuntimeError> {
         let models: Vec<_> = self
             .hub
