@@ -124,6 +124,15 @@ fn run(
 ) -> Vec<(EngineOutput, Vec<Frame>)> {
     let executor =
         Qwen3TtsExecutor::from_dir(&checkpoint(), DType::F32, &Device::Cpu).expect("loads");
+    run_on(executor, config, cases, tensors)
+}
+
+fn run_on(
+    executor: Qwen3TtsExecutor,
+    config: EngineCoreConfig,
+    cases: &[Case],
+    tensors: &HashMap<String, Tensor>,
+) -> Vec<(EngineOutput, Vec<Frame>)> {
     let requests = executor.requests();
     let mut core = EngineCore::new(config, Box::new(executor)).expect("engine");
     let mut order: HashMap<RequestId, usize> = HashMap::new();
@@ -228,6 +237,58 @@ fn preempted_and_chunked_requests_still_match() {
     assert!(preemptions > 0, "the cache was meant to force preemption");
     for ((out, frames), case) in outputs.iter().zip(&batch) {
         assert_matches(case, &tensors, out, frames);
+    }
+}
+
+/// The tiny checkpoint with its weights rounded to bf16, stored as `stored`.
+fn rounded_to_bf16(stored: DType) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for entry in std::fs::read_dir(checkpoint()).expect("fixture") {
+        let path = entry.expect("entry").path();
+        if path.is_file() && path.extension().is_none_or(|e| e != "safetensors") {
+            std::fs::copy(&path, dir.path().join(path.file_name().expect("name"))).expect("copy");
+        }
+    }
+    let weights =
+        candle_core::safetensors::load(checkpoint().join("model.safetensors"), &Device::Cpu)
+            .expect("weights");
+    let rounded: HashMap<String, Tensor> = weights
+        .into_iter()
+        .map(|(name, t)| {
+            let t = t.to_dtype(DType::BF16).and_then(|t| t.to_dtype(stored));
+            (name, t.expect("rounds"))
+        })
+        .collect();
+    candle_core::safetensors::save(&rounded, dir.path().join("model.safetensors")).expect("saves");
+    dir
+}
+
+#[test]
+fn a_bf16_checkpoint_keeps_its_weights_in_bf16_and_says_what_f32_says() {
+    // The same values stored as bf16 and as f32: kept in bf16 and widened in registers,
+    // the arithmetic is f32's, so the utterances are the same.
+    let (cases, tensors) = reference();
+    let load = |dir: &tempfile::TempDir| {
+        Qwen3TtsExecutor::from_dir(dir.path(), DType::F32, &Device::Cpu).expect("loads")
+    };
+    let (bf16, f32) = (rounded_to_bf16(DType::BF16), rounded_to_bf16(DType::F32));
+    let (half, full) = (load(&bf16), load(&f32));
+    assert_eq!(half.talker().half_weights(), Some(DType::BF16));
+    assert_eq!(full.talker().half_weights(), None);
+    let cases = &cases[..2];
+    let half = run_on(half, config(), cases, &tensors);
+    let full = run_on(full, config(), cases, &tensors);
+    for (case, (half, full)) in cases.iter().zip(half.iter().zip(&full)) {
+        assert_eq!(half.1, full.1, "{}: frames", case.name);
+        assert!(!half.1.is_empty(), "{}: says something", case.name);
+        for (step, (a, b)) in half.0.logits.iter().zip(&full.0.logits).enumerate() {
+            let diff = max_abs_diff(a, b);
+            assert!(
+                diff <= 1e-5,
+                "{}: logits of step {step} differ by {diff}",
+                case.name
+            );
+        }
     }
 }
 

@@ -149,6 +149,49 @@ impl DecoderLayer {
         })
     }
 
+    /// The same layer with its projections' weights kept in `half` (f16 or bf16) if
+    /// given: see [`Linear::with_half_weight`].
+    pub(crate) fn with_half_weights_to(self, half: Option<DType>) -> Result<Self> {
+        let Some(dtype) = half else {
+            return Ok(self);
+        };
+        let Attention {
+            q_proj,
+            k_proj,
+            v_proj,
+            o_proj,
+            q_norm,
+            k_norm,
+            num_heads,
+            num_kv_heads,
+            head_dim,
+        } = self.self_attn;
+        let Mlp {
+            gate_proj,
+            up_proj,
+            down_proj,
+        } = self.mlp;
+        Ok(Self {
+            self_attn: Attention {
+                q_proj: q_proj.with_half_weight(dtype)?,
+                k_proj: k_proj.with_half_weight(dtype)?,
+                v_proj: v_proj.with_half_weight(dtype)?,
+                o_proj: o_proj.with_half_weight(dtype)?,
+                q_norm,
+                k_norm,
+                num_heads,
+                num_kv_heads,
+                head_dim,
+            },
+            mlp: Mlp {
+                gate_proj: gate_proj.with_half_weight(dtype)?,
+                up_proj: up_proj.with_half_weight(dtype)?,
+                down_proj: down_proj.with_half_weight(dtype)?,
+            },
+            ..self
+        })
+    }
+
     /// One pre-norm residual block; `attend` is the attention over this layer's cache.
     pub(crate) fn forward(
         &self,

@@ -38,46 +38,56 @@ struct LayerCache {
 
 impl CodePredictor {
     /// Loads the weights under `talker.code_predictor.`; `talker_hidden` is the talker's
-    /// hidden size.
+    /// hidden size. With `half` (f16 or bf16, as the checkpoint stores them) its weights
+    /// stay in it, as the talker's do ([`super::talker::Talker::load`]).
     pub fn load(
         config: &CodePredictorConfig,
         talker_hidden: usize,
         vb: VarBuilder,
+        half: Option<DType>,
     ) -> Result<Self> {
+        let linear = |l: Linear| match half {
+            Some(dtype) => l.with_half_weight(dtype),
+            None => Ok(l),
+        };
         let layers_config = config.layers();
         let model = vb.pp("model");
         let groups = config.num_code_groups - 1;
         let projection = (config.hidden_size != talker_hidden)
             .then(|| {
-                Linear::load(
+                linear(Linear::load(
                     talker_hidden,
                     config.hidden_size,
                     vb.pp("small_to_mtp_projection"),
-                )
+                )?)
             })
             .transpose()?;
         Ok(Self {
             projection,
             layers: (0..config.num_hidden_layers)
-                .map(|i| DecoderLayer::load(&layers_config, &model, &format!("layers.{i}")))
+                .map(|i| {
+                    DecoderLayer::load(&layers_config, &model, &format!("layers.{i}"))?
+                        .with_half_weights_to(half)
+                })
                 .collect::<Result<Vec<_>>>()?,
             norm: rms_norm(config.hidden_size, config.rms_norm_eps, model.pp("norm"))?,
             codec_embedding: (0..groups)
                 .map(|i| {
-                    Ok(Embedding::Dense(
+                    Embedding::Dense(
                         model
                             .pp(format!("codec_embedding.{i}"))
                             .get((config.vocab_size, talker_hidden), "weight")?,
-                    ))
+                    )
+                    .narrowed_to(half)
                 })
                 .collect::<Result<Vec<_>>>()?,
             lm_head: (0..groups)
                 .map(|i| {
-                    Linear::load_no_bias(
+                    linear(Linear::load_no_bias(
                         config.hidden_size,
                         config.vocab_size,
                         vb.pp(format!("lm_head.{i}")),
-                    )
+                    )?)
                 })
                 .collect::<Result<Vec<_>>>()?,
             rope: RotaryEmbedding::new(

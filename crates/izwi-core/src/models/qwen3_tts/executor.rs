@@ -21,7 +21,7 @@ use crate::engine::{
 };
 use crate::models::shared::pending::PendingRequests;
 use crate::models::shared::sampling::Sampler;
-use crate::models::shared::weights::load_model_dir;
+use crate::models::shared::weights::{load_model_dir, stores_only};
 
 /// Seconds of audio per frame of the 12 Hz codec (1920 samples at 24 kHz).
 pub const FRAME_SECONDS: f64 = 1920.0 / 24_000.0;
@@ -164,11 +164,17 @@ impl Qwen3TtsExecutor {
         }
         let t = &config.talker_config;
         t.check_supported().map_err(candle_core::Error::msg)?;
-        let talker = Talker::load(t, vb.pp("talker"))?;
+        // A checkpoint stored in bf16 (the official ones are) keeps its weights in
+        // bf16 on the CPU: a step reads every weight for a few rows, so it is bound by
+        // memory, and the f32 arithmetic is unchanged (docs/qwen3-tts.md).
+        let half = (device.is_cpu() && dtype == DType::F32 && stores_only(dir, DType::BF16)?)
+            .then_some(DType::BF16);
+        let talker = Talker::load(t, vb.pp("talker"), half)?;
         let predictor = CodePredictor::load(
             &t.code_predictor_config,
             t.hidden_size,
             vb.pp("talker.code_predictor"),
+            half,
         )?;
         Ok(Self::new(config, talker, predictor))
     }

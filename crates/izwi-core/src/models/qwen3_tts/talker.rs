@@ -24,6 +24,8 @@ pub struct Talker {
     rope: RotaryEmbedding,
     kv_width: usize,
     dtype: DType,
+    /// The 16-bit type the weights are kept in, if not `dtype`.
+    half: Option<DType>,
     device: Device,
 }
 
@@ -37,16 +39,26 @@ pub struct TalkerOutput {
 }
 
 impl Talker {
-    /// Loads the weights under `talker.` of a Qwen3-TTS checkpoint.
-    pub fn load(config: &TalkerConfig, vb: VarBuilder) -> Result<Self> {
+    /// Loads the weights under `talker.` of a Qwen3-TTS checkpoint. With `half` (f16
+    /// or bf16, as the checkpoint stores them) the weights a decode step reads stay in
+    /// it, each narrowed as it is loaded: see [`Linear::with_half_weight`]. The
+    /// embedding tables too; their rows are widened as they are looked up.
+    pub fn load(config: &TalkerConfig, vb: VarBuilder, half: Option<DType>) -> Result<Self> {
         let layers_config = config.layers();
         let model = vb.pp("model");
         let dense = |vb: VarBuilder, rows: usize, cols: usize| -> Result<Embedding> {
-            Ok(Embedding::Dense(vb.get((rows, cols), "weight")?))
+            Embedding::Dense(vb.get((rows, cols), "weight")?).narrowed_to(half)
+        };
+        let linear = |l: Linear| match half {
+            Some(dtype) => l.with_half_weight(dtype),
+            None => Ok(l),
         };
         let (text_hidden, hidden) = (config.text_hidden_size, config.hidden_size);
         let layers = (0..config.num_hidden_layers)
-            .map(|i| DecoderLayer::load(&layers_config, &model, &format!("layers.{i}")))
+            .map(|i| {
+                let layer = DecoderLayer::load(&layers_config, &model, &format!("layers.{i}"))?;
+                layer.with_half_weights_to(half)
+            })
             .collect::<Result<Vec<_>>>()?;
         Ok(Self {
             text_embedding: dense(
@@ -54,16 +66,24 @@ impl Talker {
                 config.text_vocab_size,
                 text_hidden,
             )?,
-            text_fc1: Linear::load(
+            text_fc1: linear(Linear::load(
                 text_hidden,
                 text_hidden,
                 vb.pp("text_projection.linear_fc1"),
-            )?,
-            text_fc2: Linear::load(text_hidden, hidden, vb.pp("text_projection.linear_fc2"))?,
+            )?)?,
+            text_fc2: linear(Linear::load(
+                text_hidden,
+                hidden,
+                vb.pp("text_projection.linear_fc2"),
+            )?)?,
             codec_embedding: dense(model.pp("codec_embedding"), config.vocab_size, hidden)?,
             layers,
             norm: rms_norm(hidden, config.rms_norm_eps, model.pp("norm"))?,
-            codec_head: Linear::load_no_bias(hidden, config.vocab_size, vb.pp("codec_head"))?,
+            codec_head: linear(Linear::load_no_bias(
+                hidden,
+                config.vocab_size,
+                vb.pp("codec_head"),
+            )?)?,
             rope: RotaryEmbedding::new(
                 config.head_dim(),
                 config.max_position_embeddings,
@@ -74,8 +94,14 @@ impl Talker {
             )?,
             kv_width: config.num_key_value_heads * config.head_dim(),
             dtype: vb.dtype(),
+            half,
             device: vb.device().clone(),
         })
+    }
+
+    /// The 16-bit type (f16 or bf16) the weights are kept in, if not the model's dtype.
+    pub fn half_weights(&self) -> Option<DType> {
+        self.half
     }
 
     pub fn dtype(&self) -> DType {

@@ -68,12 +68,12 @@ impl Linear {
         Self::new(&weight(in_dim, out_dim, &vb)?, None)
     }
 
-    /// The same layer with its weight kept in f16, for layers that mostly see a few
-    /// rows at a time (decoders) on the CPU: see [`half_weights`]. Exact when the
-    /// checkpoint stores f16; callers check that.
-    pub fn with_half_weight(self) -> Result<Self> {
+    /// The same layer with its weight kept in `dtype` (f16 or bf16), for layers that
+    /// mostly see a few rows at a time (decoders) on the CPU: see [`half_weights`].
+    /// Exact when the checkpoint stores `dtype`; callers check that.
+    pub fn with_half_weight(self, dtype: DType) -> Result<Self> {
         let weight = match self.weight {
-            Weight::Dense(w) => Weight::Dense(half_weights::narrow(&w)?),
+            Weight::Dense(w) => Weight::Dense(half_weights::narrow(&w, dtype)?),
             quantized => quantized,
         };
         Ok(Self {
@@ -135,7 +135,7 @@ fn dense_forward(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
             half_weights::matmul_half_weight(x, weight)
         } else {
             // A long prefill: widening the weight once is cheaper than dot products.
-            x.matmul(&half_weights::widen(weight)?.t()?)
+            dense_forward(x, &half_weights::widen(weight)?)
         }
     } else if x.dim(0)? >= TRANSPOSED_VIEW_ROWS {
         x.matmul(&weight.t()?)
@@ -169,20 +169,22 @@ mod tests {
     #[test]
     fn a_half_weight_gives_the_f32_result_for_few_and_many_rows() -> Result<()> {
         let dev = Device::Cpu;
-        // f16 values, so keeping them in f16 loses nothing.
-        let w = Tensor::randn(0f32, 1.0, (7, 64), &dev)?
-            .to_dtype(DType::F16)?
-            .to_dtype(DType::F32)?;
-        let b = Tensor::randn(0f32, 1.0, 7, &dev)?;
-        let full = Linear::new(&w, Some(b.clone()))?;
-        let half = Linear::new(&w, Some(b))?.with_half_weight()?;
-        for rows in [1, 3, MANY_ROWS, 40] {
-            let x = Tensor::randn(0f32, 1.0, (rows, 64), &dev)?;
-            let diff = (half.forward(&x)? - full.forward(&x)?)?
-                .abs()?
-                .max_all()?
-                .to_scalar::<f32>()?;
-            assert!(diff < 1e-4, "{rows} rows: {diff}");
+        for dtype in [DType::F16, DType::BF16] {
+            // Values of `dtype`, so keeping them in it loses nothing.
+            let w = Tensor::randn(0f32, 1.0, (7, 64), &dev)?
+                .to_dtype(dtype)?
+                .to_dtype(DType::F32)?;
+            let b = Tensor::randn(0f32, 1.0, 7, &dev)?;
+            let full = Linear::new(&w, Some(b.clone()))?;
+            let half = Linear::new(&w, Some(b))?.with_half_weight(dtype)?;
+            for rows in [1, 3, 8, MANY_ROWS, 40] {
+                let x = Tensor::randn(0f32, 1.0, (rows, 64), &dev)?;
+                let diff = (half.forward(&x)? - full.forward(&x)?)?
+                    .abs()?
+                    .max_all()?
+                    .to_scalar::<f32>()?;
+                assert!(diff < 1e-4, "{dtype:?} {rows} rows: {diff}");
+            }
         }
         Ok(())
     }

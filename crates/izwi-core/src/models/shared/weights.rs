@@ -64,14 +64,14 @@ pub fn is_hf_weights(path: &Path) -> bool {
             .is_some_and(|n| n.to_string_lossy().starts_with("consolidated"))
 }
 
-/// Memory-mapped safetensors, as candle reads them, but f16 weights asked for as f32
-/// are widened by [`half_weights::widen`].
+/// Memory-mapped safetensors, as candle reads them, but f16 and bf16 weights asked for
+/// as f32 are widened by [`half_weights::widen`].
 struct Mapped(MmapedSafetensors);
 
 impl Mapped {
     fn load(&self, name: &str, dtype: DType, device: &Device) -> Result<Tensor> {
         let tensor = self.0.load(name, device)?;
-        if tensor.dtype() == DType::F16 && dtype == DType::F32 {
+        if matches!(tensor.dtype(), DType::F16 | DType::BF16) && dtype == DType::F32 {
             half_weights::widen(&tensor)
         } else {
             tensor.to_dtype(dtype)
@@ -108,9 +108,15 @@ impl SimpleBackend for Mapped {
     }
 }
 
-/// Whether every tensor in the folder's `*.safetensors` files is stored as f16 (read
-/// from the files' headers only).
-pub fn stores_only_f16(dir: &Path) -> Result<bool> {
+/// Whether every tensor in the folder's `*.safetensors` files is stored as `dtype`
+/// (read from the files' headers only).
+pub fn stores_only(dir: &Path, dtype: DType) -> Result<bool> {
+    let wanted = match dtype {
+        DType::F16 => "F16",
+        DType::BF16 => "BF16",
+        DType::F32 => "F32",
+        other => candle_core::bail!("no safetensors name for {other:?}"),
+    };
     let mut any = false;
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
@@ -132,7 +138,7 @@ pub fn stores_only_f16(dir: &Path) -> Result<bool> {
             if name == "__metadata__" {
                 continue;
             }
-            if tensor["dtype"] != "F16" {
+            if tensor["dtype"] != wanted {
                 return Ok(false);
             }
             any = true;

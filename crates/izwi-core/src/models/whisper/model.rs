@@ -17,7 +17,7 @@ use crate::models::shared::half_weights;
 use crate::models::shared::linear::{Linear, MANY_ROWS};
 use crate::models::shared::paged_attention::PagedAttentionMetadata;
 use crate::models::shared::row_attention::RowAttention;
-use crate::models::shared::weights::{load_model_dir, stores_only_f16};
+use crate::models::shared::weights::{load_model_dir, stores_only};
 
 const LAYER_NORM_EPS: f64 = 1e-5;
 
@@ -276,7 +276,7 @@ impl Whisper {
             alignment_heads,
             ..Self::load(config, weights)?
         };
-        if device.is_cpu() && dtype == DType::F32 && stores_only_f16(dir)? {
+        if device.is_cpu() && dtype == DType::F32 && stores_only(dir, DType::F16)? {
             model.with_half_decoder()
         } else {
             Ok(model)
@@ -293,7 +293,7 @@ impl Whisper {
     /// tiny, 4.6 MB per layer and audio in f32, more than the layer's weights).
     pub fn with_half_decoder(mut self) -> Result<Self> {
         self.half_cross_kv = true;
-        let half = |l: Linear| l.with_half_weight();
+        let half = |l: Linear| l.with_half_weight(DType::F16);
         for layer in std::mem::take(&mut self.decoder_layers) {
             let DecoderLayer {
                 self_attn,
@@ -325,7 +325,7 @@ impl Whisper {
                 final_layer_norm,
             });
         }
-        let embeddings = half_weights::narrow(self.embed_tokens.embeddings())?;
+        let embeddings = half_weights::narrow(self.embed_tokens.embeddings(), DType::F16)?;
         self.proj_out = Linear::new(&embeddings, None)?;
         self.embed_tokens = Embedding::new(embeddings, self.config.d_model);
         Ok(self)
@@ -415,7 +415,10 @@ impl Whisper {
             .map(|layer| {
                 let (k, v) = layer.encoder_attn.kv(encoded)?;
                 if self.half_cross_kv {
-                    Ok((half_weights::narrow(&k)?, half_weights::narrow(&v)?))
+                    Ok((
+                        half_weights::narrow(&k, DType::F16)?,
+                        half_weights::narrow(&v, DType::F16)?,
+                    ))
                 } else {
                     Ok((k, v))
                 }
