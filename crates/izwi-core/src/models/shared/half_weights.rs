@@ -219,10 +219,10 @@ impl CustomOp2 for HalfWeightMatmul {
 /// Input rows handled together: each weight vector widened once serves every input
 /// row of a pass.
 const ROWS_PER_PASS: usize = 4;
-/// Weight rows handled together where there are whole passes of input rows (a batch
-/// of four or more): each input vector loaded then serves three weight rows, which
-/// ran 1.3× the multiply-adds per second of passes of one weight row at 8 rows on an
-/// AMD EPYC (Zen 4), with the weights coming from memory.
+/// bf16 weight rows handled together where there are whole passes of input rows (a
+/// batch of four or more): each input vector loaded then serves three weight rows,
+/// which ran 1.15–1.3× the multiply-adds per second of passes of one weight row at 8
+/// rows on an AMD EPYC (Zen 4), with the weights coming from memory.
 const TILE_WEIGHTS: usize = 3;
 
 /// A 16-bit weight's bits as f32: bf16 where `BF16`, f16 otherwise.
@@ -253,8 +253,8 @@ fn products<const BF16: bool>(w: &[u16], x: &[f32], inputs: usize, rows: usize, 
     }
 }
 
-/// [`products`]: whole tiles of TILE_WEIGHTS weight rows by ROWS_PER_PASS input rows
-/// first, then the rest a weight row at a time.
+/// [`products`]: for bf16, whole tiles of TILE_WEIGHTS weight rows by ROWS_PER_PASS
+/// input rows first; then the rest a weight row at a time.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn products_avx2<const BF16: bool>(
@@ -266,7 +266,13 @@ unsafe fn products_avx2<const BF16: bool>(
 ) {
     let count = w.len() / inputs;
     let tiled_rows = rows - rows % ROWS_PER_PASS;
-    let tiled_weights = count - count % TILE_WEIGHTS;
+    // f16 (Whisper) keeps passes of one weight row: reading several side by side
+    // halved the bandwidth from memory at its few rows on an AMD EPYC (docs/speed.md).
+    let tiled_weights = if BF16 {
+        count - count % TILE_WEIGHTS
+    } else {
+        0
+    };
     for o in (0..tiled_weights).step_by(TILE_WEIGHTS) {
         let weights = &w[o * inputs..(o + TILE_WEIGHTS) * inputs];
         for r in (0..tiled_rows).step_by(ROWS_PER_PASS) {
@@ -450,6 +456,7 @@ mod tests {
                 (8, 1024, 1000),
                 (9, 23, 7),
                 (33, 64, 257),
+                (64, 300, 70),
             ] {
                 let x = Tensor::randn(0f32, 1.0, (rows, inputs), &dev)?;
                 let w = Tensor::randn(0f32, 1.0, (outputs, inputs), &dev)?.to_dtype(dtype)?;

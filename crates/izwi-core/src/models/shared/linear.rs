@@ -20,8 +20,10 @@ use super::half_weights;
 ///
 /// A GGUF checkpoint's weights stay quantized: candle's quantized matmul reads them as
 /// they are (4 or 8 bits a weight), which is what makes a chat model fit and run fast.
-/// Rows from which f16 weights are widened for the product rather than read by our
-/// few-row kernel, and f32 products leave our kernel for candle's `(W xᵀ)ᵀ`.
+/// Rows from which weights kept in 16 bits are widened for the product (then taking
+/// the f32 path below) rather than read by our few-row kernel, and f32 products leave
+/// our kernel for candle's `(W xᵀ)ᵀ`. Widening copies the whole weight each time: fine
+/// for a prefill, but a decode batch this large would pay it every step.
 pub const MANY_ROWS: usize = 32;
 /// Rows from which `x · Wᵀ` over the transposed view beats `(W xᵀ)ᵀ` for f32 weights:
 /// timed on 2048×8192, 8192×2048 and 2048×2048 weights, `(W xᵀ)ᵀ` was 2–3× faster at 32

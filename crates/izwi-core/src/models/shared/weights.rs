@@ -108,8 +108,9 @@ impl SimpleBackend for Mapped {
     }
 }
 
-/// Whether every tensor in the folder's `*.safetensors` files is stored as `dtype`
-/// (read from the files' headers only).
+/// Whether every floating-point tensor in the folder's `*.safetensors` files is stored
+/// as `dtype` (read from the files' headers only). Integer tensors (a batch norm's step
+/// count) are not weights and do not count.
 pub fn stores_only(dir: &Path, dtype: DType) -> Result<bool> {
     let wanted = match dtype {
         DType::F16 => "F16",
@@ -138,7 +139,12 @@ pub fn stores_only(dir: &Path, dtype: DType) -> Result<bool> {
             if name == "__metadata__" {
                 continue;
             }
-            if tensor["dtype"] != wanted {
+            let stored = tensor["dtype"].as_str().unwrap_or_default();
+            let integer = stored.starts_with('I') || stored.starts_with('U') || stored == "BOOL";
+            if integer {
+                continue;
+            }
+            if stored != wanted {
                 return Ok(false);
             }
             any = true;
@@ -196,4 +202,42 @@ fn normal(rng: &mut StdRng) -> f32 {
     let u1 = rng.random::<f32>().max(f32::MIN_POSITIVE);
     let u2 = rng.random::<f32>();
     (-2.0 * u1.ln()).sqrt() * (2.0 * std::f32::consts::PI * u2).cos()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn file(dir: &Path, name: &str, tensors: &[(&str, DType)]) -> Result<std::path::PathBuf> {
+        let path = dir.join(name);
+        let tensors: HashMap<String, Tensor> = tensors
+            .iter()
+            .map(|&(n, dtype)| Ok((n.to_string(), Tensor::zeros(3, dtype, &Device::Cpu)?)))
+            .collect::<Result<_>>()?;
+        candle_core::safetensors::save(&tensors, &path)?;
+        Ok(path)
+    }
+
+    #[test]
+    fn only_floating_point_tensors_decide_the_stored_type() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        file(
+            dir.path(),
+            "a.safetensors",
+            &[("w", DType::BF16), ("steps", DType::I64)],
+        )?;
+        assert!(stores_only(dir.path(), DType::BF16)?);
+        assert!(!stores_only(dir.path(), DType::F16)?);
+        let f32 = file(dir.path(), "b.safetensors", &[("v", DType::F32)])?;
+        assert!(!stores_only(dir.path(), DType::BF16)?);
+        std::fs::remove_file(f32)?;
+        let counts = tempfile::tempdir()?;
+        file(counts.path(), "c.safetensors", &[("steps", DType::I64)])?;
+        assert!(
+            !stores_only(counts.path(), DType::BF16)?,
+            "no weights at all"
+        );
+        Ok(())
+    }
 }
