@@ -116,7 +116,6 @@ impl Runtime {
         on_event: impl Fn(TurnEvent<'_>) + Sync,
     ) -> Result<VoiceTurn, RuntimeError> {
         let ms = |at: Instant| at.duration_since(speech_ended).as_secs_f64() * 1e3;
-        let inner = &self.inner;
         if speech.is_empty() {
             return Err(RuntimeError::InvalidRequest("no speech to answer".into()));
         }
@@ -124,18 +123,17 @@ impl Runtime {
 
         let chat_id = self.chat_for(&chat.id, conversation, CHAT_TITLE).await?;
         let turn = conversation.messages().len();
-        let audio_dir = inner.store.audio_dir().join(format!("chat-{chat_id}"));
-        let user_audio_path = audio_dir.join(format!("{turn:03}-user.wav"));
-        self.save_spoken(
-            chat_id,
-            &user_audio_path,
-            &speech,
-            izwi_audio::ASR_SAMPLE_RATE,
-            MessageRole::User,
-            "",
-            None,
-        )
-        .await?;
+        let user_audio_path = self
+            .save_spoken(
+                chat_id,
+                turn,
+                &speech,
+                izwi_audio::ASR_SAMPLE_RATE,
+                MessageRole::User,
+                "",
+                None,
+            )
+            .await?;
         let speech: Arc<[f32]> = speech.into();
         history.push(Message {
             role: "user".into(),
@@ -230,17 +228,17 @@ impl Runtime {
             frames: reply.as_ref().map(|_| reply_frames as u64),
             ..MessageMetrics::default()
         };
-        let reply_audio_path = audio_dir.join(format!("{:03}-assistant.wav", turn + 1));
-        self.save_spoken(
-            chat_id,
-            &reply_audio_path,
-            &made.audio,
-            rate,
-            MessageRole::Assistant,
-            &reply_text,
-            Some(&metrics),
-        )
-        .await?;
+        let reply_audio_path = self
+            .save_spoken(
+                chat_id,
+                turn + 1,
+                &made.audio,
+                rate,
+                MessageRole::Assistant,
+                &reply_text,
+                Some(&metrics),
+            )
+            .await?;
         history.push(Message {
             role: "assistant".into(),
             parts,

@@ -211,22 +211,21 @@ impl Runtime {
             .chat_for(model.name(), conversation, &user_text)
             .await?;
         let turn = conversation.messages().len();
-        let audio_dir = inner.store.audio_dir().join(format!("chat-{chat_id}"));
-        let user_audio_path = audio_dir.join(format!("{turn:03}-user.wav"));
         let metrics = MessageMetrics {
             asr_ms: Some(asr_ms),
             ..MessageMetrics::default()
         };
-        self.save_spoken(
-            chat_id,
-            &user_audio_path,
-            &speech,
-            izwi_audio::ASR_SAMPLE_RATE,
-            MessageRole::User,
-            &user_text,
-            Some(&metrics),
-        )
-        .await?;
+        let user_audio_path = self
+            .save_spoken(
+                chat_id,
+                turn,
+                &speech,
+                izwi_audio::ASR_SAMPLE_RATE,
+                MessageRole::User,
+                &user_text,
+                Some(&metrics),
+            )
+            .await?;
         conversation.push(ChatMessage::new("user", user_text.clone()));
         tracing::debug!(
             ms = ms(Instant::now()),
@@ -351,17 +350,17 @@ impl Runtime {
             tokens: reply.as_ref().map(|r| r.tokens as u64),
             frames: None,
         };
-        let reply_audio_path = audio_dir.join(format!("{:03}-assistant.wav", turn + 1));
-        self.save_spoken(
-            chat_id,
-            &reply_audio_path,
-            &spoken.audio,
-            rate,
-            MessageRole::Assistant,
-            &reply_text,
-            Some(&metrics),
-        )
-        .await?;
+        let reply_audio_path = self
+            .save_spoken(
+                chat_id,
+                turn + 1,
+                &spoken.audio,
+                rate,
+                MessageRole::Assistant,
+                &reply_text,
+                Some(&metrics),
+            )
+            .await?;
         conversation.push(ChatMessage::new("assistant", reply_text.clone()));
         let first_sentence_ms = first_sentence.into_inner().ok().flatten().map(ms);
         Ok(Some(VoiceTurn {
@@ -379,21 +378,27 @@ impl Runtime {
         }))
     }
 
-    /// Saves a spoken message of a voice chat: its audio as `path` (a WAV at `rate`),
-    /// then the message naming it.
+    /// Saves a spoken message of a voice chat, message `index` of the chat: its audio
+    /// (a WAV at `rate`) as `chat-ID/NNN-ROLE.wav` in the audio folder, then the message
+    /// naming it. Gives the WAV's path.
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn save_spoken(
         &self,
         chat_id: i64,
-        path: &std::path::Path,
+        index: usize,
         samples: &[f32],
         rate: u32,
         role: MessageRole,
         text: &str,
         metrics: Option<&MessageMetrics>,
-    ) -> Result<(), RuntimeError> {
+    ) -> Result<PathBuf, RuntimeError> {
         let inner = &self.inner;
-        let (file, audio) = (path.to_path_buf(), samples.to_vec());
+        let path = inner
+            .store
+            .audio_dir()
+            .join(format!("chat-{chat_id}"))
+            .join(format!("{index:03}-{}.wav", role.as_str()));
+        let (file, audio) = (path.clone(), samples.to_vec());
         tokio::task::spawn_blocking(move || {
             if let Some(dir) = file.parent() {
                 std::fs::create_dir_all(dir).map_err(|source| RuntimeError::Io {
@@ -406,7 +411,7 @@ impl Runtime {
         })
         .await
         .map_err(|e| RuntimeError::InvalidRequest(format!("saving audio stopped: {e}")))??;
-        let relative = inner.store.relative(path)?;
+        let relative = inner.store.relative(&path)?;
         inner
             .store
             .add_message(
@@ -418,7 +423,7 @@ impl Runtime {
                 },
             )
             .await?;
-        Ok(())
+        Ok(path)
     }
 }
 
