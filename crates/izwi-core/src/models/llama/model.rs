@@ -152,9 +152,6 @@ impl DecoderLayer {
     /// The same layer with its projections' weights kept in `half` (f16 or bf16) if
     /// given: see [`Linear::with_half_weight`].
     pub(crate) fn with_half_weights_to(self, half: Option<DType>) -> Result<Self> {
-        let Some(dtype) = half else {
-            return Ok(self);
-        };
         let Attention {
             q_proj,
             k_proj,
@@ -173,10 +170,10 @@ impl DecoderLayer {
         } = self.mlp;
         Ok(Self {
             self_attn: Attention {
-                q_proj: q_proj.with_half_weight(dtype)?,
-                k_proj: k_proj.with_half_weight(dtype)?,
-                v_proj: v_proj.with_half_weight(dtype)?,
-                o_proj: o_proj.with_half_weight(dtype)?,
+                q_proj: q_proj.kept_in(half)?,
+                k_proj: k_proj.kept_in(half)?,
+                v_proj: v_proj.kept_in(half)?,
+                o_proj: o_proj.kept_in(half)?,
                 q_norm,
                 k_norm,
                 num_heads,
@@ -184,9 +181,9 @@ impl DecoderLayer {
                 head_dim,
             },
             mlp: Mlp {
-                gate_proj: gate_proj.with_half_weight(dtype)?,
-                up_proj: up_proj.with_half_weight(dtype)?,
-                down_proj: down_proj.with_half_weight(dtype)?,
+                gate_proj: gate_proj.kept_in(half)?,
+                up_proj: up_proj.kept_in(half)?,
+                down_proj: down_proj.kept_in(half)?,
             },
             ..self
         })

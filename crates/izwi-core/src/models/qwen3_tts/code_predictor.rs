@@ -46,20 +46,17 @@ impl CodePredictor {
         vb: VarBuilder,
         half: Option<DType>,
     ) -> Result<Self> {
-        let linear = |l: Linear| match half {
-            Some(dtype) => l.with_half_weight(dtype),
-            None => Ok(l),
-        };
         let layers_config = config.layers();
         let model = vb.pp("model");
         let groups = config.num_code_groups - 1;
         let projection = (config.hidden_size != talker_hidden)
             .then(|| {
-                linear(Linear::load(
+                Linear::load(
                     talker_hidden,
                     config.hidden_size,
                     vb.pp("small_to_mtp_projection"),
-                )?)
+                )?
+                .kept_in(half)
             })
             .transpose()?;
         Ok(Self {
@@ -83,11 +80,12 @@ impl CodePredictor {
                 .collect::<Result<Vec<_>>>()?,
             lm_head: (0..groups)
                 .map(|i| {
-                    linear(Linear::load_no_bias(
+                    Linear::load_no_bias(
                         config.hidden_size,
                         config.vocab_size,
                         vb.pp(format!("lm_head.{i}")),
-                    )?)
+                    )?
+                    .kept_in(half)
                 })
                 .collect::<Result<Vec<_>>>()?,
             rope: RotaryEmbedding::new(

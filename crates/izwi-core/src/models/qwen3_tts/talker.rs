@@ -49,10 +49,6 @@ impl Talker {
         let dense = |vb: VarBuilder, rows: usize, cols: usize| -> Result<Embedding> {
             Embedding::Dense(vb.get((rows, cols), "weight")?).narrowed_to(half)
         };
-        let linear = |l: Linear| match half {
-            Some(dtype) => l.with_half_weight(dtype),
-            None => Ok(l),
-        };
         let (text_hidden, hidden) = (config.text_hidden_size, config.hidden_size);
         let layers = (0..config.num_hidden_layers)
             .map(|i| {
@@ -66,24 +62,19 @@ impl Talker {
                 config.text_vocab_size,
                 text_hidden,
             )?,
-            text_fc1: linear(Linear::load(
+            text_fc1: Linear::load(
                 text_hidden,
                 text_hidden,
                 vb.pp("text_projection.linear_fc1"),
-            )?)?,
-            text_fc2: linear(Linear::load(
-                text_hidden,
-                hidden,
-                vb.pp("text_projection.linear_fc2"),
-            )?)?,
+            )?
+            .kept_in(half)?,
+            text_fc2: Linear::load(text_hidden, hidden, vb.pp("text_projection.linear_fc2"))?
+                .kept_in(half)?,
             codec_embedding: dense(model.pp("codec_embedding"), config.vocab_size, hidden)?,
             layers,
             norm: rms_norm(hidden, config.rms_norm_eps, model.pp("norm"))?,
-            codec_head: linear(Linear::load_no_bias(
-                hidden,
-                config.vocab_size,
-                vb.pp("codec_head"),
-            )?)?,
+            codec_head: Linear::load_no_bias(hidden, config.vocab_size, vb.pp("codec_head"))?
+                .kept_in(half)?,
             rope: RotaryEmbedding::new(
                 config.head_dim(),
                 config.max_position_embeddings,

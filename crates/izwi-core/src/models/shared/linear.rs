@@ -83,6 +83,14 @@ impl Linear {
             bias: self.bias,
         })
     }
+
+    /// [`Linear::with_half_weight`] in `half` if given; the layer as it is otherwise.
+    pub fn kept_in(self, half: Option<DType>) -> Result<Self> {
+        match half {
+            Some(dtype) => self.with_half_weight(dtype),
+            None => Ok(self),
+        }
+    }
 }
 
 impl Linear {
