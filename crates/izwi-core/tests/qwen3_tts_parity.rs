@@ -17,11 +17,15 @@ use izwi_core::models::qwen3_tts::{
     Frame, Qwen3Tts, Qwen3TtsConfig, Qwen3TtsExecutor, SpeakOptions, SpeakerEncoder, SpeakerMel,
     SpeechPrompt, VoiceReference, VoiceSample, STREAM_CHUNK_FRAMES,
 };
+use izwi_core::models::shared::bf16_weights;
 use izwi_core::models::shared::sampling::argmax;
 use izwi_test_support::fixtures::qwen3_tts_variant;
 use serde::Deserialize;
 
 const TOLERANCE: f32 = 1e-4;
+/// How far logits of bf16 products may stray from f32's, relative to the largest (at
+/// most 0.007 on the tiny checkpoint).
+const BF16_PRODUCTS_TOLERANCE: f32 = 0.02;
 
 #[derive(Deserialize)]
 struct Reference {
@@ -265,8 +269,7 @@ fn rounded_to_bf16(stored: DType) -> tempfile::TempDir {
 
 #[test]
 fn a_bf16_checkpoint_keeps_its_weights_in_bf16_and_says_what_f32_says() {
-    // The same values stored as bf16 and as f32: kept in bf16 and widened in registers,
-    // the arithmetic is f32's, so the utterances are the same.
+    // The same values stored as bf16 and as f32.
     let (cases, tensors) = reference();
     let load = |dir: &tempfile::TempDir| {
         Qwen3TtsExecutor::from_dir(dir.path(), DType::F32, &Device::Cpu).expect("loads")
@@ -275,16 +278,49 @@ fn a_bf16_checkpoint_keeps_its_weights_in_bf16_and_says_what_f32_says() {
     let (half, full) = (load(&bf16), load(&f32));
     assert_eq!(half.talker().half_weights(), Some(DType::BF16));
     assert_eq!(full.talker().half_weights(), None);
+    assert_eq!(full.products_dtype(), DType::F32);
+    let bf16_products = half.products_dtype() == DType::BF16;
+    assert_eq!(bf16_products, bf16_weights::available());
     let cases = &cases[..2];
     let half = run_on(half, config(), cases, &tensors);
     let full = run_on(full, config(), cases, &tensors);
     for (case, (half, full)) in cases.iter().zip(half.iter().zip(&full)) {
-        assert_eq!(half.1, full.1, "{}: frames", case.name);
         assert!(!half.1.is_empty(), "{}: says something", case.name);
-        for (step, (a, b)) in half.0.logits.iter().zip(&full.0.logits).enumerate() {
-            let diff = max_abs_diff(a, b);
+        if !bf16_products {
+            // Widened in registers, the arithmetic is f32's: the same utterances.
+            assert_eq!(half.1, full.1, "{}: frames", case.name);
+        }
+        // With bf16 products (every product's inputs rounded to bf16) random weights'
+        // near-ties part the frames sooner or later: each step is compared while the
+        // frames before it, and so its inputs, are the same on both sides.
+        let same = half
+            .1
+            .iter()
+            .zip(&full.1)
+            .take_while(|(a, b)| a == b)
+            .count();
+        assert!(same >= 1, "{}: the first frame differs", case.name);
+        let (tolerance, relative) = if bf16_products {
+            (BF16_PRODUCTS_TOLERANCE, true)
+        } else {
+            (1e-5, false)
+        };
+        for (step, (a, b)) in half
+            .0
+            .logits
+            .iter()
+            .zip(&full.0.logits)
+            .enumerate()
+            .take(same)
+        {
+            let scale = if relative {
+                b.iter().fold(0f32, |m, v| m.max(v.abs()))
+            } else {
+                1.0
+            };
+            let diff = max_abs_diff(a, b) / scale;
             assert!(
-                diff <= 1e-5,
+                diff <= tolerance,
                 "{}: logits of step {step} differ by {diff}",
                 case.name
             );

@@ -17,6 +17,7 @@ use izwi_core::models::qwen3_tts::codec::{CodecDecoder, CodecStream};
 use izwi_core::models::qwen3_tts::{
     Frame, Qwen3TtsExecutor, Qwen3TtsRequests, SpeechPrompt, FRAME_SECONDS, STREAM_CHUNK_FRAMES,
 };
+use izwi_core::models::shared::bf16_weights;
 use izwi_core::{DType, Device};
 use serde::Deserialize;
 
@@ -125,11 +126,12 @@ pub fn run(args: Qwen3TtsBenchArgs) -> Result<()> {
     for &batch in &args.batch_sizes {
         rows.push((batch, frames_per_sec(dir, &prompt, batch)?));
     }
-    let (first_audio, whole, said) = first_audio(dir, &prompt)?;
+    let (first_audio, whole, said, products) = first_audio(dir, &prompt)?;
 
     println!(
-        "Qwen3-TTS {} shape, random weights, f32, CPU, {} threads (torch: {}); greedy, \
-         {} frames ({:.1} s of audio) per utterance, prompt of {} text tokens\n",
+        "Qwen3-TTS {} shape, random weights, CPU, {} threads (torch: {}); products in {} \
+         (qwen-tts: {}); greedy, {} frames ({:.1} s of audio) per utterance, prompt of {} \
+         text tokens\n",
         if args.checkpoint.is_some() {
             "kept"
         } else {
@@ -139,6 +141,8 @@ pub fn run(args: Qwen3TtsBenchArgs) -> Result<()> {
         reference
             .as_ref()
             .map_or("-".to_string(), |r| r.threads.to_string()),
+        dtype_name(products),
+        reference.as_ref().map_or("-", |_| reference_dtype()),
         prompt.frames,
         prompt.frames as f64 * FRAME_SECONDS,
         args.text_tokens
@@ -203,6 +207,24 @@ pub fn run(args: Qwen3TtsBenchArgs) -> Result<()> {
     Ok(())
 }
 
+/// The torch dtype qwen-tts runs in: the one the engine multiplies the bf16
+/// checkpoint it makes in on this CPU ([`Qwen3TtsExecutor::products_dtype`]).
+fn reference_dtype() -> &'static str {
+    if bf16_weights::available() {
+        "bfloat16"
+    } else {
+        "float32"
+    }
+}
+
+fn dtype_name(dtype: DType) -> &'static str {
+    match dtype {
+        DType::BF16 => "bfloat16 (sums in float32)",
+        DType::F16 => "float16",
+        _ => "float32",
+    }
+}
+
 /// Makes the checkpoint in `out` and times qwen-tts on it.
 fn reference_run(
     python: &Path,
@@ -222,18 +244,26 @@ fn reference_run(
         .args(["--shape", shape])
         .args(["--batch-sizes", &sizes.join(",")])
         .args(["--frames", &args.frames.to_string()])
-        .args(["--text-tokens", &args.text_tokens.to_string()]);
+        .args(["--text-tokens", &args.text_tokens.to_string()])
+        .args(["--dtype", reference_dtype()]);
     super::process::reference_json(command)
 }
 
-fn engine(dir: &Path, batch: usize) -> Result<(EngineCore, Qwen3TtsRequests)> {
+/// The engine on the checkpoint, its requests' handle and the type its products are
+/// computed in.
+fn engine(dir: &Path, batch: usize) -> Result<(EngineCore, Qwen3TtsRequests, DType)> {
     let executor = Qwen3TtsExecutor::from_dir(dir, DType::F32, &Device::Cpu)?;
     let requests = executor.requests();
+    let products = executor.products_dtype();
     let config = EngineCoreConfig {
         max_batch_size: batch,
         ..EngineCoreConfig::default()
     };
-    Ok((EngineCore::new(config, Box::new(executor))?, requests))
+    Ok((
+        EngineCore::new(config, Box::new(executor))?,
+        requests,
+        products,
+    ))
 }
 
 fn params(prompt: &BenchPrompt) -> GenerationParams {
@@ -260,7 +290,7 @@ fn speech_prompt(prompt: &BenchPrompt) -> SpeechPrompt {
 
 /// Frames per second of `batch` utterances spoken together, prompts included.
 fn frames_per_sec(dir: &Path, prompt: &BenchPrompt, batch: usize) -> Result<f64> {
-    let (mut core, requests) = engine(dir, batch)?;
+    let (mut core, requests, _) = engine(dir, batch)?;
     let mut receivers: Vec<Receiver<Frame>> = Vec::new();
     let started = Instant::now();
     for _ in 0..batch {
@@ -290,9 +320,10 @@ fn frames_per_sec(dir: &Path, prompt: &BenchPrompt, batch: usize) -> Result<f64>
 }
 
 /// Seconds to the first audio of one utterance (its first chunk decoded, as `Qwen3Tts`
-/// streams it), and to all of it; and its frames.
-fn first_audio(dir: &Path, prompt: &BenchPrompt) -> Result<(f64, f64, Vec<Frame>)> {
-    let (mut core, requests) = engine(dir, 1)?;
+/// streams it), and to all of it; its frames; and the type its products were
+/// computed in.
+fn first_audio(dir: &Path, prompt: &BenchPrompt) -> Result<(f64, f64, Vec<Frame>, DType)> {
+    let (mut core, requests, products) = engine(dir, 1)?;
     let codec = Arc::new(CodecDecoder::from_dir(
         &dir.join("speech_tokenizer"),
         &Device::Cpu,
@@ -322,5 +353,5 @@ fn first_audio(dir: &Path, prompt: &BenchPrompt) -> Result<(f64, f64, Vec<Frame>
         first.is_some() || !last.is_empty(),
         "the utterance gave no audio"
     );
-    Ok((first.unwrap_or(whole), whole, said))
+    Ok((first.unwrap_or(whole), whole, said, products))
 }

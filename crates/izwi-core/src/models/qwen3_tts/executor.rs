@@ -19,6 +19,7 @@ use crate::engine::{
     EngineCoreRequest, ForwardBatch, GenerationParams, KvCacheShape, LayerKvCache, ModelExecutor,
     ModelSpec, RequestId,
 };
+use crate::models::shared::bf16_weights;
 use crate::models::shared::pending::PendingRequests;
 use crate::models::shared::sampling::Sampler;
 use crate::models::shared::weights::{load_model_dir, stores_only};
@@ -166,7 +167,8 @@ impl Qwen3TtsExecutor {
         t.check_supported().map_err(candle_core::Error::msg)?;
         // A checkpoint stored in bf16 (the official ones are) keeps its weights in
         // bf16 on the CPU: a step reads every weight for a few rows, so it is bound by
-        // memory, and the f32 arithmetic is unchanged (docs/qwen3-tts.md).
+        // memory. The products are bf16 ones where the CPU multiplies bf16 pairs
+        // (AVX512-BF16), f32 ones otherwise (docs/qwen3-tts.md).
         let half = (device.is_cpu() && dtype == DType::F32 && stores_only(dir, DType::BF16)?)
             .then_some(DType::BF16);
         let talker = Talker::load(t, vb.pp("talker"), half)?;
@@ -181,6 +183,16 @@ impl Qwen3TtsExecutor {
 
     pub fn config(&self) -> &Qwen3TtsConfig {
         &self.config
+    }
+
+    /// The type the talker's and code predictor's products are computed in: bf16
+    /// for a bf16 checkpoint on a CPU with AVX512-BF16 (inputs rounded to bf16, sums
+    /// in f32), the executor's dtype otherwise.
+    pub fn products_dtype(&self) -> DType {
+        match self.talker.half_weights() {
+            Some(DType::BF16) if bf16_weights::available() => DType::BF16,
+            _ => self.talker.dtype(),
+        }
     }
 
     pub fn talker(&self) -> &Talker {

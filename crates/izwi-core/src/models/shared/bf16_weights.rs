@@ -26,6 +26,16 @@ const BLOCK_ROWS: usize = 8;
 /// Input rows per parallel task: their bf16 copy stays in L2 while every panel passes.
 #[cfg(target_arch = "x86_64")]
 const TASK_ROWS: usize = 96;
+/// Panels per parallel task when there are too few rows to split (128 outputs).
+#[cfg(target_arch = "x86_64")]
+const PANELS_PER_TASK: usize = 4;
+
+/// The output that panel tasks write side by side, each its own columns.
+#[cfg(target_arch = "x86_64")]
+struct SharedOut(*mut f32);
+// SAFETY: tasks write disjoint columns through it while `fill` holds the buffer.
+#[cfg(target_arch = "x86_64")]
+unsafe impl Sync for SharedOut {}
 
 /// Whether this CPU runs the packed kernel.
 pub fn available() -> bool {
@@ -175,7 +185,8 @@ impl PackedBf16 {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the features were checked, and the sizes above.
         unsafe {
-            self.rows_avx512(a, 0, rows, stride, 1, None, out);
+            let panels = 0..self.outputs.div_ceil(PANEL);
+            self.rows_avx512(a, 0, rows, stride, 1, None, panels, out.as_mut_ptr());
         }
         Ok(())
     }
@@ -306,18 +317,42 @@ impl Product<'_> {
                     unsafe { round_row(row, slope, pairs) }
                 }
             });
-        out.par_chunks_mut(TASK_ROWS * w.outputs)
-            .enumerate()
-            .for_each(|(task, out)| {
-                let first = task * TASK_ROWS;
-                let residual = residual.map(|r| &r[first * w.outputs..]);
-                // SAFETY: as above; the task's rows plus the span lie inside `a`, and
-                // the residual has the output's shape.
-                unsafe {
-                    let rows = out.len() / w.outputs;
-                    w.rows_avx512(&a, first, rows, w.outputs, self.dilation, residual, out)
-                }
-            });
+        let rows = out.len() / w.outputs;
+        let panels = w.outputs.div_ceil(PANEL);
+        if rows.div_ceil(TASK_ROWS) >= rayon::current_num_threads() {
+            out.par_chunks_mut(TASK_ROWS * w.outputs)
+                .enumerate()
+                .for_each(|(task, out)| {
+                    let first = task * TASK_ROWS;
+                    let residual = residual.map(|r| &r[first * w.outputs..]);
+                    // SAFETY: as above; the task's rows plus the span lie inside `a`,
+                    // the residual has the output's shape, and the task's rows of
+                    // `out` hold every panel's columns.
+                    unsafe {
+                        let rows = out.len() / w.outputs;
+                        let out = out.as_mut_ptr();
+                        let (stride, dilation) = (w.outputs, self.dilation);
+                        w.rows_avx512(&a, first, rows, stride, dilation, residual, 0..panels, out)
+                    }
+                });
+        } else {
+            // Too few rows to keep every core busy a block of rows each (a decoder's
+            // step): tasks own runs of panels instead, every row.
+            let out = SharedOut(out.as_mut_ptr());
+            let out = &out;
+            (0..panels.div_ceil(PANELS_PER_TASK))
+                .into_par_iter()
+                .for_each(|task| {
+                    let first = task * PANELS_PER_TASK;
+                    let run = first..panels.min(first + PANELS_PER_TASK);
+                    // SAFETY: as above; `out` holds rows × outputs values, and tasks
+                    // write disjoint columns of it.
+                    unsafe {
+                        let (stride, dilation) = (w.outputs, self.dilation);
+                        w.rows_avx512(&a, 0, rows, stride, dilation, residual, run, out.0)
+                    }
+                });
+        }
     }
 
     /// Never reached: off x86-64 [`available`] is false and `run` refuses first.
@@ -327,8 +362,12 @@ impl Product<'_> {
 
 #[cfg(target_arch = "x86_64")]
 impl PackedBf16 {
-    /// `rows` output rows, `stride` values apart in `out`, from input rows `first`… of
-    /// the bf16 input `a`; `residual` is laid out as `out`.
+    /// `rows` output rows of the `panels` given, `stride` values apart from `out`, from
+    /// input rows `first`… of the bf16 input `a`; `residual` is laid out as `out`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX512-BF16; `a` must hold the rows plus the convolution's
+    /// span, and `out` (and the residual) `rows` rows of `stride` ≥ outputs values.
     #[target_feature(enable = "avx512f,avx512bf16")]
     #[allow(clippy::too_many_arguments)]
     unsafe fn rows_avx512(
@@ -339,15 +378,14 @@ impl PackedBf16 {
         stride: usize,
         dilation: usize,
         residual: Option<&[f32]>,
-        out: &mut [f32],
+        panels: std::ops::Range<usize>,
+        out: *mut f32,
     ) {
         let half_inputs = self.inputs.div_ceil(2);
         let a = &a[first * half_inputs..];
-        for (panel, packed) in self
-            .pairs
-            .chunks_exact(self.taps * half_inputs * PANEL)
-            .enumerate()
-        {
+        let panel_len = self.taps * half_inputs * PANEL;
+        for panel in panels {
+            let packed = &self.pairs[panel * panel_len..(panel + 1) * panel_len];
             let column = panel * PANEL;
             for r in (0..rows).step_by(BLOCK_ROWS) {
                 let block = BLOCK_ROWS.min(rows - r);
@@ -363,7 +401,7 @@ impl PackedBf16 {
                     stride,
                     columns: PANEL.min(self.outputs - column),
                 };
-                let out = &mut out[at..];
+                let out = out.add(at);
                 match block {
                     1 => block_avx512::<1>(&operands, out),
                     2 => block_avx512::<2>(&operands, out),
@@ -403,7 +441,7 @@ struct Operands<'a> {
 /// `r` at `out[r * stride..]`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bf16")]
-unsafe fn block_avx512<const R: usize>(ops: &Operands<'_>, out: &mut [f32]) {
+unsafe fn block_avx512<const R: usize>(ops: &Operands<'_>, out: *mut f32) {
     use std::arch::x86_64::*;
     let half = ops.half_inputs;
     // SAFETY (all pointer reads below): the panel holds taps × half × PANEL pairs and
@@ -436,7 +474,7 @@ unsafe fn block_avx512<const R: usize>(ops: &Operands<'_>, out: &mut [f32]) {
         }
         // Row r of `out` has `columns` values from its start; masked stores write no
         // more.
-        let o = out.as_mut_ptr().add(r * ops.stride);
+        let o = out.add(r * ops.stride);
         _mm512_mask_storeu_ps(o, mask_low, low[r]);
         _mm512_mask_storeu_ps(o.add(16), mask_high, high[r]);
     }
@@ -544,6 +582,7 @@ mod tests {
             (97, 33, 70, 7, 3, (0, 18)),
             (1000, 64, 512, 1, 1, (0, 0)),
             (5, 8, 8, 3, 3, (0, 0)),
+            (12, 16, 200, 3, 2, (2, 2)),
         ] {
             let x = Tensor::randn(0f32, 1.0, (time, inputs), &dev)?;
             let w = Tensor::randn(0f32, 1.0, (taps * inputs, outputs), &dev)?;
@@ -592,6 +631,9 @@ mod tests {
             (8, 32, 32),
             (9, 33, 33),
             (97, 64, 65),
+            // Few rows: tasks own runs of panels, the last one short.
+            (4, 70, 700),
+            (96, 40, 300),
             (200, 384, 1536),
             (1500, 31, 17),
         ] {
