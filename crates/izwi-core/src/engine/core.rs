@@ -235,13 +235,17 @@ impl EngineCore {
     /// Runs one step and returns the output chunks it produced: one per sequence that
     /// generated a token or finished (streaming or not; the caller filters).
     ///
-    /// The step runs on a worker of rayon's pool: the hundreds of parallel operations
-    /// of a step (every matmul, norm and attention) then start from inside the pool,
-    /// where from the engine's own thread each would hand its work to the pool and
-    /// sleep until it is done. That made Qwen3-TTS's decode 11–13% faster at batch 1
-    /// and 8 (docs/engine.md).
+    /// On the CPU the step runs on a worker of rayon's pool: the hundreds of parallel
+    /// operations of a step (every matmul, norm and attention) then start from inside
+    /// the pool, where from the engine's own thread each would hand its work to the
+    /// pool and sleep until it is done. That made Qwen3-TTS's decode 11–13% faster at
+    /// batch 1 and 8 (docs/engine.md). A GPU's steps stay on the engine's thread.
     pub fn step(&mut self) -> Vec<StreamingOutput> {
-        rayon::scope(|_| self.step_on_this_thread())
+        if self.executor.spec().device.is_cpu() {
+            rayon::scope(|_| self.step_on_this_thread())
+        } else {
+            self.step_on_this_thread()
+        }
     }
 
     fn step_on_this_thread(&mut self) -> Vec<StreamingOutput> {
