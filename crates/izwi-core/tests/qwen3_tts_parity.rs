@@ -289,10 +289,12 @@ fn a_bf16_checkpoint_keeps_its_weights_in_bf16_and_says_what_f32_says() {
         if !bf16_products {
             // Widened in registers, the arithmetic is f32's: the same utterances.
             assert_eq!(half.1, full.1, "{}: frames", case.name);
+            assert_eq!(half.0.logits.len(), full.0.logits.len(), "{}", case.name);
         }
         // With bf16 products (every product's inputs rounded to bf16) random weights'
         // near-ties part the frames sooner or later: each step is compared while the
-        // frames before it, and so its inputs, are the same on both sides.
+        // frames before it, and so its inputs, are the same on both sides (the step
+        // after the last common frame included).
         let same = half
             .1
             .iter()
@@ -311,7 +313,7 @@ fn a_bf16_checkpoint_keeps_its_weights_in_bf16_and_says_what_f32_says() {
             .iter()
             .zip(&full.0.logits)
             .enumerate()
-            .take(same)
+            .take(same + 1)
         {
             let scale = if relative {
                 b.iter().fold(0f32, |m, v| m.max(v.abs()))

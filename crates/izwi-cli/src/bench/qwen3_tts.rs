@@ -220,7 +220,6 @@ fn reference_dtype() -> &'static str {
 fn dtype_name(dtype: DType) -> &'static str {
     match dtype {
         DType::BF16 => "bfloat16 (sums in float32)",
-        DType::F16 => "float16",
         _ => "float32",
     }
 }

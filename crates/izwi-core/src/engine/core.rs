@@ -238,8 +238,9 @@ impl EngineCore {
     /// On the CPU the step runs on a worker of rayon's pool: the hundreds of parallel
     /// operations of a step (every matmul, norm and attention) then start from inside
     /// the pool, where from the engine's own thread each would hand its work to the
-    /// pool and sleep until it is done. That made Qwen3-TTS's decode 11–13% faster at
+    /// pool and sleep until it is done. That made Qwen3-TTS's decode 9–13% faster at
     /// batch 1 and 8 (docs/engine.md). A GPU's steps stay on the engine's thread.
+    /// Executors must therefore not block their worker on other threads.
     pub fn step(&mut self) -> Vec<StreamingOutput> {
         if self.executor.spec().device.is_cpu() {
             rayon::scope(|_| self.step_on_this_thread())

@@ -19,7 +19,6 @@ use crate::engine::{
     EngineCoreRequest, ForwardBatch, GenerationParams, KvCacheShape, LayerKvCache, ModelExecutor,
     ModelSpec, RequestId,
 };
-use crate::models::shared::bf16_weights;
 use crate::models::shared::pending::PendingRequests;
 use crate::models::shared::sampling::Sampler;
 use crate::models::shared::weights::{load_model_dir, stores_only};
@@ -189,10 +188,7 @@ impl Qwen3TtsExecutor {
     /// for a bf16 checkpoint on a CPU with AVX512-BF16 (inputs rounded to bf16, sums
     /// in f32), the executor's dtype otherwise.
     pub fn products_dtype(&self) -> DType {
-        match self.talker.half_weights() {
-            Some(DType::BF16) if bf16_weights::available() => DType::BF16,
-            _ => self.talker.dtype(),
-        }
+        self.talker.products_dtype()
     }
 
     pub fn talker(&self) -> &Talker {

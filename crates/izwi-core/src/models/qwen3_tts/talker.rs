@@ -99,6 +99,16 @@ impl Talker {
         self.dtype
     }
 
+    /// The type its products are computed in: bf16 where its layers are packed for
+    /// the bf16 kernel (they all are, or none), its dtype otherwise.
+    pub fn products_dtype(&self) -> DType {
+        if self.codec_head.is_bf16_packed() {
+            DType::BF16
+        } else {
+            self.dtype
+        }
+    }
+
     pub fn device(&self) -> &Device {
         &self.device
     }

@@ -1,5 +1,5 @@
-//! `x · Wᵀ` for many rows (an encoder's 1500 frames), and stride-1 convolutions over
-//! time-major input (a vocoder's), on CPUs with AVX512-BF16 (AMD Zen 4 and later,
+//! `x · Wᵀ` for many rows (an encoder's 1500 frames) or a few (a bf16 checkpoint's
+//! decode step), and stride-1 convolutions over time-major input (a vocoder's), on CPUs with AVX512-BF16 (AMD Zen 4 and later,
 //! Intel Cooper Lake / Sapphire Rapids and later): the weight is kept in bfloat16,
 //! packed once at load, and each instruction multiplies pairs of bf16 values into f32
 //! sums, twice the arithmetic per cycle of f32 FMA. Inputs are rounded to bf16 (8 bits
@@ -319,7 +319,11 @@ impl Product<'_> {
             });
         let rows = out.len() / w.outputs;
         let panels = w.outputs.div_ceil(PANEL);
-        if rows.div_ceil(TASK_ROWS) >= rayon::current_num_threads() {
+        // Blocks of rows, unless there are too few of them to keep every thread busy
+        // and runs of panels make more tasks (a decoder's step). Each output row is
+        // summed in the same order either way.
+        let (row_tasks, panel_tasks) = (rows.div_ceil(TASK_ROWS), panels.div_ceil(PANELS_PER_TASK));
+        if row_tasks >= rayon::current_num_threads() || row_tasks >= panel_tasks {
             out.par_chunks_mut(TASK_ROWS * w.outputs)
                 .enumerate()
                 .for_each(|(task, out)| {
@@ -367,7 +371,9 @@ impl PackedBf16 {
     ///
     /// # Safety
     /// The CPU must have AVX512-BF16; `a` must hold the rows plus the convolution's
-    /// span, and `out` (and the residual) `rows` rows of `stride` ≥ outputs values.
+    /// span, and `out` (and the residual) `rows` rows of `stride` ≥ outputs values;
+    /// `panels` must lie in `0..outputs.div_ceil(PANEL)`, and callers running at once
+    /// must give disjoint panels or disjoint rows.
     #[target_feature(enable = "avx512f,avx512bf16")]
     #[allow(clippy::too_many_arguments)]
     unsafe fn rows_avx512(
@@ -470,13 +476,16 @@ unsafe fn block_avx512<const R: usize>(ops: &Operands<'_>, out: *mut f32) {
         if let Some(res) = ops.residual {
             let rp = res.as_ptr().add(r * ops.stride);
             low[r] = _mm512_add_ps(low[r], _mm512_maskz_loadu_ps(mask_low, rp));
-            high[r] = _mm512_add_ps(high[r], _mm512_maskz_loadu_ps(mask_high, rp.add(16)));
+            // With 16 columns or fewer the high half reads nothing (its mask is zero)
+            // and may point past the row: `wrapping_add` keeps that pointer defined.
+            let hp = rp.wrapping_add(16);
+            high[r] = _mm512_add_ps(high[r], _mm512_maskz_loadu_ps(mask_high, hp));
         }
         // Row r of `out` has `columns` values from its start; masked stores write no
         // more.
         let o = out.add(r * ops.stride);
         _mm512_mask_storeu_ps(o, mask_low, low[r]);
-        _mm512_mask_storeu_ps(o.add(16), mask_high, high[r]);
+        _mm512_mask_storeu_ps(o.wrapping_add(16), mask_high, high[r]);
     }
 }
 
@@ -639,7 +648,8 @@ mod tests {
         ] {
             let x = Tensor::randn(0f32, 1.0, (rows, inputs), &dev)?;
             let w = Tensor::randn(0f32, 1.0, (outputs, inputs), &dev)?;
-            let ours = PackedBf16::pack(&w, None)?.matmul(&x)?;
+            let packed = PackedBf16::pack(&w, None)?;
+            let ours = packed.matmul(&x)?;
             let round = |t: &Tensor| t.to_dtype(DType::BF16)?.to_dtype(DType::F32);
             let theirs = round(&x)?.matmul(&round(&w)?.t()?)?;
             assert_eq!(ours.dims(), theirs.dims());
@@ -648,6 +658,21 @@ mod tests {
                 diff < 2e-6 * inputs as f32,
                 "{rows}x{inputs}x{outputs}: {diff}"
             );
+            // Split by blocks of rows or by runs of panels, as the threads allow: the
+            // same sums to the bit.
+            let values = |t: Tensor| t.flatten_all()?.to_vec1::<f32>();
+            let ours = values(ours)?;
+            for threads in [1, 5] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .map_err(candle_core::Error::wrap)?;
+                let split = values(pool.install(|| packed.matmul(&x))?)?;
+                assert!(
+                    split == ours,
+                    "{rows}x{inputs}x{outputs}, {threads} threads"
+                );
+            }
         }
         Ok(())
     }

@@ -3,8 +3,8 @@
 //! every decode step streams twice the bytes it needs (a decoder's weights are read
 //! whole for a handful of rows, so the step is bound by memory, not arithmetic). Kept
 //! in 16 bits and widened in registers, the arithmetic is the same f32 arithmetic
-//! (f16 → f32 and bf16 → f32 are exact) on half the memory traffic. bf16 weights come
-//! here only on CPUs without AVX512-BF16; elsewhere they are packed for
+//! (f16 → f32 and bf16 → f32 are exact) on half the memory traffic. bf16 `Linear`
+//! weights come here only on CPUs without AVX512-BF16; elsewhere they are packed for
 //! `bf16_weights` (see `Linear::with_half_weight`).
 
 use candle_core::{CpuStorage, CustomOp2, DType, Layout, Result, Shape, Tensor};

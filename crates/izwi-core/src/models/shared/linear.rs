@@ -72,7 +72,8 @@ impl Linear {
 
     /// The same layer with its weight kept in `dtype` (f16 or bf16), for layers that
     /// mostly see a few rows at a time (decoders) on the CPU: see [`half_weights`].
-    /// Exact when the checkpoint stores `dtype`; callers check that.
+    /// The weight is kept exactly when the checkpoint stores `dtype`; callers check
+    /// that.
     ///
     /// bf16 on a CPU with AVX512-BF16 is packed for [`bf16_weights`] instead, inputs
     /// rounded to bf16 as they enter: a checkpoint published in bf16 was made to run
@@ -93,6 +94,12 @@ impl Linear {
         })
     }
 
+    /// Whether the weight is packed for [`bf16_weights`]: its products are bf16 ones,
+    /// the inputs rounded to bf16.
+    pub fn is_bf16_packed(&self) -> bool {
+        matches!(self.weight, Weight::Bf16(_))
+    }
+
     /// [`Linear::with_half_weight`] in `half` if given; the layer as it is otherwise.
     pub fn kept_in(self, half: Option<DType>) -> Result<Self> {
         match half {
@@ -109,7 +116,11 @@ impl Linear {
     /// that precision holds.
     pub fn with_bf16_weight(self) -> Result<Self> {
         let weight = match self.weight {
-            Weight::Dense(w) if w.device().is_cpu() && bf16_weights::available() => {
+            Weight::Dense(w)
+                if w.device().is_cpu()
+                    && matches!(w.dtype(), DType::F32 | DType::BF16)
+                    && bf16_weights::available() =>
+            {
                 // The kernel adds the bias as it stores.
                 let packed = PackedBf16::pack(&w, self.bias.as_ref())?;
                 return Ok(Self {
@@ -184,7 +195,7 @@ mod tests {
     }
 
     #[test]
-    fn a_half_weight_gives_the_f32_result_for_few_and_many_rows() -> Result<()> {
+    fn a_half_weight_gives_the_f32_result_on_its_inputs_for_few_and_many_rows() -> Result<()> {
         let dev = Device::Cpu;
         for dtype in [DType::F16, DType::BF16] {
             // Values of `dtype`, so keeping them in it loses nothing.
