@@ -1,6 +1,7 @@
 //! `x · Wᵀ` for many rows (an encoder's 1500 frames) or a few (a bf16 checkpoint's
-//! decode step), and stride-1 convolutions over time-major input (a vocoder's), on CPUs with AVX512-BF16 (AMD Zen 4 and later,
-//! Intel Cooper Lake / Sapphire Rapids and later): the weight is kept in bfloat16,
+//! decode step), and stride-1 convolutions over time-major input (a vocoder's), on
+//! CPUs with AVX512-BF16 (AMD Zen 4 and later, Intel Cooper Lake / Sapphire Rapids and
+//! later): the weight is kept in bfloat16,
 //! packed once at load, and each instruction multiplies pairs of bf16 values into f32
 //! sums, twice the arithmetic per cycle of f32 FMA. Inputs are rounded to bf16 (8 bits
 //! of mantissa) as they enter; sums stay f32. Elsewhere callers keep the f32 matmul
@@ -323,6 +324,7 @@ impl Product<'_> {
         // and runs of panels make more tasks (a decoder's step). Each output row is
         // summed in the same order either way.
         let (row_tasks, panel_tasks) = (rows.div_ceil(TASK_ROWS), panels.div_ceil(PANELS_PER_TASK));
+        let (stride, dilation) = (w.outputs, self.dilation);
         if row_tasks >= rayon::current_num_threads() || row_tasks >= panel_tasks {
             out.par_chunks_mut(TASK_ROWS * w.outputs)
                 .enumerate()
@@ -335,27 +337,20 @@ impl Product<'_> {
                     unsafe {
                         let rows = out.len() / w.outputs;
                         let out = out.as_mut_ptr();
-                        let (stride, dilation) = (w.outputs, self.dilation);
                         w.rows_avx512(&a, first, rows, stride, dilation, residual, 0..panels, out)
                     }
                 });
         } else {
-            // Too few rows to keep every core busy a block of rows each (a decoder's
-            // step): tasks own runs of panels instead, every row.
+            // Tasks own runs of panels, every row.
             let out = SharedOut(out.as_mut_ptr());
             let out = &out;
-            (0..panels.div_ceil(PANELS_PER_TASK))
-                .into_par_iter()
-                .for_each(|task| {
-                    let first = task * PANELS_PER_TASK;
-                    let run = first..panels.min(first + PANELS_PER_TASK);
-                    // SAFETY: as above; `out` holds rows × outputs values, and tasks
-                    // write disjoint columns of it.
-                    unsafe {
-                        let (stride, dilation) = (w.outputs, self.dilation);
-                        w.rows_avx512(&a, 0, rows, stride, dilation, residual, run, out.0)
-                    }
-                });
+            (0..panel_tasks).into_par_iter().for_each(|task| {
+                let first = task * PANELS_PER_TASK;
+                let run = first..panels.min(first + PANELS_PER_TASK);
+                // SAFETY: as above; `out` holds rows × outputs values, and tasks
+                // write disjoint columns of it.
+                unsafe { w.rows_avx512(&a, 0, rows, stride, dilation, residual, run, out.0) }
+            });
         }
     }
 

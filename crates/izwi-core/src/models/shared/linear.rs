@@ -112,8 +112,8 @@ impl Linear {
 impl Linear {
     /// The same layer with its weight packed in bf16 (an encoder's frames, a bf16
     /// checkpoint's decoder), where the CPU has AVX512-BF16 ([`bf16_weights`]);
-    /// unchanged elsewhere. Inputs are rounded to bf16 on the way in: callers choose it where
-    /// that precision holds.
+    /// unchanged elsewhere. Inputs are rounded to bf16 on the way in: callers choose it
+    /// where that precision holds.
     pub fn with_bf16_weight(self) -> Result<Self> {
         let weight = match self.weight {
             Weight::Dense(w)
