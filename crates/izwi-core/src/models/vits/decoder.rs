@@ -4,6 +4,7 @@
 //! [`TimeConv1d`]).
 
 use candle_core::{Result, Tensor};
+use rayon::prelude::*;
 
 use super::layers::{ConvTranspose1d, TimeConv1d};
 use super::weights::Weights;
@@ -103,21 +104,14 @@ impl Decoder {
 }
 
 /// Each block's output for input `x`. The blocks are independent, and on the CPU they
-/// run side by side: candle's ops on these shapes leave much of a second core idle.
+/// run side by side as tasks of rayon's pool: candle's ops on these shapes leave much
+/// of a second core idle. Tasks, not threads of their own, so a synthesis running on
+/// one of the pool's workers cannot wait on threads that wait for the pool.
 fn run_blocks(blocks: &[ResBlock], x: &Tensor) -> Result<Vec<Tensor>> {
     if !x.device().is_cpu() {
         return blocks.iter().map(|b| b.forward(x)).collect();
     }
-    std::thread::scope(|s| {
-        let running: Vec<_> = blocks.iter().map(|b| s.spawn(|| b.forward(x))).collect();
-        running
-            .into_iter()
-            .map(|t| {
-                t.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    })
+    blocks.par_iter().map(|b| b.forward(x)).collect()
 }
 
 /// HiFi-GAN's residual blocks: type 1 has two convolutions per step (dilated, then

@@ -218,7 +218,26 @@ impl Vits {
     /// Speaks several sentences in one pass, padded to the longest. The vocoder sees
     /// the padding after a shorter sentence, so its last few milliseconds can differ
     /// slightly from synthesizing it alone (as in piper with a batch).
+    ///
+    /// On the CPU the synthesis runs on a worker of rayon's pool, as an engine step
+    /// does (docs/engine.md): its many small parallel operations then share the work
+    /// with the other workers instead of handing it over from outside and sleeping
+    /// until it is done.
     pub fn synthesize_batch(
+        &self,
+        sentences: &[&[i64]],
+        speaker: Option<i64>,
+        scales: Scales,
+        seed: u64,
+    ) -> Result<Vec<Synthesis>, VitsError> {
+        if self.device.is_cpu() {
+            rayon::scope(|_| self.synthesize_here(sentences, speaker, scales, seed))
+        } else {
+            self.synthesize_here(sentences, speaker, scales, seed)
+        }
+    }
+
+    fn synthesize_here(
         &self,
         sentences: &[&[i64]],
         speaker: Option<i64>,
