@@ -1,4 +1,4 @@
-//! Softmax and exact GELU with our own CPU kernels. On the CPU with f32 they run
+//! Softmax, exact GELU, tanh and WaveNet's gate with our own CPU kernels. On the CPU with f32 they run
 //! [`vector_math`] over rows in parallel; on other devices and dtypes they are candle's
 //! own ops, so Metal and CUDA are unchanged. Measured against candle's versions in
 //! docs/speed.md: candle's CPU softmax computes `exp` through libm one element at a
@@ -35,6 +35,73 @@ pub fn leaky_relu(x: &Tensor, slope: f64) -> Result<Tensor> {
         x.contiguous()?.apply_op1_no_bwd(&LeakyRelu(slope as f32))
     } else {
         x.maximum(&(x * slope)?)
+    }
+}
+
+/// `tanh(x)`.
+pub fn tanh(x: &Tensor) -> Result<Tensor> {
+    if x.device().is_cpu() && x.dtype() == DType::F32 {
+        x.contiguous()?.apply_op1_no_bwd(&Tanh)
+    } else {
+        x.tanh()
+    }
+}
+
+/// WaveNet's gate on `[batch, 2·h, time]`: `tanh` of the first `h` channels times the
+/// sigmoid of the last `h` → `[batch, h, time]`, in one pass.
+pub fn gated_tanh(x: &Tensor) -> Result<Tensor> {
+    let h = x.dim(1)? / 2;
+    if x.device().is_cpu() && x.dtype() == DType::F32 && x.rank() == 3 {
+        x.contiguous()?.apply_op1_no_bwd(&GatedTanh)
+    } else {
+        x.narrow(1, 0, h)?.tanh()? * candle_nn::ops::sigmoid(&x.narrow(1, h, h)?)?
+    }
+}
+
+struct Tanh;
+
+impl CustomOp1 for Tanh {
+    fn name(&self) -> &'static str {
+        "izwi-tanh"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
+        let x = cpu_slice::<f32>(storage, layout)?;
+        let mut out = vec![0f32; x.len()];
+        out.par_chunks_mut(MIN_PARALLEL_ELEMENTS)
+            .zip(x.par_chunks(MIN_PARALLEL_ELEMENTS))
+            .for_each(|(out, x)| vector_math::tanh_slice(x, out));
+        Ok((CpuStorage::F32(out), layout.shape().clone()))
+    }
+}
+
+struct GatedTanh;
+
+impl CustomOp1 for GatedTanh {
+    fn name(&self) -> &'static str {
+        "izwi-gated-tanh"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
+        let x = cpu_slice::<f32>(storage, layout)?;
+        let (batch, channels, time) = layout.shape().dims3()?;
+        if channels % 2 != 0 {
+            candle_core::bail!("a gate needs an even channel count, not {channels}");
+        }
+        // Each batch item's halves are contiguous blocks of h·time values.
+        let half = channels / 2 * time;
+        let mut out = vec![0f32; batch * half];
+        for (x, out) in x.chunks_exact(2 * half).zip(out.chunks_exact_mut(half)) {
+            let (a, b) = x.split_at(half);
+            out.par_chunks_mut(MIN_PARALLEL_ELEMENTS)
+                .zip(a.par_chunks(MIN_PARALLEL_ELEMENTS))
+                .zip(b.par_chunks(MIN_PARALLEL_ELEMENTS))
+                .for_each(|((out, a), b)| vector_math::gated_tanh(a, b, out));
+        }
+        Ok((
+            CpuStorage::F32(out),
+            Shape::from((batch, channels / 2, time)),
+        ))
     }
 }
 
@@ -202,6 +269,27 @@ mod tests {
                 let theirs = t.maximum(&(&t * slope)?)?;
                 assert_eq!(max_diff(&leaky_relu(&t, slope)?, &theirs), 0.0);
             }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn tanh_and_gate_match_candle_on_odd_shapes() -> Result<()> {
+        let dev = Device::Cpu;
+        for shape in [(1, 2, 1), (3, 6, 7), (2, 384, 275), (1, 10, 16_385)] {
+            let x = Tensor::randn(0f32, 3.0, shape, &dev)?;
+            assert!(max_diff(&tanh(&x)?, &x.tanh()?) < 2.5e-7, "{shape:?}");
+            let h = shape.1 / 2;
+            let theirs =
+                (x.narrow(1, 0, h)?.tanh()? * candle_nn::ops::sigmoid(&x.narrow(1, h, h)?)?)?;
+            let ours = gated_tanh(&x)?;
+            assert_eq!(ours.dims(), theirs.dims());
+            let diff = max_diff(&ours, &theirs);
+            assert!(diff < 4e-7, "{shape:?}: {diff}");
+            // A transposed (non-contiguous) view goes through the same kernel.
+            let t = x.transpose(1, 2)?.contiguous()?.transpose(1, 2)?;
+            assert_eq!(t.is_contiguous(), shape.2 == 1);
+            assert_eq!(max_diff(&gated_tanh(&t)?, &ours), 0.0);
         }
         Ok(())
     }

@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 use super::layers::{ConvTranspose1d, TimeConv1d};
 use super::weights::Weights;
+use crate::models::shared::activations::tanh;
 
 /// HiFi-GAN's slope inside the generator; the final activation uses torch's default.
 const LRELU_SLOPE: f64 = 0.1;
@@ -99,7 +100,7 @@ impl Decoder {
             }
         }
         let x = self.conv_post.forward_leaky(&x, FINAL_SLOPE, None)?;
-        x.squeeze(2)?.tanh()
+        tanh(&x.squeeze(2)?)
     }
 }
 

@@ -6,6 +6,7 @@ use candle_core::{Result, Tensor};
 
 use super::layers::Conv1d;
 use super::weights::Weights;
+use crate::models::shared::activations::gated_tanh;
 
 pub struct Flow {
     /// `flow.flows.0, 2, 4, ...`; each is followed by a channel flip in the forward
@@ -106,8 +107,7 @@ impl WaveNet {
             if let Some(g) = &g {
                 x_in = x_in.broadcast_add(&g.narrow(1, i * 2 * hidden, 2 * hidden)?)?;
             }
-            let acts = (x_in.narrow(1, 0, hidden)?.tanh()?
-                * candle_nn::ops::sigmoid(&x_in.narrow(1, hidden, hidden)?)?)?;
+            let acts = gated_tanh(&x_in)?;
             let res_skip_acts = res_skip.forward(&acts)?;
             let skip = if i + 1 < self.in_layers.len() {
                 let res = res_skip_acts.narrow(1, 0, hidden)?;
