@@ -14,6 +14,7 @@ pub mod half_weights;
 pub mod linear;
 pub mod mel_filters;
 pub mod onnx;
+pub mod packed_conv;
 pub mod paged_attention;
 pub mod pending;
 pub mod rope;

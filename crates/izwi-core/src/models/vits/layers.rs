@@ -8,6 +8,7 @@ use candle_core::{Result, Tensor, D};
 use super::weights::{ConvAttrs, Weights};
 use crate::models::shared::activations::leaky_relu;
 use crate::models::shared::bf16_weights::{self, Input, PackedBf16};
+use crate::models::shared::packed_conv::{self, PackedConv};
 use crate::models::shared::tap_conv;
 
 /// Size of the im2col matrix built per slice of time. Built whole, it would reach tens
@@ -17,6 +18,8 @@ use crate::models::shared::tap_conv;
 const COLUMN_BYTES: usize = 4 << 20;
 
 /// A `torch.nn.Conv1d`, computed in whichever of these ways is fastest for its shape:
+/// - stride 1, no groups, on a CPU with AVX-512: our packed convolution
+///   ([`packed_conv`]: the weight packed at load, the input read in place);
 /// - 1×1: one matmul;
 /// - depthwise: a shifted multiply-add per tap (candle would run one convolution per
 ///   channel);
@@ -32,6 +35,8 @@ pub struct Conv1d {
 }
 
 enum ConvKind {
+    /// Stride 1, no groups, on a CPU with AVX-512; the bias is packed with it.
+    Packed(PackedConv),
     /// `[out, in]`
     Pointwise(Tensor),
     /// `[kernel]` tensors of shape `[1, channels, 1]`
@@ -49,7 +54,8 @@ impl Conv1d {
     /// The convolution at module path `path`: `{path}.weight`, `{path}.bias` if any.
     pub fn load(w: &Weights, path: &str) -> Result<Self> {
         let attrs = w.conv_attrs(path);
-        let Some(weight) = w.require(&format!("{path}.weight")) else {
+        // Taken, not cloned: a packed convolution copies it and lets it go.
+        let Some(weight) = w.take(&format!("{path}.weight")) else {
             return Ok(Self {
                 kind: ConvKind::Missing,
                 bias: None,
@@ -72,6 +78,7 @@ impl Conv1d {
 
     pub fn kernel_size(&self) -> usize {
         match &self.kind {
+            ConvKind::Packed(conv) => conv.taps(),
             ConvKind::Pointwise(_) => 1,
             ConvKind::Depthwise(taps) => taps.len(),
             ConvKind::Unfolded { kernel, .. } => *kernel,
@@ -81,11 +88,25 @@ impl Conv1d {
     }
 
     fn new(weight: Tensor, bias: Option<Tensor>, attrs: ConvAttrs) -> Result<Self> {
+        let packs = weight.device().is_cpu() && packed_conv::available();
+        Self::build(weight, bias, attrs, packs)
+    }
+
+    /// `packs`: whether the packed convolution may be chosen (tests try both).
+    fn build(weight: Tensor, bias: Option<Tensor>, attrs: ConvAttrs, packs: bool) -> Result<Self> {
         let (out, in_per_group, kernel) = weight.dims3()?;
         if kernel == 0 {
             candle_core::bail!("a convolution with an empty kernel");
         }
         let unit = attrs.stride == 1 && attrs.dilation == 1 && attrs.pads == (0, 0);
+        if packs && attrs.groups == 1 && attrs.stride == 1 {
+            let conv = PackedConv::pack(&weight, bias.as_ref(), attrs.dilation, attrs.pads)?;
+            return Ok(Self {
+                kind: ConvKind::Packed(conv),
+                bias: None,
+                attrs,
+            });
+        }
         let kind = if kernel == 1 && attrs.groups == 1 && unit {
             ConvKind::Pointwise(weight.squeeze(2)?)
         } else if in_per_group == 1 && attrs.groups == out && attrs.stride == 1 {
@@ -108,6 +129,7 @@ impl Conv1d {
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let a = &self.attrs;
         let y = match &self.kind {
+            ConvKind::Packed(conv) => conv.forward(x)?,
             ConvKind::Pointwise(w) => w.broadcast_matmul(&x.contiguous()?)?,
             ConvKind::Depthwise(taps) => {
                 let x = x.pad_with_zeros(D::Minus1, a.pads.0, a.pads.1)?;
@@ -435,26 +457,43 @@ mod tests {
 
     #[test]
     fn fast_paths_equal_candle_convolution() {
+        fast_paths_equal_candle_convolution_when(false);
+        if packed_conv::available() {
+            fast_paths_equal_candle_convolution_when(true);
+        }
+    }
+
+    /// Each path chosen by shape, or (`packs`) the packed convolution for all but the
+    /// grouped and strided ones.
+    fn fast_paths_equal_candle_convolution_when(packs: bool) {
+        let kind_is = |conv: &Conv1d, other: fn(&ConvKind) -> bool| {
+            if packs {
+                matches!(conv.kind, ConvKind::Packed(_))
+            } else {
+                other(&conv.kind)
+            }
+        };
+        let new = |w: &Tensor, b: Option<Tensor>, a| Conv1d::build(w.clone(), b, a, packs);
         let dev = Device::Cpu;
         let x = Tensor::randn(0f32, 1., (2, 6, 11), &dev).unwrap();
         let bias = Tensor::randn(0f32, 1., 6, &dev).unwrap();
         let b = bias.reshape((1, 6, 1)).unwrap();
         // 1×1
         let w = Tensor::randn(0f32, 1., (6, 6, 1), &dev).unwrap();
-        let conv = Conv1d::new(w.clone(), Some(bias.clone()), attrs((0, 0), 1, 1)).unwrap();
-        assert!(matches!(conv.kind, ConvKind::Pointwise(_)));
+        let conv = new(&w, Some(bias.clone()), attrs((0, 0), 1, 1)).unwrap();
+        assert!(kind_is(&conv, |k| matches!(k, ConvKind::Pointwise(_))));
         let want = x.conv1d(&w, 0, 1, 1, 1).unwrap().broadcast_add(&b).unwrap();
         assert!(close(&conv.forward(&x).unwrap(), &want) < 1e-5);
         // depthwise, dilated
         let w = Tensor::randn(0f32, 1., (6, 1, 3), &dev).unwrap();
-        let conv = Conv1d::new(w.clone(), Some(bias.clone()), attrs((3, 3), 3, 6)).unwrap();
+        let conv = new(&w, Some(bias.clone()), attrs((3, 3), 3, 6)).unwrap();
         assert!(matches!(conv.kind, ConvKind::Depthwise(_)));
         let want = x.conv1d(&w, 3, 1, 3, 6).unwrap().broadcast_add(&b).unwrap();
         assert!(close(&conv.forward(&x).unwrap(), &want) < 1e-5);
         // im2col, dilated
         let w = Tensor::randn(0f32, 1., (5, 6, 7), &dev).unwrap();
-        let conv = Conv1d::new(w.clone(), None, attrs((6, 6), 2, 1)).unwrap();
-        assert!(matches!(conv.kind, ConvKind::Unfolded { .. }));
+        let conv = new(&w, None, attrs((6, 6), 2, 1)).unwrap();
+        assert!(kind_is(&conv, |k| matches!(k, ConvKind::Unfolded { .. })));
         let want = x.conv1d(&w, 6, 1, 2, 1).unwrap();
         assert!(close(&conv.forward(&x).unwrap(), &want) < 1e-4);
         // long enough to be cut into slices of time
@@ -463,7 +502,7 @@ mod tests {
         assert!(close(&conv.forward(&long).unwrap(), &want) < 1e-4);
         // uneven padding
         let w = Tensor::randn(0f32, 1., (6, 6, 4), &dev).unwrap();
-        let conv = Conv1d::new(w.clone(), None, attrs((1, 2), 1, 1)).unwrap();
+        let conv = new(&w, None, attrs((1, 2), 1, 1)).unwrap();
         let padded = x.pad_with_zeros(2, 1, 2).unwrap();
         let want = padded.conv1d(&w, 0, 1, 1, 1).unwrap();
         assert!(close(&conv.forward(&x).unwrap(), &want) < 1e-4);
@@ -473,7 +512,7 @@ mod tests {
             stride: 2,
             ..attrs((1, 1), 1, 2)
         };
-        let conv = Conv1d::new(w.clone(), None, strided).unwrap();
+        let conv = new(&w, None, strided).unwrap();
         assert!(matches!(conv.kind, ConvKind::General(_)));
         let want = x.conv1d(&w, 1, 2, 1, 2).unwrap();
         assert!(close(&conv.forward(&x).unwrap(), &want) < 1e-5);

@@ -123,12 +123,17 @@ impl Vits {
             path: json_path.to_path_buf(),
             source,
         })?;
-        let bytes = std::fs::read(onnx_path).map_err(io(onnx_path))?;
-        let graph = OnnxModel::parse(&bytes).map_err(|source| VitsError::Onnx {
-            path: onnx_path.to_path_buf(),
-            source,
-        })?;
-        Self::from_graph(&graph, config, device)
+        // The file and its graph are let go before the modules are built: the packed
+        // convolutions copy their weights, and all three at once raised peak memory.
+        let w = {
+            let bytes = std::fs::read(onnx_path).map_err(io(onnx_path))?;
+            let graph = OnnxModel::parse(&bytes).map_err(|source| VitsError::Onnx {
+                path: onnx_path.to_path_buf(),
+                source,
+            })?;
+            Weights::from_onnx(&graph, device).map_err(VitsError::Tensor)?
+        };
+        Self::from_weights(w, config, device)
     }
 
     /// Builds the network from an already parsed voice graph and its config.
@@ -138,6 +143,10 @@ impl Vits {
         device: &Device,
     ) -> Result<Self, VitsError> {
         let w = Weights::from_onnx(graph, device).map_err(VitsError::Tensor)?;
+        Self::from_weights(w, config, device)
+    }
+
+    fn from_weights(w: Weights, config: VoiceConfig, device: &Device) -> Result<Self, VitsError> {
         let built = (|| {
             Ok((
                 TextEncoder::load(&w)?,

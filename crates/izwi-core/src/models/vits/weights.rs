@@ -48,7 +48,8 @@ impl Default for ConvAttrs {
 /// of absent names are recorded rather than failing at once, so that loading a voice
 /// reports every missing weight together ([`Weights::finish`]).
 pub struct Weights {
-    tensors: HashMap<String, Tensor>,
+    /// Behind a RefCell so a module can take its weights out ([`Weights::take`]).
+    tensors: RefCell<HashMap<String, Tensor>>,
     convs: HashMap<String, ConvAttrs>,
     missing: RefCell<BTreeSet<String>>,
     /// Stands in for absent tensors until [`Weights::finish`] reports them.
@@ -85,7 +86,7 @@ impl Weights {
             }
         }
         Ok(Self {
-            tensors,
+            tensors: RefCell::new(tensors),
             convs,
             missing: RefCell::default(),
             placeholder: Tensor::zeros(0, DType::F32, device)?,
@@ -100,7 +101,18 @@ impl Weights {
 
     /// The tensor `name`; if absent, the name is recorded and `None` returned.
     pub fn require(&self, name: &str) -> Option<Tensor> {
-        let tensor = self.tensors.get(name).cloned();
+        let tensor = self.tensors.borrow().get(name).cloned();
+        if tensor.is_none() {
+            self.missing.borrow_mut().insert(name.to_string());
+        }
+        tensor
+    }
+
+    /// The tensor `name`, taken out (the weights then no longer hold it, so a module
+    /// that repacks it lets the original go); if absent, recorded as [`Self::require`]
+    /// does.
+    pub fn take(&self, name: &str) -> Option<Tensor> {
+        let tensor = self.tensors.borrow_mut().remove(name);
         if tensor.is_none() {
             self.missing.borrow_mut().insert(name.to_string());
         }
@@ -111,7 +123,8 @@ impl Weights {
     /// weights are then reported by the lookups that need them.
     pub fn has_module(&self, path: &str) -> bool {
         let prefix = format!("{path}.");
-        self.convs.contains_key(path) || self.tensors.keys().any(|k| k.starts_with(&prefix))
+        self.convs.contains_key(path)
+            || self.tensors.borrow().keys().any(|k| k.starts_with(&prefix))
     }
 
     /// How many numbered modules there are: `path(0)`, `path(1)`, ... while present.
@@ -127,7 +140,7 @@ impl Weights {
     }
 
     pub fn get_optional(&self, name: &str) -> Option<Tensor> {
-        self.tensors.get(name).cloned()
+        self.tensors.borrow().get(name).cloned()
     }
 
     /// The attributes of the convolution at module path `path`.
@@ -156,7 +169,7 @@ impl Weights {
     /// Empty weights to fill by hand.
     pub fn for_tests() -> Self {
         Self {
-            tensors: HashMap::new(),
+            tensors: RefCell::default(),
             convs: HashMap::new(),
             missing: RefCell::default(),
             placeholder: Tensor::zeros(0, DType::F32, &Device::Cpu).unwrap(),
@@ -164,7 +177,7 @@ impl Weights {
     }
 
     pub fn insert(&mut self, name: &str, tensor: Tensor) {
-        self.tensors.insert(name.to_string(), tensor);
+        self.tensors.get_mut().insert(name.to_string(), tensor);
     }
 
     pub fn insert_conv(&mut self, path: &str, attrs: ConvAttrs) {
