@@ -8,6 +8,7 @@ use candle_core::{Result, Tensor};
 use super::layers::{ChannelNorm, Conv1d};
 use super::spline;
 use super::weights::Weights;
+use crate::models::shared::activations::gelu_erf;
 
 /// The spline's domain is [-TAIL_BOUND, TAIL_BOUND] (VITS's `ConvFlow` default).
 const TAIL_BOUND: f32 = 5.0;
@@ -208,9 +209,9 @@ impl DdsConv {
         };
         for l in &self.layers {
             let y = l.sep.forward(&x.broadcast_mul(mask)?)?;
-            let y = l.norm_1.forward(&y)?.gelu_erf()?;
+            let y = gelu_erf(&l.norm_1.forward(&y)?)?;
             let y = l.pointwise.forward(&y)?;
-            let y = l.norm_2.forward(&y)?.gelu_erf()?;
+            let y = gelu_erf(&l.norm_2.forward(&y)?)?;
             x = (x + y)?;
         }
         x.broadcast_mul(mask)

@@ -3,11 +3,12 @@
 //! Tensors are `[batch, channels, time]` as in PyTorch, except in the vocoder, which
 //! works time-major (`[batch, time, channels]`, see [`TimeConv1d`]).
 
-use candle_core::{Result, Tensor, D};
+use candle_core::{CpuStorage, CustomOp1, DType, Layout, Result, Shape, Tensor, D};
 
 use super::weights::{ConvAttrs, Weights};
 use crate::models::shared::activations::leaky_relu;
 use crate::models::shared::bf16_weights::{self, Input, PackedBf16};
+use crate::models::shared::cpu_slice::cpu_slice;
 use crate::models::shared::packed_conv::{self, PackedConv};
 use crate::models::shared::tap_conv;
 
@@ -420,11 +421,85 @@ impl ChannelNorm {
         }
     }
 
+    /// Layer norm over the channels of `[batch, channels, time]`. On the CPU in f32 it
+    /// is one pass of our own over the rows as they lie; candle's needs the channels
+    /// last, and the two transposes cost more than the norm.
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        if x.device().is_cpu() && x.dtype() == DType::F32 {
+            let gamma = self.gamma.flatten_all()?.to_vec1::<f32>()?;
+            let beta = self.beta.flatten_all()?.to_vec1::<f32>()?;
+            return x
+                .contiguous()?
+                .apply_op1_no_bwd(&ChannelNormOp { gamma, beta });
+        }
         let x = x.transpose(1, 2)?.contiguous()?;
-        candle_nn::ops::layer_norm(&x, &self.gamma, &self.beta, 1e-5)?
+        candle_nn::ops::layer_norm(&x, &self.gamma, &self.beta, CHANNEL_NORM_EPS)?
             .transpose(1, 2)?
             .contiguous()
+    }
+}
+
+/// VITS's `LayerNorm` epsilon.
+const CHANNEL_NORM_EPS: f32 = 1e-5;
+
+struct ChannelNormOp {
+    gamma: Vec<f32>,
+    beta: Vec<f32>,
+}
+
+impl CustomOp1 for ChannelNormOp {
+    fn name(&self) -> &'static str {
+        "izwi-channel-norm"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
+        let x = cpu_slice::<f32>(storage, layout)?;
+        let (batch, channels, time) = layout.shape().dims3()?;
+        if self.gamma.len() != channels || self.beta.len() != channels {
+            candle_core::bail!("a channel norm of {} given {channels}", self.gamma.len());
+        }
+        let mut out = vec![0f32; x.len()];
+        if time > 0 {
+            for (x, out) in x
+                .chunks_exact(channels * time)
+                .zip(out.chunks_exact_mut(channels * time))
+            {
+                self.item(x, time, out);
+            }
+        }
+        Ok((CpuStorage::F32(out), layout.shape().clone()))
+    }
+}
+
+impl ChannelNormOp {
+    /// One batch item, `[channels, time]`: each time step's mean and variance summed
+    /// over the channel rows (two passes, as candle's), then every row scaled.
+    fn item(&self, x: &[f32], time: usize, out: &mut [f32]) {
+        let n = (x.len() / time) as f32;
+        let mut mean = vec![0f32; time];
+        for row in x.chunks_exact(time) {
+            mean.iter_mut().zip(row).for_each(|(m, &v)| *m += v);
+        }
+        mean.iter_mut().for_each(|m| *m /= n);
+        let mut scale = vec![0f32; time];
+        for row in x.chunks_exact(time) {
+            for ((s, &v), &m) in scale.iter_mut().zip(row).zip(&mean) {
+                *s += (v - m) * (v - m);
+            }
+        }
+        scale
+            .iter_mut()
+            .for_each(|s| *s = 1.0 / (*s / n + CHANNEL_NORM_EPS).sqrt());
+        for (c, (row, out)) in x
+            .chunks_exact(time)
+            .zip(out.chunks_exact_mut(time))
+            .enumerate()
+        {
+            let (g, b) = (self.gamma[c], self.beta[c]);
+            for (((o, &v), &m), &s) in out.iter_mut().zip(row).zip(&mean).zip(&scale) {
+                *o = (v - m) * s * g + b;
+            }
+        }
     }
 }
 
@@ -516,6 +591,39 @@ mod tests {
         assert!(matches!(conv.kind, ConvKind::General(_)));
         let want = x.conv1d(&w, 1, 2, 1, 2).unwrap();
         assert!(close(&conv.forward(&x).unwrap(), &want) < 1e-5);
+    }
+
+    #[test]
+    fn channel_norm_equals_candle_layer_norm() {
+        let dev = Device::Cpu;
+        for (batch, channels, time) in [(1, 1, 1), (2, 192, 37), (1, 7, 300), (3, 5, 1)] {
+            let x =
+                (Tensor::randn(0f32, 2., (batch, channels, time), &dev).unwrap() + 0.5).unwrap();
+            let norm = ChannelNorm {
+                gamma: Tensor::randn(0f32, 1., channels, &dev).unwrap(),
+                beta: Tensor::randn(0f32, 1., channels, &dev).unwrap(),
+            };
+            let want = candle_nn::ops::layer_norm(
+                &x.transpose(1, 2).unwrap().contiguous().unwrap(),
+                &norm.gamma,
+                &norm.beta,
+                CHANNEL_NORM_EPS,
+            )
+            .unwrap()
+            .transpose(1, 2)
+            .unwrap();
+            let ours = norm.forward(&x).unwrap();
+            assert!(close(&ours, &want) < 1e-5, "{batch}×{channels}×{time}");
+            // A non-contiguous input gives the same.
+            let t = x
+                .transpose(1, 2)
+                .unwrap()
+                .contiguous()
+                .unwrap()
+                .transpose(1, 2)
+                .unwrap();
+            assert!(close(&norm.forward(&t).unwrap(), &ours) == 0.0);
+        }
     }
 
     /// `[b, c, t]` ↔ `[b, t, c]`
