@@ -7,6 +7,7 @@ use candle_core::{DType, Result, Tensor, D};
 
 use super::layers::{ChannelNorm, Conv1d};
 use super::weights::Weights;
+use crate::models::shared::activations::softmax_last_dim;
 
 /// What the rest of the model needs from the text.
 pub struct Encoded {
@@ -143,7 +144,7 @@ impl RelativeAttention {
         let scores = mask
             .broadcast_as(scores.shape())?
             .where_cond(&scores, &fill)?;
-        let p = candle_nn::ops::softmax_last_dim(&scores)?;
+        let p = softmax_last_dim(&scores)?;
 
         let rel_v = self
             .relative_embeddings(&self.emb_rel_v, len)?
