@@ -1,6 +1,6 @@
-//! Softmax, exact GELU, tanh and WaveNet's gate with our own CPU kernels. On the CPU with f32 they run
-//! [`vector_math`] over rows in parallel; on other devices and dtypes they are candle's
-//! own ops, so Metal and CUDA are unchanged. Measured against candle's versions in
+//! Softmax, exact GELU, tanh and WaveNet's gate with our own CPU kernels. On the CPU
+//! with f32 they run [`vector_math`] over rows in parallel; on other devices and dtypes
+//! they are candle's own ops, so Metal and CUDA are unchanged. Measured against candle's versions in
 //! docs/speed.md: candle's CPU softmax computes `exp` through libm one element at a
 //! time, which made it the largest single cost of Whisper's encoder after the matmuls.
 
@@ -91,6 +91,12 @@ impl CustomOp1 for GatedTanh {
         // Each batch item's halves are contiguous blocks of h·time values.
         let half = channels / 2 * time;
         let mut out = vec![0f32; batch * half];
+        if half == 0 {
+            return Ok((
+                CpuStorage::F32(out),
+                Shape::from((batch, channels / 2, time)),
+            ));
+        }
         for (x, out) in x.chunks_exact(2 * half).zip(out.chunks_exact_mut(half)) {
             let (a, b) = x.split_at(half);
             out.par_chunks_mut(MIN_PARALLEL_ELEMENTS)

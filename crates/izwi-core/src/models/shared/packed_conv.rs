@@ -53,8 +53,8 @@ impl PackedConv {
         pads: (usize, usize),
     ) -> Result<Self> {
         let (outputs, inputs, taps) = weight.dims3()?;
-        if taps == 0 || dilation == 0 {
-            candle_core::bail!("a convolution with no taps or dilation 0");
+        if taps == 0 || dilation == 0 || inputs == 0 || outputs == 0 {
+            candle_core::bail!("a convolution of shape {:?} or dilation 0", weight.dims());
         }
         let w = weight
             .to_dtype(DType::F32)?
@@ -96,9 +96,6 @@ impl PackedConv {
 
     /// `x` `[batch, in, time]` f32 on the CPU → `[batch, out, time']`, the bias added.
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        if !available() {
-            candle_core::bail!("the packed convolution needs a CPU with AVX-512");
-        }
         x.contiguous()?.apply_op1_no_bwd(self)
     }
 
@@ -114,8 +111,10 @@ impl PackedConv {
         // inside its row.
         let stride = time + self.pads.0 + self.pads.1 + SPAN;
         let mut padded = vec![0f32; self.inputs * stride];
-        for (row, x) in padded.chunks_exact_mut(stride).zip(x.chunks_exact(time)) {
-            row[self.pads.0..self.pads.0 + time].copy_from_slice(x);
+        if time > 0 {
+            for (row, x) in padded.chunks_exact_mut(stride).zip(x.chunks_exact(time)) {
+                row[self.pads.0..self.pads.0 + time].copy_from_slice(x);
+            }
         }
         let weights_per_block = self.inputs * self.taps * ROWS;
         out.par_chunks_mut(ROWS * len)
@@ -135,7 +134,7 @@ impl PackedConv {
                         rows,
                         columns: SPAN.min(len - start),
                     };
-                    // SAFETY: `available` checked the CPU; `padded` holds `inputs` rows
+                    // SAFETY: `cpu_fwd` checked the CPU; `padded` holds `inputs` rows
                     // of `stride` values, and from `start` each row still has
                     // (taps − 1) · dilation + SPAN of them (`start` < len); `out` holds
                     // `rows` rows of `len` values.
@@ -151,6 +150,10 @@ impl CustomOp1 for PackedConv {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
+        // The tiles are AVX-512 code: checked here, where every caller passes.
+        if !available() {
+            candle_core::bail!("the packed convolution needs a CPU with AVX-512");
+        }
         let x = cpu_slice::<f32>(storage, layout)?;
         let (batch, inputs, time) = layout.shape().dims3()?;
         if inputs != self.inputs {
@@ -159,11 +162,10 @@ impl CustomOp1 for PackedConv {
         let len = self.out_len(time);
         let mut out = vec![0f32; batch * self.outputs * len];
         if len > 0 {
-            for (x, out) in x
-                .chunks_exact(inputs * time)
-                .zip(out.chunks_exact_mut(self.outputs * len))
-            {
-                self.item(x, time, out);
+            let (item_in, item_out) = (inputs * time, self.outputs * len);
+            for b in 0..batch {
+                let x = &x[b * item_in..(b + 1) * item_in];
+                self.item(x, time, &mut out[b * item_out..(b + 1) * item_out]);
             }
         }
         Ok((
@@ -174,6 +176,7 @@ impl CustomOp1 for PackedConv {
 }
 
 /// One tile's operands: `x` from the tile's first time step, rows `stride` apart.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 struct Tile<'a> {
     x: &'a [f32],
     stride: usize,
@@ -294,8 +297,9 @@ mod tests {
     }
 
     #[test]
-    fn input_shorter_than_the_kernel_gives_no_steps() -> Result<()> {
+    fn inputs_shorter_than_the_kernel_or_empty() -> Result<()> {
         if !available() {
+            eprintln!("skipped: this CPU has no AVX-512");
             return Ok(());
         }
         let dev = Device::Cpu;
@@ -303,12 +307,25 @@ mod tests {
         let conv = PackedConv::pack(&w, None, 1, (1, 0))?;
         let x = Tensor::ones((2, 4, 3), DType::F32, &dev)?;
         assert_eq!(conv.forward(&x)?.dims(), [2, 8, 0]);
+        // No input steps but padding enough for one output: the bias alone.
+        let bias = Tensor::arange(0f32, 8.0, &dev)?;
+        let conv = PackedConv::pack(&w, Some(&bias), 1, (2, 2))?;
+        let y = conv.forward(&Tensor::zeros((2, 4, 0), DType::F32, &dev)?)?;
+        assert_eq!(y.dims(), [2, 8, 0 + 4 - 4]);
+        let conv = PackedConv::pack(&w, Some(&bias), 1, (3, 2))?;
+        let y = conv.forward(&Tensor::zeros((2, 4, 0), DType::F32, &dev)?)?;
+        assert_eq!(y.dims(), [2, 8, 1]);
+        assert_eq!(
+            y.get(1)?.flatten_all()?.to_vec1::<f32>()?,
+            bias.to_vec1::<f32>()?
+        );
         Ok(())
     }
 
     #[test]
     fn refuses_a_wrong_input_count() -> Result<()> {
         if !available() {
+            eprintln!("skipped: this CPU has no AVX-512");
             return Ok(());
         }
         let dev = Device::Cpu;

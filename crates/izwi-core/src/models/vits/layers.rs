@@ -422,7 +422,7 @@ impl ChannelNorm {
     }
 
     /// Layer norm over the channels of `[batch, channels, time]`. On the CPU in f32 it
-    /// is one pass of our own over the rows as they lie; candle's needs the channels
+    /// is a kernel of our own over the rows as they lie; candle's needs the channels
     /// last, and the two transposes cost more than the norm.
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
         if x.device().is_cpu() && x.dtype() == DType::F32 {
@@ -454,7 +454,7 @@ impl CustomOp1 for ChannelNormOp {
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
         let x = cpu_slice::<f32>(storage, layout)?;
-        let (batch, channels, time) = layout.shape().dims3()?;
+        let (_, channels, time) = layout.shape().dims3()?;
         if self.gamma.len() != channels || self.beta.len() != channels {
             candle_core::bail!("a channel norm of {} given {channels}", self.gamma.len());
         }
@@ -472,8 +472,9 @@ impl CustomOp1 for ChannelNormOp {
 }
 
 impl ChannelNormOp {
-    /// One batch item, `[channels, time]`: each time step's mean and variance summed
-    /// over the channel rows (two passes, as candle's), then every row scaled.
+    /// One batch item, `[channels, time]`: each time step's mean summed over the
+    /// channel rows, then the variance around it (closer than candle's E[x²] − mean²),
+    /// then every row scaled.
     fn item(&self, x: &[f32], time: usize, out: &mut [f32]) {
         let n = (x.len() / time) as f32;
         let mut mean = vec![0f32; time];

@@ -110,7 +110,9 @@ impl Weights {
 
     /// The tensor `name`, taken out (the weights then no longer hold it, so a module
     /// that repacks it lets the original go); if absent, recorded as [`Self::require`]
-    /// does.
+    /// does. Only for a tensor nothing else reads: a later lookup of it (or a
+    /// [`Self::has_module`] or [`Self::count`] that only it answers) would find it
+    /// missing.
     pub fn take(&self, name: &str) -> Option<Tensor> {
         let tensor = self.tensors.borrow_mut().remove(name);
         if tensor.is_none() {
