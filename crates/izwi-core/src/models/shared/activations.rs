@@ -1,8 +1,9 @@
 //! Softmax, exact GELU, tanh and WaveNet's gate with our own CPU kernels. On the CPU
 //! with f32 they run [`vector_math`] over rows in parallel; on other devices and dtypes
-//! they are candle's own ops, so Metal and CUDA are unchanged. Measured against candle's versions in
-//! docs/speed.md: candle's CPU softmax computes `exp` through libm one element at a
-//! time, which made it the largest single cost of Whisper's encoder after the matmuls.
+//! they are candle's own ops, so Metal and CUDA are unchanged. Measured against
+//! candle's versions in docs/speed.md: candle's CPU softmax computes `exp` through libm
+//! one element at a time, which made it the largest single cost of Whisper's encoder
+//! after the matmuls.
 
 use candle_core::{CpuStorage, CustomOp1, DType, Layout, Result, Shape, Tensor};
 use rayon::prelude::*;
@@ -66,12 +67,7 @@ impl CustomOp1 for Tanh {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        let x = cpu_slice::<f32>(storage, layout)?;
-        let mut out = vec![0f32; x.len()];
-        out.par_chunks_mut(MIN_PARALLEL_ELEMENTS)
-            .zip(x.par_chunks(MIN_PARALLEL_ELEMENTS))
-            .for_each(|(out, x)| vector_math::tanh_slice(x, out));
-        Ok((CpuStorage::F32(out), layout.shape().clone()))
+        elementwise(storage, layout, vector_math::tanh_slice)
     }
 }
 
@@ -119,22 +115,31 @@ impl CustomOp1 for LeakyRelu {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        let x = cpu_slice::<f32>(storage, layout)?;
         let slope = self.0;
-        let mut out = vec![0f32; x.len()];
-        out.par_chunks_mut(MIN_PARALLEL_ELEMENTS)
-            .zip(x.par_chunks(MIN_PARALLEL_ELEMENTS))
-            .for_each(|(out, x)| {
-                for (o, &v) in out.iter_mut().zip(x) {
-                    *o = v.max(slope * v);
-                }
-            });
-        Ok((CpuStorage::F32(out), layout.shape().clone()))
+        elementwise(storage, layout, |x, out| {
+            for (o, &v) in out.iter_mut().zip(x) {
+                *o = v.max(slope * v);
+            }
+        })
     }
 }
 
 /// Elements handed to one parallel task, so small tensors are not split too finely.
 const MIN_PARALLEL_ELEMENTS: usize = 1 << 14;
+
+/// An op applied element by element: `f(x, out)` over parallel chunks of the input.
+fn elementwise(
+    storage: &CpuStorage,
+    layout: &Layout,
+    f: impl Fn(&[f32], &mut [f32]) + Sync,
+) -> Result<(CpuStorage, Shape)> {
+    let x = cpu_slice::<f32>(storage, layout)?;
+    let mut out = vec![0f32; x.len()];
+    out.par_chunks_mut(MIN_PARALLEL_ELEMENTS)
+        .zip(x.par_chunks(MIN_PARALLEL_ELEMENTS))
+        .for_each(|(out, x)| f(x, out));
+    Ok((CpuStorage::F32(out), layout.shape().clone()))
+}
 
 struct Softmax;
 
@@ -181,12 +186,7 @@ impl CustomOp1 for GeluErf {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        let x = cpu_slice::<f32>(storage, layout)?;
-        let mut out = vec![0f32; x.len()];
-        out.par_chunks_mut(MIN_PARALLEL_ELEMENTS)
-            .zip(x.par_chunks(MIN_PARALLEL_ELEMENTS))
-            .for_each(|(out, x)| vector_math::gelu_erf(x, out));
-        Ok((CpuStorage::F32(out), layout.shape().clone()))
+        elementwise(storage, layout, vector_math::gelu_erf)
     }
 }
 

@@ -484,9 +484,10 @@ unsafe fn block_avx512<const R: usize>(ops: &Operands<'_>, out: *mut f32) {
     }
 }
 
-/// Store masks for the first `columns` (≤ 32) lanes of the two halves.
+/// Store masks for the first `columns` (≤ 32) lanes of the two halves of a 32-wide
+/// tile (also `packed_conv`'s).
 #[cfg(target_arch = "x86_64")]
-fn masks(columns: usize) -> (u16, u16) {
+pub(super) fn masks(columns: usize) -> (u16, u16) {
     let lanes = |n: usize| if n >= 16 { u16::MAX } else { (1u16 << n) - 1 };
     (lanes(columns), lanes(columns.saturating_sub(16)))
 }

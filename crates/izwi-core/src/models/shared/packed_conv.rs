@@ -201,6 +201,7 @@ impl Tile<'_> {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f")]
     unsafe fn run(&self, out: *mut f32, out_stride: usize) {
+        use super::bf16_weights::masks;
         use std::arch::x86_64::*;
         let mut low = [_mm512_setzero_ps(); ROWS];
         let mut high = [_mm512_setzero_ps(); ROWS];
@@ -222,8 +223,7 @@ impl Tile<'_> {
                 }
             }
         }
-        let lanes = |n: usize| if n >= 16 { u16::MAX } else { (1u16 << n) - 1 };
-        let (mask_low, mask_high) = (lanes(self.columns), lanes(self.columns.saturating_sub(16)));
+        let (mask_low, mask_high) = masks(self.columns);
         for r in 0..self.rows {
             let o = out.add(r * out_stride);
             _mm512_mask_storeu_ps(o, mask_low, low[r]);
@@ -233,7 +233,7 @@ impl Tile<'_> {
         }
     }
 
-    /// Never reached: off x86-64 [`available`] is false and `forward` refuses first.
+    /// Never reached: off x86-64 [`available`] is false and `cpu_fwd` refuses first.
     #[cfg(not(target_arch = "x86_64"))]
     unsafe fn run(&self, _out: *mut f32, _out_stride: usize) {}
 }

@@ -193,9 +193,9 @@ impl DdsConv {
             .map(|i| {
                 Ok(DdsLayer {
                     sep: Conv1d::load(w, &format!("{p}.convs_sep.{i}"))?,
-                    norm_1: ChannelNorm::load(w, &format!("{p}.norms_1.{i}")),
+                    norm_1: ChannelNorm::load(w, &format!("{p}.norms_1.{i}"))?,
                     pointwise: Conv1d::load(w, &format!("{p}.convs_1x1.{i}"))?,
-                    norm_2: ChannelNorm::load(w, &format!("{p}.norms_2.{i}")),
+                    norm_2: ChannelNorm::load(w, &format!("{p}.norms_2.{i}"))?,
                 })
             })
             .collect::<Result<_>>()?;
@@ -232,9 +232,9 @@ impl Deterministic {
     fn load(w: &Weights) -> Result<Self> {
         Ok(Self {
             conv_1: Conv1d::load(w, "dp.conv_1")?,
-            norm_1: ChannelNorm::load(w, "dp.norm_1"),
+            norm_1: ChannelNorm::load(w, "dp.norm_1")?,
             conv_2: Conv1d::load(w, "dp.conv_2")?,
-            norm_2: ChannelNorm::load(w, "dp.norm_2"),
+            norm_2: ChannelNorm::load(w, "dp.norm_2")?,
             proj: Conv1d::load(w, "dp.proj")?,
             cond: Conv1d::load_optional(w, "dp.cond")?,
         })

@@ -411,31 +411,46 @@ impl ConvTranspose1d {
 pub struct ChannelNorm {
     gamma: Tensor,
     beta: Tensor,
+    /// Our kernel with its own copy of gamma and beta, made at load, on the CPU in f32
+    /// (boxed: a norm stays the size of its two tensors in the modules holding it).
+    cpu: Option<Box<ChannelNormOp>>,
 }
 
 impl ChannelNorm {
-    pub fn load(w: &Weights, path: &str) -> Self {
-        Self {
-            gamma: w.get(&format!("{path}.gamma")),
-            beta: w.get(&format!("{path}.beta")),
-        }
+    pub fn load(w: &Weights, path: &str) -> Result<Self> {
+        Self::new(
+            w.get(&format!("{path}.gamma")),
+            w.get(&format!("{path}.beta")),
+        )
+    }
+
+    fn new(gamma: Tensor, beta: Tensor) -> Result<Self> {
+        let cpu = if gamma.device().is_cpu() && gamma.dtype() == DType::F32 {
+            Some(Box::new(ChannelNormOp {
+                gamma: gamma.flatten_all()?.to_vec1::<f32>()?,
+                beta: beta.flatten_all()?.to_vec1::<f32>()?,
+            }))
+        } else {
+            None
+        };
+        Ok(Self { gamma, beta, cpu })
     }
 
     /// Layer norm over the channels of `[batch, channels, time]`. On the CPU in f32 it
     /// is a kernel of our own over the rows as they lie; candle's needs the channels
     /// last, and the two transposes cost more than the norm.
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        if x.device().is_cpu() && x.dtype() == DType::F32 {
-            let gamma = self.gamma.flatten_all()?.to_vec1::<f32>()?;
-            let beta = self.beta.flatten_all()?.to_vec1::<f32>()?;
-            return x
-                .contiguous()?
-                .apply_op1_no_bwd(&ChannelNormOp { gamma, beta });
+        match &self.cpu {
+            Some(op) if x.device().is_cpu() && x.dtype() == DType::F32 => {
+                x.contiguous()?.apply_op1_no_bwd(op.as_ref())
+            }
+            _ => {
+                let x = x.transpose(1, 2)?.contiguous()?;
+                candle_nn::ops::layer_norm(&x, &self.gamma, &self.beta, CHANNEL_NORM_EPS)?
+                    .transpose(1, 2)?
+                    .contiguous()
+            }
         }
-        let x = x.transpose(1, 2)?.contiguous()?;
-        candle_nn::ops::layer_norm(&x, &self.gamma, &self.beta, CHANNEL_NORM_EPS)?
-            .transpose(1, 2)?
-            .contiguous()
     }
 }
 
@@ -600,10 +615,12 @@ mod tests {
         for (batch, channels, time) in [(1, 1, 1), (2, 192, 37), (1, 7, 300), (3, 5, 1)] {
             let x =
                 (Tensor::randn(0f32, 2., (batch, channels, time), &dev).unwrap() + 0.5).unwrap();
-            let norm = ChannelNorm {
-                gamma: Tensor::randn(0f32, 1., channels, &dev).unwrap(),
-                beta: Tensor::randn(0f32, 1., channels, &dev).unwrap(),
-            };
+            let norm = ChannelNorm::new(
+                Tensor::randn(0f32, 1., channels, &dev).unwrap(),
+                Tensor::randn(0f32, 1., channels, &dev).unwrap(),
+            )
+            .unwrap();
+            assert!(norm.cpu.is_some());
             let want = candle_nn::ops::layer_norm(
                 &x.transpose(1, 2).unwrap().contiguous().unwrap(),
                 &norm.gamma,

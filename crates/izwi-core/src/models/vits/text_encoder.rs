@@ -40,9 +40,9 @@ impl TextEncoder {
                 let p = "enc_p.encoder";
                 Ok(EncoderLayer {
                     attn: RelativeAttention::load(w, &format!("{p}.attn_layers.{i}"))?,
-                    norm_1: ChannelNorm::load(w, &format!("{p}.norm_layers_1.{i}")),
+                    norm_1: ChannelNorm::load(w, &format!("{p}.norm_layers_1.{i}"))?,
                     ffn: Ffn::load(w, &format!("{p}.ffn_layers.{i}"))?,
-                    norm_2: ChannelNorm::load(w, &format!("{p}.norm_layers_2.{i}")),
+                    norm_2: ChannelNorm::load(w, &format!("{p}.norm_layers_2.{i}"))?,
                 })
             })
             .collect::<Result<_>>()?;

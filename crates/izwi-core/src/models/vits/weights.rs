@@ -102,10 +102,7 @@ impl Weights {
     /// The tensor `name`; if absent, the name is recorded and `None` returned.
     pub fn require(&self, name: &str) -> Option<Tensor> {
         let tensor = self.tensors.borrow().get(name).cloned();
-        if tensor.is_none() {
-            self.missing.borrow_mut().insert(name.to_string());
-        }
-        tensor
+        self.recorded(name, tensor)
     }
 
     /// The tensor `name`, taken out (the weights then no longer hold it, so a module
@@ -115,6 +112,11 @@ impl Weights {
     /// missing.
     pub fn take(&self, name: &str) -> Option<Tensor> {
         let tensor = self.tensors.borrow_mut().remove(name);
+        self.recorded(name, tensor)
+    }
+
+    /// `tensor`, the lookup of `name`, with `name` recorded as missing if it is None.
+    fn recorded(&self, name: &str, tensor: Option<Tensor>) -> Option<Tensor> {
         if tensor.is_none() {
             self.missing.borrow_mut().insert(name.to_string());
         }
