@@ -87,7 +87,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    izwi_core::allocator::tune_for_inference();
+    izwi_core::tune_for_inference();
     // Symphonia logs at error level for files we then report ourselves, with context.
     let default_filter = "warn,symphonia_core=off,symphonia=off";
     tracing_subscriber::fmt()

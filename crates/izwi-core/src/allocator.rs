@@ -14,9 +14,9 @@ const MMAP_THRESHOLD: i32 = 32 << 20;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 const TRIM_THRESHOLD: i32 = 64 << 20;
 
-/// Call once, early in `main`. A user's own `MALLOC_MMAP_THRESHOLD_` or
+/// Called by [`crate::tune_for_inference`]. A user's own `MALLOC_MMAP_THRESHOLD_` or
 /// `MALLOC_TRIM_THRESHOLD_` wins: then nothing is changed.
-pub fn tune_for_inference() {
+pub fn tune() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         let user_set = ["MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"]

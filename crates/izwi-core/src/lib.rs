@@ -6,8 +6,16 @@ pub use candle_core::{DType, Device};
 
 pub mod allocator;
 pub mod bench;
+pub mod cpu_pool;
 pub mod engine;
 pub mod models;
 pub mod text;
 pub mod transcript;
 pub mod word_errors;
+
+/// Call once, early in `main`, before any other thread starts: the allocator and the
+/// CPU thread pools set up for inference ([`allocator`], [`cpu_pool`]).
+pub fn tune_for_inference() {
+    allocator::tune();
+    cpu_pool::use_one_pool();
+}

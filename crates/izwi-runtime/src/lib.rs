@@ -53,12 +53,12 @@ pub use izwi_audio::{
     load_for_asr, pcm16_bytes, pcm16_wav_data, peaks, probe_file, resample, streamed_wav_header,
     write_wav, StreamResampler,
 };
-pub use izwi_core::allocator::tune_for_inference;
 pub use izwi_core::engine::{EngineStatus, MetricsSnapshot};
 pub use izwi_core::models::lfm2_audio::{AudioSampling, CHAT_PROMPT};
 pub use izwi_core::models::whisper::Task;
 pub use izwi_core::text::ChatMessage;
 pub use izwi_core::transcript::{Segment, Transcript};
+pub use izwi_core::tune_for_inference;
 pub use izwi_hub::{
     CancellationToken, DownloadProgress, Family, ModelInfo, ModelStatus, ModelTask,
 };
