@@ -6,10 +6,11 @@
 //! A speak job works in bounded memory and linear time whatever the length of its
 //! text: a blocking task reads the text a paragraph at a time, splits it and
 //! phonemizes [`PHONEMIZE_BATCH`] sentences per espeak-ng run into a queue of at most
-//! [`QUEUED_SENTENCES`]; the job speaks them one by one and appends each to the WAV on
-//! disk as it is made. Its row keeps an excerpt of the text (or the file's path), not
+//! [`QUEUED_SENTENCES`]; the job makes [`SENTENCES_AT_ONCE`] of them at a time and
+//! appends each, in order, to the WAV on disk as it is made. Its row keeps an excerpt of the text (or the file's path), not
 //! the text.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Cursor};
 use std::path::{Path, PathBuf};
@@ -25,6 +26,7 @@ use izwi_core::text::{
 use izwi_store::{Job, JobKind, JobMetrics, JobStatus, NewJob, VoiceSettings};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
+use tokio::task::{JoinError, JoinHandle};
 
 use crate::batch::{batch_file_name, run_batch, BatchSource};
 use crate::files;
@@ -46,8 +48,13 @@ const PREVIEW_TEXT: &str = "Hello! This is how I sound. Type anything, and I wil
 /// hold; the desktop app's Speak page reads it from here (through its settings). A
 /// longer text is read from a file ([`Runtime::speak_file`]), which has no limit.
 pub const MAX_SPEAK_CHARS: usize = 20_000;
-/// Sentences phonemized in one espeak-ng run.
+/// Sentences phonemized in one espeak-ng run (after the first, which goes alone so
+/// speaking starts after one short run).
 pub const PHONEMIZE_BATCH: usize = 32;
+/// Sentences a speak job makes at once. Each sentence's own operations leave a core
+/// idle now and then (its many small steps, the flow's sequence of layers); a second
+/// sentence fills those gaps, at the memory of one more sentence.
+const SENTENCES_AT_ONCE: usize = 2;
 /// Phonemized sentences waiting to be spoken, at most.
 pub const QUEUED_SENTENCES: usize = 64;
 /// Characters of a job's text its row keeps.
@@ -274,6 +281,7 @@ impl Speaker {
                 }
             };
             let mut batch = Vec::new();
+            let mut first = true;
             for paragraph in paragraphs {
                 let paragraph = match paragraph {
                     Ok(paragraph) => paragraph,
@@ -283,6 +291,14 @@ impl Speaker {
                     }
                 };
                 batch.extend(paragraph_sentences(&paragraph));
+                if first && !batch.is_empty() {
+                    first = false;
+                    let rest = batch.split_off(1);
+                    if !send_all(&mut batch) {
+                        return;
+                    }
+                    batch = rest;
+                }
                 if batch.len() >= PHONEMIZE_BATCH && !send_all(&mut batch) {
                     return;
                 }
@@ -312,13 +328,19 @@ impl Speaker {
         ids: Vec<i64>,
         seed: u64,
     ) -> Result<Vec<f32>, RuntimeError> {
+        made(self.start_sentence(ids, seed).await)
+    }
+
+    /// Starts making one sentence's audio (as [`Speaker::sentence`]) on a blocking
+    /// task, so the caller can start the next before this one is done.
+    fn start_sentence(&self, ids: Vec<i64>, seed: u64) -> JoinHandle<SentenceAudio> {
         let (vits, scales, speaker, ratio) = (
             self.vits.clone(),
             self.scales,
             self.speaker,
             self.pitch_ratio,
         );
-        blocking(move || -> Result<Vec<f32>, RuntimeError> {
+        tokio::task::spawn_blocking(move || -> SentenceAudio {
             let mut audio = vits
                 .synthesize(&ids, speaker, scales, seed)
                 .map_err(|e| RuntimeError::Speech(e.to_string()))?;
@@ -335,7 +357,6 @@ impl Speaker {
             }
             Ok(audio)
         })
-        .await?
     }
 
     /// Every sentence of `phonemized` one after another with a pause between, in
@@ -372,6 +393,14 @@ fn log_unknown(sentence: &PhonemizedSentence) {
     if !sentence.unknown.is_empty() {
         tracing::debug!(sentence = %sentence.text, unknown = ?sentence.unknown, "phonemes the voice lacks were skipped");
     }
+}
+
+/// One sentence's samples, or why it could not be made.
+type SentenceAudio = Result<Vec<f32>, RuntimeError>;
+
+/// The audio of a sentence started with [`Speaker::start_sentence`], once joined.
+fn made(joined: Result<SentenceAudio, JoinError>) -> SentenceAudio {
+    joined.map_err(|e| RuntimeError::Speech(format!("synthesis stopped: {e}")))?
 }
 
 pub(crate) async fn blocking<T: Send + 'static>(
@@ -468,9 +497,30 @@ async fn run(
     let gap: Arc<[f32]> = vec![0f32; (SENTENCE_GAP_SECONDS * rate as f32) as usize].into();
     let mut sentences = speaker.phonemize_script(script);
     let speaking_since = Instant::now();
+    // Sentences being made, oldest first: the next starts while one is finishing.
+    let mut making = VecDeque::with_capacity(SENTENCES_AT_ONCE);
+    let mut more = true;
     let mut index = 0;
-    while let Some(sentence) = sentences.recv().await {
-        let audio = speaker.sentence(sentence?.ids, index as u64).await?;
+    loop {
+        let room = more && making.len() < SENTENCES_AT_ONCE;
+        let joined = tokio::select! {
+            biased;
+            next = sentences.recv(), if room => {
+                match next {
+                    Some(sentence) => {
+                        let seed = (index + making.len()) as u64;
+                        making.push_back(speaker.start_sentence(sentence?.ids, seed));
+                    }
+                    None => more = false,
+                }
+                continue;
+            }
+            joined = async { making.front_mut().expect("a sentence is being made").await },
+                if !making.is_empty() => joined,
+            else => break,
+        };
+        making.pop_front();
+        let audio = made(joined)?;
         // The count can be off when a sentence has nothing espeak-ng can say.
         let total = total.max(index + 1);
         inner.events.emit(Event::SpeechAudio {

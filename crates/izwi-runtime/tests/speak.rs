@@ -149,6 +149,21 @@ async fn speech_streams_sentence_by_sentence_into_a_wav() {
         samples.len()
     );
 
+    // The job makes two sentences at a time; a preview makes them one by one, with
+    // the same seeds: the same audio, to the file's 16 bits.
+    let clip = runtime
+        .preview_voice("joe", Some(text.into()))
+        .await
+        .unwrap();
+    assert_eq!(clip.samples.len(), samples.len());
+    let worst = clip
+        .samples
+        .iter()
+        .zip(&samples)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0f32, f32::max);
+    assert!(worst <= 1.5 / 32768.0, "{worst}");
+
     // Saved elsewhere, byte for byte.
     let copy = dir.path().join("copy.wav");
     runtime.save_speech(job.id, &copy).await.unwrap();
