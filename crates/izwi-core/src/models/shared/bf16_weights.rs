@@ -31,11 +31,10 @@ const TASK_ROWS: usize = 96;
 #[cfg(target_arch = "x86_64")]
 const PANELS_PER_TASK: usize = 4;
 
-/// The output that panel tasks write side by side, each its own columns.
-#[cfg(target_arch = "x86_64")]
-struct SharedOut(*mut f32);
-// SAFETY: tasks write disjoint columns through it while `fill` holds the buffer.
-#[cfg(target_arch = "x86_64")]
+/// An output that parallel tasks write side by side, each its own part (here panel
+/// tasks their columns; `packed_conv`'s tasks their tiles).
+pub(super) struct SharedOut(pub(super) *mut f32);
+// SAFETY: every user has its tasks write disjoint parts while it holds the buffer.
 unsafe impl Sync for SharedOut {}
 
 /// Whether this CPU runs the packed kernel.

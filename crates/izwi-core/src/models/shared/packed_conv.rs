@@ -13,12 +13,16 @@
 use candle_core::{CpuStorage, CustomOp1, DType, Layout, Result, Shape, Tensor};
 use rayon::prelude::*;
 
+use super::bf16_weights::SharedOut;
 use super::cpu_slice::cpu_slice;
 
 /// Output channels per tile (one broadcast weight each per step).
 const ROWS: usize = 8;
 /// Time steps per tile: two 16-lane registers.
 const SPAN: usize = 32;
+/// Input values (all rows) of one chunk of time: 256 KiB, inside a core's L2 cache
+/// beside a block's weights.
+const CHUNK_INPUT_VALUES: usize = 64 * 1024;
 
 /// Whether this CPU runs [`PackedConv`].
 pub fn available() -> bool {
@@ -116,31 +120,39 @@ impl PackedConv {
                 row[self.pads.0..self.pads.0 + time].copy_from_slice(x);
             }
         }
+        // The output in chunks of time, every block of 8 outputs over a chunk before the
+        // next chunk: a chunk's input rows stay in the core's cache while the blocks read
+        // them. Block by block over the whole length, a long input (the Qwen3-TTS
+        // codec's last stages: 96 channels × 70 000 steps) came from memory once per
+        // block.
+        let chunk = (CHUNK_INPUT_VALUES / self.inputs).max(SPAN) / SPAN * SPAN;
+        let chunks = len.div_ceil(chunk);
+        let blocks = self.outputs.div_ceil(ROWS);
         let weights_per_block = self.inputs * self.taps * ROWS;
-        out.par_chunks_mut(ROWS * len)
-            .zip(self.packed.par_chunks(weights_per_block))
-            .zip(self.bias.par_chunks(ROWS))
-            .for_each(|((out, weights), bias)| {
-                let rows = out.len() / len;
-                for start in (0..len).step_by(SPAN) {
-                    let tile = Tile {
-                        x: &padded[start..],
-                        stride,
-                        weights,
-                        bias,
-                        inputs: self.inputs,
-                        taps: self.taps,
-                        dilation: self.dilation,
-                        rows,
-                        columns: SPAN.min(len - start),
-                    };
-                    // SAFETY: `cpu_fwd` checked the CPU; `padded` holds `inputs` rows
-                    // of `stride` values, and from `start` each row still has
-                    // (taps − 1) · dilation + SPAN of them (`start` < len); `out` holds
-                    // `rows` rows of `len` values.
-                    unsafe { tile.run(out[start..].as_mut_ptr(), len) }
-                }
-            });
+        let shared = SharedOut(out.as_mut_ptr());
+        let shared = &shared;
+        (0..chunks * blocks).into_par_iter().for_each(|job| {
+            let (c, b) = (job / blocks, job % blocks);
+            let tile_at = |start: usize| Tile {
+                x: &padded[start..],
+                stride,
+                weights: &self.packed[b * weights_per_block..(b + 1) * weights_per_block],
+                bias: &self.bias[b * ROWS..(b + 1) * ROWS],
+                inputs: self.inputs,
+                taps: self.taps,
+                dilation: self.dilation,
+                rows: ROWS.min(self.outputs - b * ROWS),
+                columns: SPAN.min(len - start),
+            };
+            for start in (c * chunk..len.min((c + 1) * chunk)).step_by(SPAN) {
+                // SAFETY: `cpu_fwd` checked the CPU; `padded` holds `inputs` rows of
+                // `stride` values, and from `start` each row still has (taps − 1) ·
+                // dilation + SPAN of them (`start` < len); `out` holds `outputs` rows
+                // of `len` values, and each job writes only its block's rows over its
+                // chunk's steps.
+                unsafe { tile_at(start).run(shared.0.add(b * ROWS * len + start), len) }
+            }
+        });
     }
 }
 
@@ -277,9 +289,16 @@ mod tests {
             (3, 8, 13, 40, 5, 3, (6, 6), false),
             (1, 96, 192, 275, 1, 1, (0, 0), true),
             (1, 4, 8, 5, 3, 1, (2, 0), true),
+            // Longer than one chunk of time: three chunks, the last partial, with a
+            // causal pad and dilation (the codec's residual units).
+            (1, 96, 20, 1500, 7, 9, (54, 0), true),
+            // So many inputs that a chunk is one tile, over two batch items.
+            (2, 2100, 9, 70, 3, 1, (1, 1), true),
         ] {
             let x = Tensor::randn(0f32, 1.0, (batch, inputs, time), &dev)?;
-            let w = Tensor::randn(0f32, 0.2, (outputs, inputs, taps), &dev)?;
+            // Scaled as trained weights are, so every output is of order 1.
+            let scale = 1.0 / ((inputs * taps) as f32).sqrt();
+            let w = Tensor::randn(0f32, scale, (outputs, inputs, taps), &dev)?;
             let b = bias
                 .then(|| Tensor::randn(0f32, 1.0, outputs, &dev))
                 .transpose()?;

@@ -2,21 +2,29 @@
 //! convolutions (all padding on the left), transposed convolutions trimmed on the right,
 //! SnakeBeta, ConvNeXt blocks and residual units. Tensors are `[1, channels, time]`.
 
-use candle_core::{Module, Result, Tensor};
+use candle_core::{DType, Module, Result, Tensor};
 use candle_nn::{layer_norm, LayerNorm, VarBuilder};
 
 use crate::models::shared::activations::gelu_erf;
 use crate::models::shared::linear::Linear;
+use crate::models::shared::packed_conv::{self, PackedConv};
 
 /// A 1-D convolution that sees only the present and past: `(kernel - 1) · dilation`
 /// zeros on the left, none on the right (every use here has stride 1).
 pub struct CausalConv {
-    weight: Tensor,
-    bias: Tensor,
+    kind: ConvKind,
     kernel: usize,
     dilation: usize,
-    /// Depthwise (one filter per channel).
-    depthwise: bool,
+}
+
+enum ConvKind {
+    /// candle's convolution, the bias added after.
+    Dense { weight: Tensor, bias: Tensor },
+    /// One filter per channel.
+    Depthwise { weight: Tensor, bias: Tensor },
+    /// Our packed convolution on CPUs with AVX-512 (the padding and bias inside it):
+    /// the decoder's residual units are most of its arithmetic (docs/qwen3-tts.md).
+    Packed(PackedConv),
 }
 
 impl CausalConv {
@@ -26,46 +34,71 @@ impl CausalConv {
         kernel: usize,
         dilation: usize,
     ) -> Result<Self> {
+        let weight = vb.get((cout, cin, kernel), "conv.weight")?;
+        let bias = vb.get(cout, "conv.bias")?;
+        let packs = weight.device().is_cpu() && packed_conv::available();
+        Self::build(weight, bias, kernel, dilation, packs)
+    }
+
+    /// `packs`: whether the packed convolution may be used (tests try both).
+    fn build(
+        weight: Tensor,
+        bias: Tensor,
+        kernel: usize,
+        dilation: usize,
+        packs: bool,
+    ) -> Result<Self> {
+        let kind = if packs && weight.dtype() == DType::F32 {
+            let pads = ((kernel - 1) * dilation, 0);
+            ConvKind::Packed(PackedConv::pack(&weight, Some(&bias), dilation, pads)?)
+        } else {
+            ConvKind::Dense { weight, bias }
+        };
         Ok(Self {
-            weight: vb.get((cout, cin, kernel), "conv.weight")?,
-            bias: vb.get(cout, "conv.bias")?,
+            kind,
             kernel,
             dilation,
-            depthwise: false,
         })
     }
 
     pub fn load_depthwise(vb: VarBuilder, channels: usize, kernel: usize) -> Result<Self> {
         Ok(Self {
-            weight: vb.get((channels, 1, kernel), "conv.weight")?,
-            bias: vb.get(channels, "conv.bias")?,
+            kind: ConvKind::Depthwise {
+                weight: vb.get((channels, 1, kernel), "conv.weight")?,
+                bias: vb.get(channels, "conv.bias")?,
+            },
             kernel,
             dilation: 1,
-            depthwise: true,
         })
     }
 
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let pad = (self.kernel - 1) * self.dilation;
-        let x = x.pad_with_zeros(2, pad, 0)?;
-        let y = if self.depthwise {
-            // One multiply-add per tap: candle's grouped convolution would run one
-            // convolution per channel.
-            let len = x.dim(2)? - pad;
-            let mut y = None;
-            for tap in 0..self.kernel {
-                let w = self.weight.narrow(2, tap, 1)?.reshape((1, (), 1))?;
-                let term = x.narrow(2, tap * self.dilation, len)?.broadcast_mul(&w)?;
-                y = Some(match y {
-                    None => term,
-                    Some(y) => (y + term)?,
-                });
+        let (y, bias) = match &self.kind {
+            ConvKind::Packed(conv) => return conv.forward(x),
+            ConvKind::Dense { weight, bias } => {
+                let x = x.pad_with_zeros(2, pad, 0)?;
+                (x.conv1d(weight, 0, 1, self.dilation, 1)?, bias)
             }
-            y.ok_or_else(|| candle_core::Error::msg("a convolution without taps"))?
-        } else {
-            x.conv1d(&self.weight, 0, 1, self.dilation, 1)?
+            ConvKind::Depthwise { weight, bias } => {
+                // One multiply-add per tap: candle's grouped convolution would run one
+                // convolution per channel.
+                let x = x.pad_with_zeros(2, pad, 0)?;
+                let len = x.dim(2)? - pad;
+                let mut y = None;
+                for tap in 0..self.kernel {
+                    let w = weight.narrow(2, tap, 1)?.reshape((1, (), 1))?;
+                    let term = x.narrow(2, tap * self.dilation, len)?.broadcast_mul(&w)?;
+                    y = Some(match y {
+                        None => term,
+                        Some(y) => (y + term)?,
+                    });
+                }
+                let y = y.ok_or_else(|| candle_core::Error::msg("a convolution without taps"))?;
+                (y, bias)
+            }
         };
-        y.broadcast_add(&self.bias.reshape((1, (), 1))?)
+        y.broadcast_add(&bias.reshape((1, (), 1))?)
     }
 }
 
@@ -176,5 +209,43 @@ impl ResidualUnit {
         let h = self.conv1.forward(&self.act1.forward(x)?)?;
         let h = self.conv2.forward(&self.act2.forward(&h)?)?;
         x + h
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::shared::max_abs_diff;
+    use candle_core::Device;
+
+    #[test]
+    fn the_packed_causal_convolution_equals_candles() -> Result<()> {
+        if !packed_conv::available() {
+            eprintln!("skipped: this CPU has no AVX-512");
+            return Ok(());
+        }
+        let dev = Device::Cpu;
+        // (inputs, outputs, kernel, dilation, time): a residual unit's dilated and
+        // 1×1 convolutions, and one shorter than its receptive field.
+        for (cin, cout, kernel, dilation, time) in [
+            (24, 24, 7, 9, 300),
+            (24, 24, 1, 1, 300),
+            (40, 16, 7, 1, 37),
+            (8, 8, 7, 3, 5),
+        ] {
+            let scale = 1.0 / ((cin * kernel) as f32).sqrt();
+            let w = Tensor::randn(0f32, scale, (cout, cin, kernel), &dev)?;
+            let b = Tensor::randn(0f32, 1.0, cout, &dev)?;
+            let x = Tensor::randn(0f32, 1.0, (1, cin, time), &dev)?;
+            let packed = CausalConv::build(w.clone(), b.clone(), kernel, dilation, true)?;
+            assert!(matches!(packed.kind, ConvKind::Packed(_)));
+            let dense = CausalConv::build(w, b, kernel, dilation, false)?;
+            let (ours, theirs) = (packed.forward(&x)?, dense.forward(&x)?);
+            assert_eq!(ours.dims(), [1, cout, time]);
+            assert_eq!(ours.dims(), theirs.dims());
+            let diff = max_abs_diff(&ours, &theirs)?;
+            assert!(diff < 1e-5, "{cin}→{cout} k{kernel} d{dilation}: {diff}");
+        }
+        Ok(())
     }
 }
