@@ -1,4 +1,4 @@
-//! `exp`, `erf`, `tanh` and `sigmoid` over f32 slices, written so the compiler
+//! `exp`, `erf`, `tanh`, `sigmoid` and `sin²` over f32 slices, written so the compiler
 //! vectorises them: no libm calls in the loop, only multiplies, adds and bit tricks.
 //! candle's CPU softmax and exact GELU call libm once per element, and those calls were
 //! a tenth of Whisper's encoder time (docs/speed.md). On x86-64 the loops are compiled a second time for
@@ -53,6 +53,29 @@ pub fn gated_tanh(a: &[f32], b: &[f32], out: &mut [f32]) {
         return unsafe { gated_tanh_avx2(a, b, out) };
     }
     gated_tanh_portable(a, b, out)
+}
+
+/// `out[i] = x[i] + scale · sin²(freq · x[i])`: SnakeBeta over one channel's row.
+pub fn snake(x: &[f32], freq: f32, scale: f32, out: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: as above.
+        return unsafe { snake_avx2(x, freq, scale, out) };
+    }
+    snake_portable(x, freq, scale, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn snake_avx2(x: &[f32], freq: f32, scale: f32, out: &mut [f32]) {
+    snake_portable(x, freq, scale, out)
+}
+
+#[inline(always)]
+fn snake_portable(x: &[f32], freq: f32, scale: f32, out: &mut [f32]) {
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = v + scale * sin_squared(freq * v);
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -191,6 +214,34 @@ pub fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + exp(-x))
 }
 
+/// `sin²(x)` within 2e-7 of libm's for |x| ≤ 10⁴ (beyond 10⁵, where f32 holds no
+/// fraction of π, the argument is clamped). `x = j·π/2 + r`, `|r| ≤ π/4`, with π/2 in
+/// three parts so `j·π/2` is exact in the first; then sin²(x) is sin²(r) for even j and
+/// cos²(r) = 1 − sin²(r) for odd j, sin(r) from Cephes' degree-7 polynomial. The sign of
+/// sin never matters, so neither does j's beyond its parity.
+#[inline(always)]
+pub fn sin_squared(x: f32) -> f32 {
+    const TWO_OVER_PI: f32 = std::f32::consts::FRAC_2_PI;
+    const PI_2_A: f32 = 1.570_312_5;
+    const PI_2_B: f32 = 4.837_513e-4;
+    const PI_2_C: f32 = 7.549_79e-8;
+    // 1.5 · 2^23, as in `exp`: the sum's low mantissa bits hold j.
+    const ROUND: f32 = 12_582_912.0;
+    let x = x.clamp(-1e5, 1e5);
+    let shifted = x * TWO_OVER_PI + ROUND;
+    let j = shifted - ROUND;
+    let odd = shifted.to_bits().wrapping_sub(ROUND.to_bits()) & 1 == 1;
+    let r = ((x - j * PI_2_A) - j * PI_2_B) - j * PI_2_C;
+    let r2 = r * r;
+    let sin_r = r + r * r2 * (-1.666_665_5e-1 + r2 * (8.332_161e-3 + r2 * -1.951_529_6e-4));
+    let s2 = sin_r * sin_r;
+    if odd {
+        1.0 - s2
+    } else {
+        s2
+    }
+}
+
 /// `erf(x)` within 1.5e-7 (Abramowitz & Stegun 7.1.26), odd by construction.
 #[inline(always)]
 pub fn erf(x: f32) -> f32 {
@@ -245,6 +296,21 @@ mod tests {
     }
 
     #[test]
+    fn sin_squared_is_within_its_bound_of_f64() {
+        let mut worst = 0f64;
+        let mut x = -1e4f32;
+        while x < 1e4 {
+            let want = f64::from(x).sin().powi(2);
+            worst = worst.max((f64::from(sin_squared(x)) - want).abs());
+            // Densely near 0 and the multiples of π/2, sparsely far out.
+            x += if x.abs() < 20.0 { 0.000_31 } else { 0.731 };
+        }
+        assert!(worst < 2e-7, "sin²: {worst}");
+        assert_eq!(sin_squared(0.0), 0.0);
+        assert!(sin_squared(f32::MAX).is_finite() && sin_squared(f32::MIN).is_finite());
+    }
+
+    #[test]
     fn erf_is_within_its_bound() {
         // Reference values of erf to 8 digits.
         for (x, want) in [
@@ -282,6 +348,9 @@ mod tests {
                 .zip(&b)
                 .map(|(&a, &b)| tanh(a) * sigmoid(b))
                 .collect();
+            assert_eq!(out, want);
+            snake(&x, 1.3, 0.7, &mut out);
+            let want: Vec<f32> = x.iter().map(|&v| v + 0.7 * sin_squared(1.3 * v)).collect();
             assert_eq!(out, want);
             gelu_erf(&x, &mut out);
             for (o, &v) in out.iter().zip(&x) {
