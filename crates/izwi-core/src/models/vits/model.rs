@@ -126,7 +126,14 @@ impl Vits {
         // The file and its graph are let go before the modules are built: the packed
         // convolutions copy their weights, and all three at once raised peak memory.
         let w = {
-            let bytes = std::fs::read(onnx_path).map_err(io(onnx_path))?;
+            let file = std::fs::File::open(onnx_path).map_err(io(onnx_path))?;
+            // Mapped, not read: a read copies the whole file into fresh memory before
+            // the weights are copied out of it (a third of loading a medium voice).
+            // SAFETY: the map lives only while the weights are copied out, here; a
+            // program truncating the voice file in that moment could end this one
+            // (SIGBUS), as it could candle's mapped safetensors.
+            let bytes = unsafe { memmap2::MmapOptions::new().populate().map(&file) }
+                .map_err(io(onnx_path))?;
             let graph = OnnxModel::parse(&bytes).map_err(|source| VitsError::Onnx {
                 path: onnx_path.to_path_buf(),
                 source,
@@ -147,14 +154,15 @@ impl Vits {
     }
 
     fn from_weights(w: Weights, config: VoiceConfig, device: &Device) -> Result<Self, VitsError> {
-        let built = (|| {
-            Ok((
-                TextEncoder::load(&w)?,
-                DurationPredictor::load(&w)?,
-                Flow::load(&w)?,
-                Decoder::load(&w)?,
-            ))
-        })();
+        // Two halves at once: loading is mostly packing weights, one core's work each.
+        let (front, back) = rayon::join(
+            || Ok((TextEncoder::load(&w)?, DurationPredictor::load(&w)?)),
+            || Ok((Flow::load(&w)?, Decoder::load(&w)?)),
+        );
+        let built = front.and_then(|front| back.map(|back| (front, back)));
+        let built = built.map(|((text_encoder, durations), (flow, decoder))| {
+            (text_encoder, durations, flow, decoder)
+        });
         let (text_encoder, durations, flow, decoder) = w.finish(built)?;
         let speaker_embedding = w.get_optional("emb_g.weight");
         match &speaker_embedding {
