@@ -13,6 +13,8 @@
 //! the same passes: the padding and leaky ReLU as the input is copied to bf16, the bias
 //! and the residual connection as the output is stored.
 
+use std::mem::MaybeUninit;
+
 use candle_core::{CpuStorage, CustomOp1, CustomOp2, DType, Layout, Result, Shape, Tensor};
 use rayon::prelude::*;
 
@@ -288,16 +290,21 @@ impl Product<'_> {
             }
             None => None,
         };
-        let mut out = vec![0f32; rows * w.outputs];
+        // Not zeroed first: the kernel stores every value (its sums start from the
+        // bias), and zeroing was a twentieth of Piper's vocoder.
+        let len = rows * w.outputs;
+        let mut out: Vec<f32> = Vec::with_capacity(len);
         if rows > 0 {
-            self.fill(x, residual, time, &mut out);
+            self.fill(x, residual, time, &mut out.spare_capacity_mut()[..len]);
         }
+        // SAFETY: `fill` stored all `len` values: every row of every panel.
+        unsafe { out.set_len(len) };
         Ok((CpuStorage::F32(out), Shape::from((rows, w.outputs))))
     }
 
     /// The product of `x` (`time` rows) into `out`, through the AVX512-BF16 kernel.
     #[cfg(target_arch = "x86_64")]
-    fn fill(&self, x: &[f32], residual: Option<&[f32]>, time: usize, out: &mut [f32]) {
+    fn fill(&self, x: &[f32], residual: Option<&[f32]>, time: usize, out: &mut [MaybeUninit<f32>]) {
         let w = self.weight;
         let inputs = w.inputs;
         let (before, after) = self.input.pads;
@@ -335,13 +342,13 @@ impl Product<'_> {
                     // `out` hold every panel's columns.
                     unsafe {
                         let rows = out.len() / w.outputs;
-                        let out = out.as_mut_ptr();
+                        let out = out.as_mut_ptr().cast::<f32>();
                         w.rows_avx512(&a, first, rows, stride, dilation, residual, 0..panels, out)
                     }
                 });
         } else {
             // Tasks own runs of panels, every row.
-            let out = SharedOut(out.as_mut_ptr());
+            let out = SharedOut(out.as_mut_ptr().cast());
             let out = &out;
             (0..panel_tasks).into_par_iter().for_each(|task| {
                 let first = task * PANELS_PER_TASK;
@@ -355,7 +362,14 @@ impl Product<'_> {
 
     /// Never reached: off x86-64 [`available`] is false and `run` refuses first.
     #[cfg(not(target_arch = "x86_64"))]
-    fn fill(&self, _x: &[f32], _residual: Option<&[f32]>, _time: usize, _out: &mut [f32]) {}
+    fn fill(
+        &self,
+        _x: &[f32],
+        _residual: Option<&[f32]>,
+        _time: usize,
+        _out: &mut [MaybeUninit<f32>],
+    ) {
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
