@@ -3,12 +3,13 @@
 //! blocks with different kernel sizes is averaged. It runs time-major (see
 //! [`TimeConv1d`]).
 
-use candle_core::{Result, Tensor};
+use candle_core::{DType, Result, Storage, Tensor};
 use rayon::prelude::*;
 
 use super::layers::{ConvTranspose1d, TimeConv1d};
 use super::weights::Weights;
 use crate::models::shared::activations::tanh;
+use crate::models::shared::cpu_slice::cpu_slice;
 
 /// HiFi-GAN's slope inside the generator; the final activation uses torch's default.
 const LRELU_SLOPE: f64 = 0.1;
@@ -88,15 +89,9 @@ impl Decoder {
         }
         for (up, blocks) in self.ups.iter().zip(&self.resblocks) {
             x = up.forward_leaky(&x, LRELU_SLOPE)?;
-            let mut sum: Option<Tensor> = None;
-            for y in run_blocks(blocks, &x)? {
-                sum = Some(match sum {
-                    Some(s) => (s + y)?,
-                    None => y,
-                });
-            }
-            if let Some(sum) = sum {
-                x = (sum / blocks.len() as f64)?;
+            let outputs = run_blocks(blocks, &x)?;
+            if !outputs.is_empty() {
+                x = mean(&outputs)?;
             }
         }
         let x = self.conv_post.forward_leaky(&x, FINAL_SLOPE, None)?;
@@ -114,6 +109,52 @@ fn run_blocks(blocks: &[ResBlock], x: &Tensor) -> Result<Vec<Tensor>> {
     }
     blocks.par_iter().map(|b| b.forward(x)).collect()
 }
+
+/// The blocks' average. On the CPU in one parallel pass: candle's adds and divide
+/// each take a pass over the largest tensors of the vocoder, on one core.
+fn mean(outputs: &[Tensor]) -> Result<Tensor> {
+    let cpu_f32 = outputs
+        .iter()
+        .all(|y| y.device().is_cpu() && y.dtype() == DType::F32 && y.shape() == outputs[0].shape());
+    if !cpu_f32 {
+        let mut sum = outputs[0].clone();
+        for y in &outputs[1..] {
+            sum = (sum + y)?;
+        }
+        return sum / outputs.len() as f64;
+    }
+    let outputs = outputs
+        .iter()
+        .map(Tensor::contiguous)
+        .collect::<Result<Vec<_>>>()?;
+    let stored: Vec<_> = outputs.iter().map(Tensor::storage_and_layout).collect();
+    let slices = stored
+        .iter()
+        .map(|(storage, layout)| match &**storage {
+            Storage::Cpu(cpu) => cpu_slice::<f32>(cpu, layout),
+            _ => candle_core::bail!("the blocks' outputs left the CPU"),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    // candle divides by n as a multiply by 1 / n: the same here.
+    let scale = (1.0 / outputs.len() as f64) as f32;
+    let mut mean = vec![0f32; slices[0].len()];
+    mean.par_chunks_mut(MEAN_CHUNK)
+        .enumerate()
+        .for_each(|(chunk, out)| {
+            let at = chunk * MEAN_CHUNK;
+            out.copy_from_slice(&slices[0][at..at + out.len()]);
+            for y in &slices[1..] {
+                for (o, &v) in out.iter_mut().zip(&y[at..]) {
+                    *o += v;
+                }
+            }
+            out.iter_mut().for_each(|o| *o *= scale);
+        });
+    Tensor::from_vec(mean, outputs[0].shape(), outputs[0].device())
+}
+
+/// Values per parallel task of [`mean`].
+const MEAN_CHUNK: usize = 32 * 1024;
 
 /// HiFi-GAN's residual blocks: type 1 has two convolutions per step (dilated, then
 /// plain), type 2 one (dilated). Dilations come from the graph.
@@ -177,5 +218,33 @@ impl ResBlock {
             }
         }
         Ok(x)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::Device;
+
+    #[test]
+    fn the_blocks_mean_equals_candles_sum_and_divide() -> Result<()> {
+        let dev = Device::Cpu;
+        for (count, shape) in [(3, (1, 70_001, 3)), (2, (2, 5, 7)), (1, (1, 4, 4))] {
+            let ys = (0..count)
+                .map(|_| Tensor::randn(0f32, 1.0, shape, &dev))
+                .collect::<Result<Vec<_>>>()?;
+            let mut sum = ys[0].clone();
+            for y in &ys[1..] {
+                sum = (sum + y)?;
+            }
+            let want = (sum / count as f64)?;
+            let got = mean(&ys)?;
+            assert_eq!(got.dims(), want.dims());
+            assert_eq!(
+                got.flatten_all()?.to_vec1::<f32>()?,
+                want.flatten_all()?.to_vec1::<f32>()?
+            );
+        }
+        Ok(())
     }
 }
