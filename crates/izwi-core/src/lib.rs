@@ -13,9 +13,9 @@ pub mod text;
 pub mod transcript;
 pub mod word_errors;
 
-/// Call once, early in `main`, before any other thread starts: the allocator and the
-/// CPU thread pools set up for inference ([`allocator`], [`cpu_pool`]).
+/// Call once, early in `main`, before any other thread starts: the allocator and
+/// candle's CPU thread pool set up for inference ([`allocator`], [`cpu_pool`]).
 pub fn tune_for_inference() {
     allocator::tune();
-    cpu_pool::use_one_pool();
+    cpu_pool::shorten_spin();
 }

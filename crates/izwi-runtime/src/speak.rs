@@ -7,8 +7,8 @@
 //! text: a blocking task reads the text a paragraph at a time, splits it and
 //! phonemizes [`PHONEMIZE_BATCH`] sentences per espeak-ng run into a queue of at most
 //! [`QUEUED_SENTENCES`]; the job makes [`SENTENCES_AT_ONCE`] of them at a time and
-//! appends each, in order, to the WAV on disk as it is made. Its row keeps an excerpt of the text (or the file's path), not
-//! the text.
+//! appends each, in order, to the WAV on disk as it is made. Its row keeps an excerpt
+//! of the text (or the file's path), not the text.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -53,7 +53,9 @@ pub const MAX_SPEAK_CHARS: usize = 20_000;
 pub const PHONEMIZE_BATCH: usize = 32;
 /// Sentences a speak job makes at once. Each sentence's own operations leave a core
 /// idle now and then (its many small steps, the flow's sequence of layers); a second
-/// sentence fills those gaps, at the memory of one more sentence.
+/// sentence fills those gaps, at the memory of one more sentence. A cancelled job
+/// lets the syntheses it started finish (a sentence, a fraction of a second) and drops
+/// their audio.
 const SENTENCES_AT_ONCE: usize = 2;
 /// Phonemized sentences waiting to be spoken, at most.
 pub const QUEUED_SENTENCES: usize = 64;

@@ -19,6 +19,8 @@ use candle_core::{CpuStorage, CustomOp1, CustomOp2, DType, Layout, Result, Shape
 use rayon::prelude::*;
 
 use super::cpu_slice::cpu_slice;
+#[cfg(target_arch = "x86_64")]
+use super::shared_out::SharedOut;
 
 /// Output columns per panel: two 16-lane registers.
 const PANEL: usize = 32;
@@ -32,12 +34,6 @@ const TASK_ROWS: usize = 96;
 /// Panels per parallel task when there are too few rows to split (128 outputs).
 #[cfg(target_arch = "x86_64")]
 const PANELS_PER_TASK: usize = 4;
-
-/// An output that parallel tasks write side by side, each its own part (here panel
-/// tasks their columns; `packed_conv`'s tasks their tiles).
-pub(super) struct SharedOut(pub(super) *mut f32);
-// SAFETY: every user has its tasks write disjoint parts while it holds the buffer.
-unsafe impl Sync for SharedOut {}
 
 /// Whether this CPU runs the packed kernel.
 pub fn available() -> bool {

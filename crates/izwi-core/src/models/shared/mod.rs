@@ -20,6 +20,7 @@ pub mod pending;
 pub mod rope;
 pub mod row_attention;
 pub mod sampling;
+mod shared_out;
 pub mod tap_conv;
 pub mod vector_math;
 pub mod weights;

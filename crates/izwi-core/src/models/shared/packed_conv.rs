@@ -13,8 +13,8 @@
 use candle_core::{CpuStorage, CustomOp1, DType, Layout, Result, Shape, Tensor};
 use rayon::prelude::*;
 
-use super::bf16_weights::SharedOut;
 use super::cpu_slice::cpu_slice;
+use super::shared_out::SharedOut;
 
 /// Output channels per tile (one broadcast weight each per step).
 const ROWS: usize = 8;

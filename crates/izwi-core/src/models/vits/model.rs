@@ -154,15 +154,14 @@ impl Vits {
     }
 
     fn from_weights(w: Weights, config: VoiceConfig, device: &Device) -> Result<Self, VitsError> {
-        // Two halves at once: loading is mostly packing weights, one core's work each.
-        let (front, back) = rayon::join(
-            || Ok((TextEncoder::load(&w)?, DurationPredictor::load(&w)?)),
-            || Ok((Flow::load(&w)?, Decoder::load(&w)?)),
-        );
-        let built = front.and_then(|front| back.map(|back| (front, back)));
-        let built = built.map(|((text_encoder, durations), (flow, decoder))| {
-            (text_encoder, durations, flow, decoder)
-        });
+        let built = (|| {
+            Ok((
+                TextEncoder::load(&w)?,
+                DurationPredictor::load(&w)?,
+                Flow::load(&w)?,
+                Decoder::load(&w)?,
+            ))
+        })();
         let (text_encoder, durations, flow, decoder) = w.finish(built)?;
         let speaker_embedding = w.get_optional("emb_g.weight");
         match &speaker_embedding {

@@ -15,8 +15,8 @@
 //! in_layers.0.weight`), the folded `exp(-logs)` is turned back into `logs`, and the
 //! rest keep their own names.
 
+use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Mutex, MutexGuard};
 
 use candle_core::{DType, Device, Tensor};
 
@@ -48,11 +48,10 @@ impl Default for ConvAttrs {
 /// of absent names are recorded rather than failing at once, so that loading a voice
 /// reports every missing weight together ([`Weights::finish`]).
 pub struct Weights {
-    /// Behind a lock so a module can take its weights out ([`Weights::take`]) while
-    /// others load beside it (`Vits::from_weights` builds two halves at once).
-    tensors: Mutex<HashMap<String, Tensor>>,
+    /// Behind a RefCell so a module can take its weights out ([`Weights::take`]).
+    tensors: RefCell<HashMap<String, Tensor>>,
     convs: HashMap<String, ConvAttrs>,
-    missing: Mutex<BTreeSet<String>>,
+    missing: RefCell<BTreeSet<String>>,
     /// Stands in for absent tensors until [`Weights::finish`] reports them.
     placeholder: Tensor,
 }
@@ -87,9 +86,9 @@ impl Weights {
             }
         }
         Ok(Self {
-            tensors: Mutex::new(tensors),
+            tensors: RefCell::new(tensors),
             convs,
-            missing: Mutex::default(),
+            missing: RefCell::default(),
             placeholder: Tensor::zeros(0, DType::F32, device)?,
         })
     }
@@ -102,7 +101,7 @@ impl Weights {
 
     /// The tensor `name`; if absent, the name is recorded and `None` returned.
     pub fn require(&self, name: &str) -> Option<Tensor> {
-        let tensor = lock(&self.tensors).get(name).cloned();
+        let tensor = self.tensors.borrow().get(name).cloned();
         self.recorded(name, tensor)
     }
 
@@ -112,14 +111,14 @@ impl Weights {
     /// [`Self::has_module`] or [`Self::count`] that only it answers) would find it
     /// missing.
     pub fn take(&self, name: &str) -> Option<Tensor> {
-        let tensor = lock(&self.tensors).remove(name);
+        let tensor = self.tensors.borrow_mut().remove(name);
         self.recorded(name, tensor)
     }
 
     /// `tensor`, the lookup of `name`, with `name` recorded as missing if it is None.
     fn recorded(&self, name: &str, tensor: Option<Tensor>) -> Option<Tensor> {
         if tensor.is_none() {
-            lock(&self.missing).insert(name.to_string());
+            self.missing.borrow_mut().insert(name.to_string());
         }
         tensor
     }
@@ -128,7 +127,8 @@ impl Weights {
     /// weights are then reported by the lookups that need them.
     pub fn has_module(&self, path: &str) -> bool {
         let prefix = format!("{path}.");
-        self.convs.contains_key(path) || lock(&self.tensors).keys().any(|k| k.starts_with(&prefix))
+        self.convs.contains_key(path)
+            || self.tensors.borrow().keys().any(|k| k.starts_with(&prefix))
     }
 
     /// How many numbered modules there are: `path(0)`, `path(1)`, ... while present.
@@ -136,19 +136,23 @@ impl Weights {
     pub fn count(&self, path: impl Fn(usize) -> String) -> usize {
         let n = (0..).take_while(|&i| self.has_module(&path(i))).count();
         if n == 0 {
-            lock(&self.missing).insert(format!("{} (module)", path(0)));
+            self.missing
+                .borrow_mut()
+                .insert(format!("{} (module)", path(0)));
         }
         n
     }
 
     pub fn get_optional(&self, name: &str) -> Option<Tensor> {
-        lock(&self.tensors).get(name).cloned()
+        self.tensors.borrow().get(name).cloned()
     }
 
     /// The attributes of the convolution at module path `path`.
     pub fn conv_attrs(&self, path: &str) -> ConvAttrs {
         self.convs.get(path).cloned().unwrap_or_else(|| {
-            lock(&self.missing).insert(format!("{path} (convolution node)"));
+            self.missing
+                .borrow_mut()
+                .insert(format!("{path} (convolution node)"));
             ConvAttrs::default()
         })
     }
@@ -156,7 +160,7 @@ impl Weights {
     /// The result of building a model from these weights, unless names were missing:
     /// then the error lists them all (a build step may have failed on a stand-in).
     pub fn finish<T>(&self, built: candle_core::Result<T>) -> Result<T, WeightsError> {
-        let missing = lock(&self.missing);
+        let missing = self.missing.borrow();
         if !missing.is_empty() {
             return Err(WeightsError::Missing(missing.iter().cloned().collect()));
         }
@@ -164,28 +168,20 @@ impl Weights {
     }
 }
 
-/// The map behind `mutex`. A module that panicked while loading poisons nothing
-/// the others need: what it held is whole (every use is one insert, remove or read).
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 #[cfg(test)]
 impl Weights {
     /// Empty weights to fill by hand.
     pub fn for_tests() -> Self {
         Self {
-            tensors: Mutex::default(),
+            tensors: RefCell::default(),
             convs: HashMap::new(),
-            missing: Mutex::default(),
+            missing: RefCell::default(),
             placeholder: Tensor::zeros(0, DType::F32, &Device::Cpu).unwrap(),
         }
     }
 
     pub fn insert(&mut self, name: &str, tensor: Tensor) {
-        lock(&self.tensors).insert(name.to_string(), tensor);
+        self.tensors.get_mut().insert(name.to_string(), tensor);
     }
 
     pub fn insert_conv(&mut self, path: &str, attrs: ConvAttrs) {
