@@ -191,8 +191,8 @@ impl CustomOp1 for SnakeOp {
             );
         }
         let mut out = vec![0f32; x.len()];
-        if time > 0 {
-            let rows_per_task = (ROW_VALUES_PER_TASK / time).max(1);
+        if let Some(rows_per_task) = ROW_VALUES_PER_TASK.checked_div(time) {
+            let rows_per_task = rows_per_task.max(1);
             out.par_chunks_mut(rows_per_task * time)
                 .zip(x.par_chunks(rows_per_task * time))
                 .enumerate()
