@@ -330,7 +330,7 @@ impl Speaker {
         ids: Vec<i64>,
         seed: u64,
     ) -> Result<Vec<f32>, RuntimeError> {
-        made(self.start_sentence(ids, seed).await)
+        joined(self.start_sentence(ids, seed).await)?
     }
 
     /// Starts making one sentence's audio (as [`Speaker::sentence`]) on a blocking
@@ -400,17 +400,15 @@ fn log_unknown(sentence: &PhonemizedSentence) {
 /// One sentence's samples, or why it could not be made.
 type SentenceAudio = Result<Vec<f32>, RuntimeError>;
 
-/// The audio of a sentence started with [`Speaker::start_sentence`], once joined.
-fn made(joined: Result<SentenceAudio, JoinError>) -> SentenceAudio {
-    joined.map_err(|e| RuntimeError::Speech(format!("synthesis stopped: {e}")))?
+/// A blocking task's result, or why it gave none (it panicked or was cancelled).
+fn joined<T>(result: Result<T, JoinError>) -> Result<T, RuntimeError> {
+    result.map_err(|e| RuntimeError::Speech(format!("synthesis stopped: {e}")))
 }
 
 pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, RuntimeError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| RuntimeError::Speech(format!("synthesis stopped: {e}")))
+    joined(tokio::task::spawn_blocking(f).await)
 }
 
 /// Refuses an interactive text that is too long or has nothing to say. Cheap enough
@@ -505,7 +503,7 @@ async fn run(
     let mut index = 0;
     loop {
         let room = more && making.len() < SENTENCES_AT_ONCE;
-        let joined = tokio::select! {
+        let finished = tokio::select! {
             biased;
             next = sentences.recv(), if room => {
                 match next {
@@ -517,12 +515,12 @@ async fn run(
                 }
                 continue;
             }
-            joined = async { making.front_mut().expect("a sentence is being made").await },
-                if !making.is_empty() => joined,
+            finished = async { making.front_mut().expect("a sentence is being made").await },
+                if !making.is_empty() => finished,
             else => break,
         };
         making.pop_front();
-        let audio = made(joined)?;
+        let audio = joined(finished)??;
         // The count can be off when a sentence has nothing espeak-ng can say.
         let total = total.max(index + 1);
         inner.events.emit(Event::SpeechAudio {

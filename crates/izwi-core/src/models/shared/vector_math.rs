@@ -1,8 +1,9 @@
 //! `exp`, `erf`, `tanh`, `sigmoid` and `sin²` over f32 slices, written so the compiler
 //! vectorises them: no libm calls in the loop, only multiplies, adds and bit tricks.
 //! candle's CPU softmax and exact GELU call libm once per element, and those calls were
-//! a tenth of Whisper's encoder time (docs/speed.md). On x86-64 the loops are compiled a second time for
-//! AVX2 + FMA and chosen at run time; elsewhere the portable build is used.
+//! a tenth of Whisper's encoder time (docs/speed.md). On x86-64 the loops are compiled
+//! a second time for AVX2 + FMA and chosen at run time; elsewhere the portable build is
+//! used.
 
 /// `out[i] = exp(x[i] - shift)`, returning the sum of the outputs (softmax's
 /// denominator). `-inf` inputs give 0.
