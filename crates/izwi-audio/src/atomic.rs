@@ -1,7 +1,9 @@
 //! Replacing a file all at once: the new content goes to a temporary file beside the
 //! target (a random name, created exclusively, so a planted symlink or an old temp is
 //! never followed), is flushed to disk, then renamed over the target. The target holds
-//! either its old content or all of the new, never a part.
+//! either its old content or all of the new, never a part. A target that did not
+//! exist when the writing began is never replaced: a file put there meanwhile (by the
+//! user, by another program) stays, and the commit fails.
 //!
 //! This is the one atomic file writer of the workspace: the WAV writer here, the
 //! runtime's exports, manifests and saved speech all use it. It lives in izwi-audio
@@ -22,6 +24,8 @@ use tempfile::NamedTempFile;
 pub struct AtomicFile {
     temp: NamedTempFile,
     target: PathBuf,
+    /// Whether the target existed when the writing began (only then is it replaced).
+    replaces: bool,
 }
 
 impl AtomicFile {
@@ -46,13 +50,30 @@ impl AtomicFile {
             builder.permissions(std::fs::Permissions::from_mode(0o666));
         }
         let temp = builder.tempfile_in(dir)?;
-        if let Some(meta) = existing {
+        if let Some(meta) = &existing {
             // Set on the open file, not at creation, so the umask does not narrow them.
             temp.as_file().set_permissions(meta.permissions())?;
         }
         Ok(AtomicFile {
             temp,
             target: target.to_path_buf(),
+            replaces: existing.is_some(),
+        })
+    }
+
+    /// Starts writing `target`, a file that must not exist now or at the commit: for
+    /// an output the user did not ask to replace.
+    pub fn create_new(target: &Path) -> io::Result<AtomicFile> {
+        if target.symlink_metadata().is_ok() {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("{} already exists", target.display()),
+            ));
+        }
+        let file = AtomicFile::create(target)?;
+        Ok(AtomicFile {
+            replaces: false,
+            ..file
         })
     }
 
@@ -61,20 +82,59 @@ impl AtomicFile {
         self.temp.as_file_mut()
     }
 
-    /// Flushes the content to disk and renames it over the target.
+    /// Flushes the content to disk and renames it over the target, then flushes the
+    /// folder so the new name survives a power cut. A target that appeared after
+    /// [`AtomicFile::create`] is left as it is: the commit fails with
+    /// [`io::ErrorKind::AlreadyExists`] and the new content is dropped.
     pub fn commit(self) -> io::Result<()> {
         // On disk before the rename, so the name never points at unwritten data.
         self.temp.as_file().sync_all()?;
-        self.temp
-            .persist(&self.target)
-            .map(drop)
-            .map_err(|e| e.error)
+        let persisted = if self.replaces {
+            self.temp.persist(&self.target)
+        } else {
+            self.temp.persist_noclobber(&self.target)
+        };
+        persisted.map_err(|e| match e.error.kind() {
+            io::ErrorKind::AlreadyExists => io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!(
+                    "{} appeared while it was being written; it was left as it is",
+                    self.target.display()
+                ),
+            ),
+            _ => e.error,
+        })?;
+        sync_folder(&self.target)
     }
+}
+
+/// Flushes the folder holding `path`, where a rename is recorded (Unix; Windows has no
+/// handle on a folder to flush).
+fn sync_folder(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        File::open(dir)?.sync_all()?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 /// Writes `bytes` to `path` atomically (see the module docs).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut file = AtomicFile::create(path)?;
+    file.file().write_all(bytes)?;
+    file.commit()
+}
+
+/// [`write_atomically`] to a file that must not exist: one already there, or put
+/// there before the commit, is kept and this fails.
+pub fn write_new_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = AtomicFile::create_new(path)?;
     file.file().write_all(bytes)?;
     file.commit()
 }
@@ -117,6 +177,35 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
         assert!(planted.symlink_metadata().unwrap().file_type().is_symlink());
+    }
+
+    #[test]
+    fn a_file_that_appears_while_writing_is_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.wav");
+        let mut file = AtomicFile::create(&path).unwrap();
+        file.file().write_all(b"ours").unwrap();
+        std::fs::write(&path, "the user's").unwrap();
+        let err = file.commit().unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert!(err.to_string().contains("out.wav appeared"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "the user's");
+        // The temporary file went with the failed commit.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_new_file_never_replaces_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("notes.txt");
+        std::fs::write(&path, "mine").unwrap();
+        let err = write_new_atomically(&path, b"new").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "mine");
+        let fresh = dir.path().join("fresh.txt");
+        write_new_atomically(&fresh, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&fresh).unwrap(), "new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 
     #[cfg(unix)]

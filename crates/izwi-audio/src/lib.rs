@@ -20,7 +20,7 @@ mod resample;
 mod split;
 mod wav;
 
-pub use atomic::{write_atomically, AtomicFile};
+pub use atomic::{write_atomically, write_new_atomically, AtomicFile};
 pub use decode::{decode_bytes, decode_file, load_for_asr, probe_file, Audio, AAC_PRIMING_FRAMES};
 pub use device::{input_devices, output_devices, DeviceInfo, Microphone, Playback};
 pub use error::AudioError;
@@ -32,7 +32,9 @@ pub use peaks::{decode_peaks, peaks, PeakBlocks};
 pub use recording::WavRecording;
 pub use resample::{resample, StreamResampler};
 pub use split::{split_at_silence, Window};
-pub use wav::{pcm16_bytes, pcm16_wav_data, streamed_wav_header, write_wav, WavFile};
+pub use wav::{
+    pcm16_bytes, pcm16_wav_data, streamed_wav_header, write_new_wav, write_wav, WavFile,
+};
 
 /// The sample rate the speech models take, and [`load_for_asr`] returns.
 pub const ASR_SAMPLE_RATE: u32 = 16_000;

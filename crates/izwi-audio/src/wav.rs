@@ -20,6 +20,18 @@ pub fn write_wav(
     wav.finish()
 }
 
+/// [`write_wav`] to a file that must not exist: one there (or put there meanwhile) is
+/// kept, and this fails.
+pub fn write_new_wav(
+    path: impl AsRef<Path>,
+    samples: &[f32],
+    sample_rate: u32,
+) -> Result<(), AudioError> {
+    let mut wav = WavFile::create_new(path.as_ref(), sample_rate)?;
+    wav.write(samples)?;
+    wav.finish()
+}
+
 /// A mono 16-bit PCM WAV file written a block of samples at a time, so audio longer
 /// than memory can hold goes straight to disk.
 ///
@@ -40,12 +52,26 @@ pub struct WavFile {
 
 impl WavFile {
     pub fn create(path: &Path, sample_rate: u32) -> Result<WavFile, AudioError> {
+        Self::start(path, sample_rate, AtomicFile::create)
+    }
+
+    /// [`WavFile::create`] for a file that must not exist, now or when it is finished
+    /// (see [`AtomicFile::create_new`]).
+    pub fn create_new(path: &Path, sample_rate: u32) -> Result<WavFile, AudioError> {
+        Self::start(path, sample_rate, AtomicFile::create_new)
+    }
+
+    fn start(
+        path: &Path,
+        sample_rate: u32,
+        open: fn(&Path) -> io::Result<AtomicFile>,
+    ) -> Result<WavFile, AudioError> {
         check_sample_rate(sample_rate)?;
         let fail = |source| AudioError::Write {
             path: path.to_path_buf(),
             source,
         };
-        let mut file = AtomicFile::create(path).map_err(fail)?;
+        let mut file = open(path).map_err(fail)?;
         let out = BufWriter::new(file.file().try_clone().map_err(fail)?);
         let spec = hound::WavSpec {
             channels: 1,

@@ -63,9 +63,13 @@ pub struct ChatArgs {
     /// The language the user speaks (ISO code, e.g. en); detected when not given.
     #[arg(long)]
     language: Option<String>,
-    /// Where the spoken reply goes (a WAV), with one --input.
+    /// Where the spoken reply goes (a WAV), with one --input. A file already there is
+    /// kept: the request is refused unless --force.
     #[arg(long, requires = "input")]
     output: Option<PathBuf>,
+    /// Replace --output when a file is already there.
+    #[arg(long, requires = "output")]
+    force: bool,
     /// Talk through the microphone and hear the replies on the speaker, until Ctrl-C.
     #[arg(long, requires = "answer", conflicts_with = "input")]
     mic: bool,
@@ -98,6 +102,9 @@ pub fn run(data_dir: Option<PathBuf>, args: ChatArgs) -> Result<()> {
         bail!("--output takes the reply of one --input; give one, or leave out --output");
     }
     let (tokio, runtime) = crate::open(data_dir, Arc::new(NoEvents))?;
+    if let Some(output) = &args.output {
+        runtime.check_output_file(output, args.force)?;
+    }
     let settings = tokio.block_on(runtime.chat_settings());
     if let Some(id) = &args.speech_to_speech {
         if args.input.is_empty() && !args.mic {
@@ -393,8 +400,13 @@ async fn spoken_turns(
             bail!("no words were heard in {}", input.display());
         };
         if let Some(output) = &args.output {
-            izwi_runtime::write_wav(output, &turn.reply_audio, turn.sample_rate)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", output.display()))?;
+            let (audio, rate) = (&turn.reply_audio, turn.sample_rate);
+            if args.force {
+                izwi_audio::write_wav(output, audio, rate)
+            } else {
+                izwi_audio::write_new_wav(output, audio, rate)
+            }
+            .map_err(|e| anyhow::anyhow!("{}: {e}", output.display()))?;
         }
         let mut out = std::io::stdout().lock();
         if args.json {

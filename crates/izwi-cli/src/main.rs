@@ -22,7 +22,7 @@ use std::sync::{Arc, OnceLock};
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use izwi_runtime::{BackendChoice, EventSink, Runtime, RuntimeConfig};
+use izwi_runtime::{BackendChoice, EventSink, Runtime, RuntimeConfig, RuntimeError};
 
 #[derive(Parser)]
 #[command(
@@ -98,6 +98,9 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve(_)) {
+        end_quietly_on_closed_pipe();
+    }
     let data_dir = cli.data_dir;
     let _ = BACKEND.set(match cli.backend.as_deref().map(str::trim) {
         None | Some("") => BackendChoice::Stored,
@@ -122,9 +125,28 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            let exists = e.chain().any(|cause| {
+                matches!(
+                    cause.downcast_ref::<RuntimeError>(),
+                    Some(RuntimeError::OutputExists(_))
+                )
+            });
+            let hint = if exists { " (--force replaces it)" } else { "" };
+            eprintln!("error: {e:#}{hint}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A listing piped into `head` ends when the reader has seen enough, as other Unix
+/// tools do, instead of failing on its next line (Rust ignores SIGPIPE, so printing
+/// would panic). The server keeps ignoring it: its writes go to sockets, which report
+/// a closed peer as an error.
+fn end_quietly_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: restores the signal's default action before any thread is started.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -35,9 +35,13 @@ pub struct SpeakArgs {
     /// first); writes one WAV per line and manifest.csv into --output-dir.
     #[arg(long)]
     lines: Option<PathBuf>,
-    /// The WAV to write (with --text or --file).
+    /// The WAV to write (with --text or --file). A file already there is kept: the
+    /// request is refused unless --force.
     #[arg(long, short)]
     output: Option<PathBuf>,
+    /// Replace --output when a file is already there.
+    #[arg(long, requires = "output")]
+    force: bool,
     /// The folder for a script's WAVs (with --lines), or of the batch to re-take (with
     /// --retake-flagged).
     #[arg(long)]
@@ -148,6 +152,7 @@ async fn speak(runtime: &Runtime, args: SpeakArgs) -> Result<()> {
                         language: args.language.clone(),
                         seed: args.seed,
                         output: Some(output),
+                        replace: args.force,
                     })
                     .await?
             }
@@ -157,6 +162,7 @@ async fn speak(runtime: &Runtime, args: SpeakArgs) -> Result<()> {
                         voice: args.voice.clone(),
                         text: text.clone(),
                         output: Some(output),
+                        replace: args.force,
                         speed: args.speed,
                     })
                     .await?
@@ -167,6 +173,7 @@ async fn speak(runtime: &Runtime, args: SpeakArgs) -> Result<()> {
                         voice: args.voice.clone(),
                         file: file.clone(),
                         output: Some(output),
+                        replace: args.force,
                         speed: args.speed,
                     })
                     .await?

@@ -27,10 +27,14 @@ pub struct TranscribeArgs {
     task: TaskArg,
     #[arg(long, default_value = "txt", value_name = "txt|srt|vtt|json")]
     format: ExportFormat,
-    /// Where to write: a file for one input, a folder for several. Standard output
-    /// when omitted.
+    /// Where to write: a file for one input, a folder for several (each file's
+    /// transcript named after it). Standard output when omitted. Files already there
+    /// are kept: the run is refused unless --force.
     #[arg(long, short)]
     output: Option<PathBuf>,
+    /// Replace transcripts already at --output.
+    #[arg(long, requires = "output")]
+    force: bool,
     /// Text that primes names and spelling.
     #[arg(long)]
     prompt: Option<String>,
@@ -82,12 +86,15 @@ pub fn run(data_dir: Option<PathBuf>, args: TranscribeArgs) -> Result<()> {
 }
 
 async fn transcribe_all(runtime: &Runtime, args: &TranscribeArgs) -> Result<()> {
+    // Every target is checked before any work: a refusal after an hour of
+    // transcription would waste it.
+    let targets = targets(runtime, args)?;
     let model_id = match &args.model {
         Some(id) => id.clone(),
         None => runtime.default_job_transcribe_model().await?,
     };
     let mut jobs = Vec::new();
-    for file in &args.files {
+    for (file, target) in args.files.iter().zip(targets) {
         let request = TranscribeRequest {
             language: args.language.clone(),
             task: match args.task {
@@ -101,11 +108,11 @@ async fn transcribe_all(runtime: &Runtime, args: &TranscribeArgs) -> Result<()> 
             delay_ms: args.delay_ms,
             ..TranscribeRequest::new(file.clone(), model_id.clone())
         };
-        jobs.push((file, runtime.transcribe(request).await?));
+        jobs.push((file, target, runtime.transcribe(request).await?));
     }
     let several = args.files.len() > 1;
     let mut failed = 0;
-    for (file, job) in jobs {
+    for (file, target, job) in jobs {
         let job = runtime.wait_job(job.id).await?;
         match job.status {
             JobStatus::Done => {
@@ -114,7 +121,7 @@ async fn transcribe_all(runtime: &Runtime, args: &TranscribeArgs) -> Result<()> 
                     .await?
                     .with_context(|| format!("job {} finished without a transcript", job.id))?;
                 let transcript = runtime.transcript_for_export(record.id).await?;
-                write_output(args, file, &transcript, several)?;
+                write_output(args, file, target.as_deref(), &transcript, several)?;
             }
             status => {
                 failed += 1;
@@ -131,28 +138,74 @@ async fn transcribe_all(runtime: &Runtime, args: &TranscribeArgs) -> Result<()> 
     Ok(())
 }
 
+/// Where each file's transcript goes (None: standard output), every one checked: no
+/// two files to one name, none onto a file being transcribed or into the data folder,
+/// and none over a file already there unless --force.
+fn targets(runtime: &Runtime, args: &TranscribeArgs) -> Result<Vec<Option<PathBuf>>> {
+    let Some(out) = &args.output else {
+        return Ok(vec![None; args.files.len()]);
+    };
+    let targets: Vec<PathBuf> = if args.files.len() > 1 || out.is_dir() {
+        std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+        args.files
+            .iter()
+            .map(|file| {
+                // The whole name and the format's extension: `take.v1.wav` becomes
+                // `take.v1.txt`, not `take.txt`.
+                let mut name = file.file_stem().unwrap_or_default().to_os_string();
+                name.push(".");
+                name.push(args.format.extension());
+                out.join(name)
+            })
+            .collect()
+    } else {
+        vec![out.clone()]
+    };
+    let inputs: Vec<PathBuf> = args
+        .files
+        .iter()
+        .filter_map(|f| f.canonicalize().ok())
+        .collect();
+    let mut seen: Vec<(PathBuf, &Path)> = Vec::new();
+    for (target, file) in targets.iter().zip(&args.files) {
+        let absolute = std::path::absolute(target)?;
+        if let Some((_, first)) = seen.iter().find(|(t, _)| *t == absolute) {
+            bail!(
+                "{} and {} would both be written to {}: transcribe them into separate folders",
+                first.display(),
+                file.display(),
+                target.display()
+            );
+        }
+        if target.canonicalize().is_ok_and(|t| inputs.contains(&t)) {
+            bail!("{} is one of the files to transcribe", target.display());
+        }
+        runtime.check_output_file(target, args.force)?;
+        seen.push((absolute, file));
+    }
+    Ok(targets.into_iter().map(Some).collect())
+}
+
 fn write_output(
     args: &TranscribeArgs,
     file: &Path,
+    target: Option<&Path>,
     transcript: &Transcript,
     several: bool,
 ) -> Result<()> {
     let text = args.format.render(transcript);
-    let Some(out) = &args.output else {
+    let Some(target) = target else {
         if several {
             println!("== {}", file.display());
         }
         print!("{text}");
         return Ok(());
     };
-    let target = if several || out.is_dir() {
-        std::fs::create_dir_all(out)?;
-        let stem = file.file_stem().unwrap_or_default();
-        out.join(Path::new(stem).with_extension(args.format.extension()))
+    if args.force {
+        izwi_runtime::write_atomically(target, text.as_bytes())?;
     } else {
-        out.clone()
-    };
-    std::fs::write(&target, text).with_context(|| format!("writing {}", target.display()))?;
+        izwi_runtime::write_new_atomically(target, text.as_bytes())?;
+    }
     eprintln!(
         "{} → {} (RTF {:.3})",
         file.display(),

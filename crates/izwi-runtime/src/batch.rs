@@ -522,6 +522,15 @@ impl Runtime {
     /// Queues a re-take of the lines a batch's self-check flagged: each said again with
     /// the next seed, checked again, its WAV and manifest row replaced.
     pub async fn retake_flagged(&self, request: RetakeRequest) -> Result<Job, RuntimeError> {
+        let request = RetakeRequest {
+            output_dir: std::path::absolute(&request.output_dir).map_err(|source| {
+                RuntimeError::Io {
+                    path: request.output_dir.clone(),
+                    source,
+                }
+            })?,
+            ..request
+        };
         let manifest = request.output_dir.join(MANIFEST_NAME);
         if !manifest.is_file() {
             return Err(RuntimeError::InvalidRequest(format!(

@@ -35,6 +35,10 @@ pub enum RuntimeError {
     NoSuchVoice(i64),
     #[error("{0}")]
     InvalidRequest(String),
+    /// A file the request would write is already there, and replacing it was not
+    /// asked for.
+    #[error("{} already exists; Izwi replaces a file only when asked to", .0.display())]
+    OutputExists(std::path::PathBuf),
     /// Phonemization or synthesis failed (espeak-ng missing, a voice's error).
     #[error("{0}")]
     Speech(String),
@@ -119,7 +123,9 @@ impl RuntimeError {
             RuntimeError::Transcribe(_) | RuntimeError::Load { .. } | RuntimeError::Speech(_) => {
                 ErrorKind::Model
             }
-            RuntimeError::WrongModel { .. } | RuntimeError::InvalidRequest(_) => ErrorKind::Invalid,
+            RuntimeError::WrongModel { .. }
+            | RuntimeError::InvalidRequest(_)
+            | RuntimeError::OutputExists(_) => ErrorKind::Invalid,
             RuntimeError::Cancelled(_) | RuntimeError::Superseded(_) => ErrorKind::Cancelled,
             RuntimeError::NoSuchJob(_) | RuntimeError::NoSuchVoice(_) => ErrorKind::NotFound,
             RuntimeError::Io { source, .. } => ErrorKind::of_io(source),

@@ -194,10 +194,86 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), RuntimeError> {
     })
 }
 
+/// [`write_atomically`] to a file that must not exist: one there (or put there before
+/// the write ends) is kept, and this fails with [`RuntimeError::OutputExists`].
+pub fn write_new_atomically(path: &Path, bytes: &[u8]) -> Result<(), RuntimeError> {
+    izwi_audio::write_new_atomically(path, bytes).map_err(|source| {
+        if source.kind() == std::io::ErrorKind::AlreadyExists {
+            RuntimeError::OutputExists(path.to_path_buf())
+        } else {
+            RuntimeError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    })
+}
+
+/// Refuses, before any work, an output file that could not or should not be written:
+/// its folder missing, a folder at its name, a place inside the data folder (the
+/// database and every job's files live there) or, unless `replace`, a file already
+/// there.
+pub(crate) fn check_output_file(
+    data_dir: &Path,
+    path: &Path,
+    replace: bool,
+) -> Result<(), RuntimeError> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(RuntimeError::InvalidRequest(format!(
+            "cannot write {}: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    if path.is_dir() {
+        return Err(RuntimeError::InvalidRequest(format!(
+            "{} is a folder; give a file name",
+            path.display()
+        )));
+    }
+    if let (Ok(dir), Ok(data)) = (dir.canonicalize(), data_dir.canonicalize()) {
+        if dir.starts_with(&data) {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "{} is inside Izwi's data folder ({}), which holds its database and \
+                 every job's files; choose a place outside it",
+                path.display(),
+                data.display()
+            )));
+        }
+    }
+    if !replace && path.symlink_metadata().is_ok() {
+        return Err(RuntimeError::OutputExists(path.to_path_buf()));
+    }
+    Ok(())
+}
+
+/// `path` made absolute against the working folder, as a job's row keeps it: a
+/// relative one would mean another file to a process started elsewhere.
+pub(crate) fn absolute(path: Option<&Path>) -> Result<Option<PathBuf>, RuntimeError> {
+    path.map(|p| {
+        std::path::absolute(p).map_err(|source| RuntimeError::Io {
+            path: p.to_path_buf(),
+            source,
+        })
+    })
+    .transpose()
+}
+
 /// The most peaks [`Runtime::audio_peaks`] returns: more than any screen is wide.
 pub const MAX_PEAK_BUCKETS: usize = 100_000;
 
 impl Runtime {
+    /// Whether `path` may be written as a job's or an export's output: see what
+    /// [`check_output_file`] refuses. Shells check a request's outputs with it before
+    /// they start work that would end in writing them.
+    pub fn check_output_file(&self, path: &Path, replace: bool) -> Result<(), RuntimeError> {
+        check_output_file(self.inner.store.data_dir(), path, replace)
+    }
+
     /// The waveform of a media file: the peak magnitude (0 to 1) of its mono mix in each
     /// of `buckets` equal spans of time. Decodes on a blocking thread, packet by packet,
     /// holding the peaks only; `cancel` stops it (a newer request for the same view).

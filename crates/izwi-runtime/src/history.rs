@@ -369,13 +369,16 @@ impl Runtime {
     }
 
     /// Renders a stored transcript as `format` into `path`, atomically: `path` never
-    /// holds half a transcript. Returns the text written.
+    /// holds half a transcript. A file there is replaced (the shell asked the user
+    /// first: a save dialog does); the data folder is refused. Returns the text
+    /// written.
     pub async fn export_transcript_to(
         &self,
         id: i64,
         format: ExportFormat,
         path: &Path,
     ) -> Result<String, RuntimeError> {
+        files::check_output_file(self.inner.store.data_dir(), path, true)?;
         let text = self.export_transcript(id, format).await?;
         let (path, bytes) = (path.to_path_buf(), text.clone().into_bytes());
         tokio::task::spawn_blocking(move || files::write_atomically(&path, &bytes))

@@ -41,8 +41,8 @@ pub use dictation::{
 pub use error::{ErrorKind, RuntimeError};
 pub use events::{Event, EventSink, JobStage, NoEvents};
 pub use files::{
-    expand_media_paths, is_media_file, write_atomically, ExportFormat, MediaPaths, SkippedPath,
-    MAX_MEDIA_FILES, MAX_PEAK_BUCKETS, MEDIA_EXTENSIONS,
+    expand_media_paths, is_media_file, write_atomically, write_new_atomically, ExportFormat,
+    MediaPaths, SkippedPath, MAX_MEDIA_FILES, MAX_PEAK_BUCKETS, MEDIA_EXTENSIONS,
 };
 pub use history::{
     BatchDetail, BatchLine, BatchLineStatus, ChatJobDetail, JobDetail, SpeechDetail,

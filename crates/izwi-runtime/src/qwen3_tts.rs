@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use izwi_audio::WavFile;
 use izwi_core::models::lfm2_audio::Lfm2Voice;
 use izwi_core::models::qwen3_tts::{Qwen3Tts, SpeakOptions, SpeechError, SpeechStats, VoiceSample};
 use izwi_core::text::paragraph_sentences;
@@ -20,11 +19,12 @@ use izwi_store::{Job, JobKind, JobMetrics};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
+use crate::files::{absolute, check_output_file};
 use crate::lfm2_audio_speak::{check_lfm2_speech, lfm2_voice, Lfm2Speaker};
 use crate::runtime::Inner;
 use crate::speak::{
-    blocking, check_output_file, check_text, excerpt, metrics, nothing_to_say, script_sentences,
-    Script, SpeakParams, SENTENCE_GAP_SECONDS,
+    blocking, check_text, create_wav, excerpt, metrics, nothing_to_say, script_sentences, Script,
+    SpeakParams, SENTENCE_GAP_SECONDS,
 };
 use crate::voices::{Lfm2Speech, Qwen3Voice, VoiceChoice};
 use crate::{Event, Runtime, RuntimeError, SpeakRequest};
@@ -72,6 +72,9 @@ pub struct Qwen3SpeakRequest {
     /// Where the WAV goes; default `<data dir>/audio/speech-<job id>.wav`.
     #[serde(default)]
     pub output: Option<PathBuf>,
+    /// Whether `output` may replace a file already there (refused otherwise).
+    #[serde(default)]
+    pub replace: bool,
 }
 
 /// What the job's row keeps of the request: not the text.
@@ -309,6 +312,11 @@ impl Runtime {
     /// built-in voices as the speaker and a seed (what else the request has is refused
     /// by name).
     pub async fn speak_qwen3(&self, request: Qwen3SpeakRequest) -> Result<Job, RuntimeError> {
+        let request = Qwen3SpeakRequest {
+            output: absolute(request.output.as_deref())?,
+            reference_audio: absolute(request.reference_audio.as_deref())?,
+            ..request
+        };
         if let Some(remote) = self.inner.remote() {
             return Err(RuntimeError::InvalidRequest(format!(
                 "speech goes to the remote server {}, which takes a voice of the library by \
@@ -405,6 +413,7 @@ impl Runtime {
             voice: request.voice.clone(),
             text: request.text.clone(),
             output: request.output.clone(),
+            replace: request.replace,
             ..Qwen3SpeakRequest::default()
         };
         self.start_sampled(voice, request).await
@@ -423,7 +432,7 @@ impl Runtime {
         let requested = Instant::now();
         voice.check(&self.inner, params.speed)?;
         if let Some(output) = params.output {
-            check_output_file(output)?;
+            check_output_file(self.inner.store.data_dir(), output, params.replace)?;
         }
         let params_row = serde_json::to_value(params)
             .map_err(|e| RuntimeError::InvalidRequest(e.to_string()))?;
@@ -443,7 +452,16 @@ impl Runtime {
         };
         let output = params.output.map(Path::to_path_buf);
         let sentences = script_sentences(script.clone());
-        self.spawn_speaking(&job, utterance, voice, sentences, Some(script), output);
+        let script = Some(script);
+        self.spawn_speaking(
+            &job,
+            utterance,
+            voice,
+            sentences,
+            script,
+            output,
+            params.replace,
+        );
         Ok(job)
     }
 
@@ -458,6 +476,7 @@ impl Runtime {
         texts: mpsc::Receiver<Result<String, RuntimeError>>,
         script: Option<Script>,
         output: Option<PathBuf>,
+        replace: bool,
     ) {
         let inner = self.inner.clone();
         let job_id = job.id;
@@ -466,11 +485,15 @@ impl Runtime {
             self.inner.events.clone(),
             job,
             move || async move {
-                let output = match output {
-                    Some(path) => path,
-                    None => inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
+                let (output, replace) = match output {
+                    Some(path) => (path, replace),
+                    None => (
+                        inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
+                        true,
+                    ),
                 };
-                let metrics = run(&inner, &utterance, &voice, texts, script, &output).await?;
+                let metrics =
+                    run(&inner, &utterance, &voice, texts, script, &output, replace).await?;
                 Ok((Some(output.display().to_string()), metrics))
             },
         );
@@ -489,7 +512,7 @@ impl Runtime {
             SampledVoice::Lfm2(speech) => (None, speech.voice.map(Lfm2Voice::id)),
         };
         if let Some(output) = &request.output {
-            check_output_file(output)?;
+            check_output_file(self.inner.store.data_dir(), output, request.replace)?;
         }
         let params = Params {
             voice: &request.voice,
@@ -524,7 +547,8 @@ impl Runtime {
         // The channel has room for it: the send cannot fail.
         let _ = tx.try_send(Ok(request.text.clone()));
         drop(tx);
-        self.spawn_speaking(&job, utterance, voice, texts, None, request.output.clone());
+        let (output, replace) = (request.output.clone(), request.replace);
+        self.spawn_speaking(&job, utterance, voice, texts, None, output, replace);
         Ok(job)
     }
 }
@@ -564,6 +588,7 @@ async fn run(
     mut texts: mpsc::Receiver<Result<String, RuntimeError>>,
     script: Option<Script>,
     output: &Path,
+    replace: bool,
 ) -> Result<JobMetrics, RuntimeError> {
     let started = Instant::now();
     let file_sentences = match script {
@@ -576,7 +601,7 @@ async fn run(
         path: output.to_path_buf(),
         source,
     };
-    let mut wav = WavFile::create(output, rate).map_err(audio_error)?;
+    let mut wav = create_wav(output, rate, replace).map_err(audio_error)?;
     let gap = vec![0f32; (SENTENCE_GAP_SECONDS * rate as f32) as usize];
     // Pieces are at most a second of audio: written as they come.
     let mut failed = None;

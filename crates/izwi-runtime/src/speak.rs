@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use izwi_audio::WavFile;
+use izwi_audio::{AudioError, WavFile};
 use izwi_core::models::qwen3_tts::REFERENCE_SAMPLE_RATE;
 use izwi_core::models::vits::{phonemize, PhonemizedSentence, Scales, Vits};
 use izwi_core::text::{
@@ -29,7 +29,7 @@ use tokio::sync::mpsc;
 use tokio::task::{JoinError, JoinHandle};
 
 use crate::batch::{batch_file_name, run_batch, BatchSource};
-use crate::files;
+use crate::files::{self, absolute, check_output_file};
 use crate::qwen3_tts::{voice_recording, SampledVoice};
 use crate::remote::{wav_data_url, Remote, RemoteVoice, REMOTE_SPEECH_MODEL};
 use crate::runtime::Inner;
@@ -71,6 +71,9 @@ pub struct SpeakRequest {
     /// Where the WAV goes; default `<data dir>/audio/speech-<job id>.wav`.
     #[serde(default)]
     pub output: Option<PathBuf>,
+    /// Whether `output` may replace a file already there (refused otherwise).
+    #[serde(default)]
+    pub replace: bool,
     /// Overrides the voice's speed (1 = its normal pace).
     #[serde(default)]
     pub speed: Option<f32>,
@@ -85,6 +88,9 @@ pub struct SpeakFileRequest {
     /// Where the WAV goes; default `<data dir>/audio/speech-<job id>.wav`.
     #[serde(default)]
     pub output: Option<PathBuf>,
+    /// Whether `output` may replace a file already there (refused otherwise).
+    #[serde(default)]
+    pub replace: bool,
     #[serde(default)]
     pub speed: Option<f32>,
 }
@@ -98,6 +104,9 @@ pub(crate) struct SpeakParams<'a> {
     chars: Option<usize>,
     file: Option<&'a Path>,
     pub(crate) output: Option<&'a Path>,
+    /// Whether `output` may replace a file there (asked for this once, not kept).
+    #[serde(skip)]
+    pub(crate) replace: bool,
     pub(crate) speed: Option<f32>,
 }
 
@@ -468,6 +477,16 @@ pub(crate) async fn preview(
     })
 }
 
+/// The WAV writer of a job's output: one the user did not ask to replace is never
+/// written over, even if it appears while the job runs.
+pub(crate) fn create_wav(path: &Path, rate: u32, replace: bool) -> Result<WavFile, AudioError> {
+    if replace {
+        WavFile::create(path, rate)
+    } else {
+        WavFile::create_new(path, rate)
+    }
+}
+
 /// Runs a started speak job: its sentences spoken in order, each appended to the WAV
 /// at `output` as soon as it is made (the file appears, whole, at the end).
 async fn run(
@@ -477,6 +496,7 @@ async fn run(
     script: Script,
     speed: Option<f32>,
     output: &Path,
+    replace: bool,
 ) -> Result<JobMetrics, RuntimeError> {
     let started = Instant::now();
     let speaker = Speaker::load(inner, choice, speed).await?;
@@ -491,7 +511,7 @@ async fn run(
         source,
     };
     let path = output.to_path_buf();
-    let mut wav = blocking(move || WavFile::create(&path, rate))
+    let mut wav = blocking(move || create_wav(&path, rate, replace))
         .await?
         .map_err(audio_error)?;
     let gap: Arc<[f32]> = vec![0f32; (SENTENCE_GAP_SECONDS * rate as f32) as usize].into();
@@ -667,6 +687,7 @@ async fn run_remote(
     script: Script,
     speed: Option<f32>,
     output: &Path,
+    replace: bool,
 ) -> Result<JobMetrics, RuntimeError> {
     let started = Instant::now();
     let counted = script.clone();
@@ -689,7 +710,7 @@ async fn run_remote(
             Some(open) => open,
             None => {
                 let path = output.to_path_buf();
-                let file = blocking(move || WavFile::create(&path, rate))
+                let file = blocking(move || create_wav(&path, rate, replace))
                     .await?
                     .map_err(audio_error)?;
                 (file, rate)
@@ -854,28 +875,6 @@ pub(crate) fn check_max_wer(max: f64) -> Result<(), RuntimeError> {
     Ok(())
 }
 
-/// The folder of an output file must exist.
-pub(crate) fn check_output_file(path: &Path) -> Result<(), RuntimeError> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if !dir.is_dir() {
-        return Err(RuntimeError::InvalidRequest(format!(
-            "cannot write {}: the folder {} does not exist",
-            path.display(),
-            dir.display()
-        )));
-    }
-    if path.is_dir() {
-        return Err(RuntimeError::InvalidRequest(format!(
-            "{} is a folder; give a file name ending in .wav",
-            path.display()
-        )));
-    }
-    Ok(())
-}
-
 impl Runtime {
     /// A voice saying `text` (or a stock line), returned as samples: no job, no file.
     pub async fn preview_voice(
@@ -892,6 +891,10 @@ impl Runtime {
     /// as it is made.
     pub async fn speak(&self, request: SpeakRequest) -> Result<Job, RuntimeError> {
         check_text(&request.text)?;
+        let request = SpeakRequest {
+            output: absolute(request.output.as_deref())?,
+            ..request
+        };
         if self.inner.remote().is_none() {
             let choice = self.inner.choose_voice(&request.voice).await?;
             if let Some(voice) = SampledVoice::of(&choice) {
@@ -903,6 +906,7 @@ impl Runtime {
             chars: Some(request.text.chars().count()),
             file: None,
             output: request.output.as_deref(),
+            replace: request.replace,
             speed: request.speed,
         };
         let input = excerpt(&request.text);
@@ -914,6 +918,14 @@ impl Runtime {
     /// a book goes to one WAV in time and memory that do not grow with it (beyond the
     /// WAV on disk). The job's input is the file's path.
     pub async fn speak_file(&self, request: SpeakFileRequest) -> Result<Job, RuntimeError> {
+        let request = SpeakFileRequest {
+            output: absolute(request.output.as_deref())?,
+            file: std::path::absolute(&request.file).map_err(|source| RuntimeError::Io {
+                path: request.file.clone(),
+                source,
+            })?,
+            ..request
+        };
         let meta = std::fs::metadata(&request.file).map_err(|source| RuntimeError::Io {
             path: request.file.clone(),
             source,
@@ -929,6 +941,7 @@ impl Runtime {
             chars: None,
             file: Some(&request.file),
             output: request.output.as_deref(),
+            replace: request.replace,
             speed: request.speed,
         };
         let input = request.file.display().to_string();
@@ -953,7 +966,7 @@ impl Runtime {
         }
         check_voice_ready(&choice, params.speed)?;
         if let Some(output) = params.output {
-            check_output_file(output)?;
+            check_output_file(self.inner.store.data_dir(), output, params.replace)?;
         }
         let job = self
             .create_job(
@@ -967,16 +980,20 @@ impl Runtime {
         let inner = self.inner.clone();
         let job_id = job.id;
         let (output, speed) = (params.output.map(Path::to_path_buf), params.speed);
+        let replace = params.replace;
         self.inner.jobs.spawn(
             self.inner.store.clone(),
             self.inner.events.clone(),
             &job,
             move || async move {
-                let output = match output {
-                    Some(path) => path,
-                    None => inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
+                let (output, replace) = match output {
+                    Some(path) => (path, replace),
+                    None => (
+                        inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
+                        true,
+                    ),
                 };
-                let metrics = run(&inner, job_id, &choice, script, speed, &output).await?;
+                let metrics = run(&inner, job_id, &choice, script, speed, &output, replace).await?;
                 Ok((Some(output.display().to_string()), metrics))
             },
         );
@@ -993,7 +1010,7 @@ impl Runtime {
         script: Script,
     ) -> Result<Job, RuntimeError> {
         if let Some(output) = params.output {
-            check_output_file(output)?;
+            check_output_file(self.inner.store.data_dir(), output, params.replace)?;
         }
         let voice = remote_voice(&self.inner, params.voice, params.speed).await?;
         let mut row = serde_json::to_value(params)
@@ -1015,17 +1032,23 @@ impl Runtime {
         let inner = self.inner.clone();
         let job_id = job.id;
         let (output, speed) = (params.output.map(Path::to_path_buf), params.speed);
+        let replace = params.replace;
         self.inner.jobs.spawn(
             self.inner.store.clone(),
             self.inner.events.clone(),
             &job,
             move || async move {
-                let output = match output {
-                    Some(path) => path,
-                    None => inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
+                let (output, replace) = match output {
+                    Some(path) => (path, replace),
+                    None => (
+                        inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
+                        true,
+                    ),
                 };
-                let metrics =
-                    run_remote(&inner, &remote, job_id, &voice, script, speed, &output).await?;
+                let metrics = run_remote(
+                    &inner, &remote, job_id, &voice, script, speed, &output, replace,
+                )
+                .await?;
                 Ok((Some(output.display().to_string()), metrics))
             },
         );
@@ -1035,6 +1058,15 @@ impl Runtime {
     /// Queues a batch: one WAV per line into `output_dir`, with `manifest.csv`. Every
     /// line is checked first; a folder that already holds a batch is refused.
     pub async fn speak_batch(&self, request: SpeakBatchRequest) -> Result<Job, RuntimeError> {
+        let request = SpeakBatchRequest {
+            output_dir: std::path::absolute(&request.output_dir).map_err(|source| {
+                RuntimeError::Io {
+                    path: request.output_dir.clone(),
+                    source,
+                }
+            })?,
+            ..request
+        };
         if request.lines.is_empty() {
             return Err(RuntimeError::InvalidRequest(
                 "the batch has no lines".into(),
@@ -1136,8 +1168,11 @@ impl Runtime {
         }
     }
 
-    /// Copies a finished speak job's WAV to `path`, atomically.
+    /// Copies a finished speak job's WAV to `path`, atomically, replacing a file there
+    /// (the shell asked the user first: a save dialog does). The data folder is
+    /// refused.
     pub async fn save_speech(&self, job_id: i64, path: &Path) -> Result<(), RuntimeError> {
+        check_output_file(self.inner.store.data_dir(), path, true)?;
         let source = self.speech_file(job_id).await?;
         let (target, from) = (path.to_path_buf(), source.clone());
         tokio::task::spawn_blocking(move || {

@@ -446,6 +446,13 @@ impl Runtime {
     /// refused here; what goes wrong later (an unreadable file, say) fails the job with
     /// its reason.
     pub async fn transcribe(&self, request: TranscribeRequest) -> Result<Job, RuntimeError> {
+        let request = TranscribeRequest {
+            path: std::path::absolute(&request.path).map_err(|source| RuntimeError::Io {
+                path: request.path.clone(),
+                source,
+            })?,
+            ..request
+        };
         if let Some(remote) = self.inner.remote() {
             return self.transcribe_remote(remote, request).await;
         }

@@ -42,6 +42,7 @@ async fn cancelling_a_speak_job_kills_its_espeak() {
             voice: "joe".into(),
             text: "Hello there.".into(),
             output: None,
+            replace: false,
             speed: None,
         })
         .await

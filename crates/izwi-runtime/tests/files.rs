@@ -135,12 +135,25 @@ async fn transcripts_are_exported_in_every_format() {
     assert_eq!(json["language"], "en");
 
     let unwritable = dir.path().join("missing-folder/talk.txt");
-    assert!(matches!(
-        runtime
-            .export_transcript_to(id, ExportFormat::Txt, &unwritable)
-            .await,
-        Err(RuntimeError::Io { .. })
-    ));
+    let err = runtime
+        .export_transcript_to(id, ExportFormat::Txt, &unwritable)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("does not exist"), "{err}");
+    // The data folder holds the database: an export never goes there.
+    let db = dir.path().join("data/izwi.db");
+    let err = runtime
+        .export_transcript_to(id, ExportFormat::Txt, &db)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("inside Izwi's data folder"),
+        "{err}"
+    );
+    assert!(runtime
+        .export_transcript(id, ExportFormat::Txt)
+        .await
+        .is_ok());
     assert!(runtime
         .export_transcript(id + 1, ExportFormat::Txt)
         .await

@@ -219,6 +219,7 @@ async fn a_speak_job_shows_its_text_voice_settings_and_recording() {
             voice: "joe slow".into(),
             text: text.into(),
             output: None,
+            replace: false,
             speed: Some(1.1),
         })
         .await

@@ -208,6 +208,7 @@ async fn lfm2_audio_voices_speak() {
             voice: "UK male".into(),
             text: "Hi.".into(),
             output: None,
+            replace: false,
             speed: Some(1.5),
         })
         .await

@@ -204,6 +204,7 @@ async fn a_qwen3_voice_speaks_a_file_sentence_by_sentence_with_a_pause_between()
             voice: checkpoint(),
             file: file.clone(),
             output: Some(out.clone()),
+            replace: false,
             speed: None,
         })
         .await
@@ -247,6 +248,7 @@ async fn a_qwen3_voice_speaks_a_file_sentence_by_sentence_with_a_pause_between()
             voice: checkpoint(),
             file,
             output: None,
+            replace: false,
             speed: Some(1.2),
         })
         .await

@@ -107,6 +107,7 @@ async fn speech_streams_sentence_by_sentence_into_a_wav() {
             voice: "joe".into(),
             text: text.into(),
             output: None,
+            replace: false,
             speed: None,
         })
         .await
@@ -241,6 +242,7 @@ async fn joe_transcribed_by_whisper_base_comes_back_word_for_word() {
                 voice: "joe".into(),
                 text: (*sentence).into(),
                 output: Some(output.clone()),
+                replace: false,
                 speed: None,
             })
             .await
@@ -457,6 +459,7 @@ async fn bad_requests_are_refused_with_their_reason() {
             voice: voice.into(),
             text: text.into(),
             output,
+            replace: false,
             speed,
         };
     let cases = [
@@ -559,6 +562,7 @@ async fn a_text_file_is_spoken_to_disk_sentence_by_sentence() {
             voice: "joe".into(),
             file: book.clone(),
             output: Some(wav_path.clone()),
+            replace: false,
             speed: None,
         })
         .await
@@ -599,6 +603,7 @@ async fn one_request_is_bounded_and_its_row_keeps_an_excerpt() {
         voice: "joe".into(),
         text,
         output: None,
+        replace: false,
         speed: None,
     };
     let too_long = runtime

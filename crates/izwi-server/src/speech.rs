@@ -147,6 +147,7 @@ pub(crate) async fn speak(
                     voice: voice.id.to_string(),
                     text: body.input,
                     output: None,
+                    replace: false,
                     speed: body.speed,
                 })
                 .await?

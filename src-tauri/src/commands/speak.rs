@@ -29,6 +29,7 @@ impl AppState {
                 voice,
                 text,
                 output: None,
+                replace: false,
                 speed,
             })
             .await?)
