@@ -57,11 +57,19 @@ impl ModelCache {
         path.exists().then_some(path)
     }
 
-    /// The model's folder in the snapshot when every file it needs is present.
+    /// Where `file` of the pinned commit is, when it is there at its pinned size. The
+    /// size is all that is read: a file another tool wrote into the shared cache, cut
+    /// short or grown, is not taken as installed (its bytes are checked by `verify`).
+    pub fn complete(&self, entry: &CatalogEntry, file: &CatalogFile) -> Option<PathBuf> {
+        self.file(entry, &file.path)
+            .filter(|path| file_len(path) == file.size)
+    }
+
+    /// The model's folder in the snapshot when every file it needs is complete.
     pub fn installed_dir(&self, entry: &CatalogEntry) -> Option<PathBuf> {
         let mut dir = None;
         for file in &entry.files {
-            let path = self.file(entry, &file.path)?;
+            let path = self.complete(entry, file)?;
             dir = path.parent().map(Path::to_path_buf);
         }
         dir

@@ -335,14 +335,21 @@ fn path_info(path: &Path) -> Result<ModelInfo, HubError> {
     Ok(info)
 }
 
-/// The languages a Piper voice's `.onnx.json` gives (`language.family`, e.g. `en`).
-fn piper_languages(dir: &Path) -> Vec<String> {
+/// The languages a Piper voice's `.onnx.json` gives (`language.family`, e.g. `en`):
+/// the voice `path` names, or the one in the folder `path` (an import holds one).
+fn piper_languages(path: &Path) -> Vec<String> {
     let read = || -> Option<String> {
-        let config = std::fs::read_dir(dir)
-            .ok()?
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| p.to_string_lossy().ends_with(".onnx.json"))?;
+        let config = if path.is_file() {
+            let mut json = path.as_os_str().to_owned();
+            json.push(".json");
+            PathBuf::from(json)
+        } else {
+            std::fs::read_dir(path)
+                .ok()?
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| p.to_string_lossy().ends_with(".onnx.json"))?
+        };
         let json: serde_json::Value = serde_json::from_slice(&std::fs::read(config).ok()?).ok()?;
         let language = json.get("language")?;
         // The voice's own locale (`en_US`, `en_GB`: the accent is what tells voices apart),

@@ -216,7 +216,8 @@ fn copy_hf_folder(src: &Path, staging: &Path) -> Result<Vec<ImportedFile>, HubEr
 }
 
 /// Whether `path` can be loaded where it is (not a CTranslate2 folder, which needs
-/// converting): its family, task and the folder to load from (a chat model's file).
+/// converting): its family, task and the folder to load from (a chat model's file; a
+/// Piper voice's `.onnx`, since one folder often holds several voices).
 pub fn usable_in_place(path: &Path) -> Result<(Family, ModelTask, PathBuf), HubError> {
     match detect(path)? {
         Layout::WhisperHf => Ok((Family::Whisper, ModelTask::Transcribe, path.to_path_buf())),
@@ -227,10 +228,7 @@ pub fn usable_in_place(path: &Path) -> Result<(Family, ModelTask, PathBuf), HubE
         )),
         Layout::Qwen3Tts => Ok((Family::Qwen3Tts, ModelTask::Speak, path.to_path_buf())),
         Layout::Lfm2Audio => Ok((Family::Lfm2Audio, ModelTask::Transcribe, path.to_path_buf())),
-        Layout::Piper(onnx) => {
-            let dir = onnx.parent().unwrap_or(Path::new(".")).to_path_buf();
-            Ok((Family::Piper, ModelTask::Speak, dir))
-        }
+        Layout::Piper(onnx) => Ok((Family::Piper, ModelTask::Speak, onnx)),
         Layout::Gguf(file) => Ok((Family::Llama, ModelTask::Chat, file)),
         Layout::WhisperCtranslate2 => Err(HubError::NotImportable {
             path: path.to_path_buf(),

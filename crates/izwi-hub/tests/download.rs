@@ -217,6 +217,41 @@ async fn full_download_reports_progress_and_installs_verified_files() {
     assert_eq!(s.server.requests().len(), before);
 }
 
+/// Another tool (or a disk fault) cut a file of the shared cache short: the model is not
+/// taken as installed, and downloading it again fetches that file and repairs it.
+#[tokio::test]
+async fn a_file_cut_short_in_the_cache_is_fetched_again() {
+    let s = setup();
+    let dir = s
+        .hub
+        .download(MODEL, |_| {}, CancellationToken::new())
+        .await
+        .unwrap();
+    let weights = std::fs::canonicalize(dir.join("model.safetensors")).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&weights)
+        .unwrap()
+        .set_len(1000)
+        .unwrap();
+    assert_not_installed(&s);
+    let before = s.server.requests().len();
+    let again = s
+        .hub
+        .download(MODEL, |_| {}, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_installed_correctly(&s, &again);
+    let fetched: Vec<_> = s.server.requests()[before..]
+        .iter()
+        .map(|(path, _)| path.clone())
+        .collect();
+    assert!(
+        !fetched.is_empty() && fetched.iter().all(|p| p.ends_with("/model.safetensors")),
+        "{fetched:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_cut_connection_fails_then_the_next_download_resumes() {
     let s = setup();

@@ -163,6 +163,28 @@ fn a_folder_is_usable_in_place_and_never_deleted() {
     assert!(src.join("model.safetensors").exists());
 }
 
+#[test]
+fn each_voice_of_a_folder_of_voices_is_used_by_its_own_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = hub(dir.path());
+    let voices = dir.path().join("voices");
+    std::fs::create_dir_all(&voices).unwrap();
+    for (name, code) in [("aa", "de_DE"), ("zz", "en_GB")] {
+        std::fs::write(voices.join(format!("{name}.onnx")), b"onnx").unwrap();
+        std::fs::write(
+            voices.join(format!("{name}.onnx.json")),
+            format!(r#"{{"language": {{"code": "{code}"}}}}"#),
+        )
+        .unwrap();
+    }
+    let zz = voices.join("zz.onnx");
+    let info = hub.info(&zz.display().to_string()).unwrap();
+    assert_eq!(info.family, Family::Piper);
+    // The file named, not the folder (whose first voice is another).
+    assert_eq!(info.path.as_deref(), Some(zz.as_path()));
+    assert_eq!(info.languages, ["en_GB"]);
+}
+
 /// A folder as the Hugging Face cache lays a snapshot out: every file a relative link
 /// into `../../blobs/`.
 fn hf_snapshot(dir: &Path) -> (PathBuf, PathBuf) {
