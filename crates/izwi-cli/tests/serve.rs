@@ -121,6 +121,24 @@ fn the_api_answers_as_openai_does() {
         "invalid_request_error",
     );
     assert_eq!(body["error"]["code"], "model_not_found");
+    // A model file on the server's disk that is not in its library: a client cannot
+    // make the server open it, nor learn that it is there.
+    let on_disk = asset("models/whisper-base").display().to_string();
+    let body = assert_error(
+        transcribe(&server, &jfk, &[("model", &on_disk)]),
+        404,
+        "invalid_request_error",
+    );
+    assert_eq!(body["error"]["code"], "model_not_found");
+    let body = assert_error(
+        client()
+            .get(server.url(&format!("/v1/models/{on_disk}")))
+            .send()
+            .unwrap(),
+        404,
+        "invalid_request_error",
+    );
+    assert_eq!(body["error"]["code"], "model_not_found");
 
     // Every format.
     let json: Value = transcribe(&server, &jfk, &[("model", "whisper-1")])

@@ -153,15 +153,15 @@ pub(crate) async fn check(
         }
     }
     if !access.has_key(headers) {
-        // A client may still be sending its upload: it is read (within the upload limit)
-        // so the client hears the 401, not a connection closed under it.
-        let _ =
-            axum::body::to_bytes(request.into_body(), crate::MAX_UPLOAD_BYTES + 64 * 1024).await;
-        return ApiError::unauthorized("a valid API key is needed: Authorization: Bearer KEY")
-            .into_response();
+        drain(request.into_body()).await;
+        return closing(
+            ApiError::unauthorized("a valid API key is needed: Authorization: Bearer KEY")
+                .into_response(),
+        );
     }
     let Ok(permit) = limits.busy.try_acquire_owned() else {
-        return ApiError::busy().into_response();
+        drain(request.into_body()).await;
+        return closing(ApiError::busy().into_response());
     };
     let deadline = Deadline::starting_now(limits.timeout);
     request.extensions_mut().insert(deadline);
@@ -190,6 +190,36 @@ pub(crate) async fn check(
         Some(origin) => with_cors(response, origin),
         None => response,
     }
+}
+
+/// How long a refused client's upload is read for at most.
+const DRAIN_TIME: Duration = Duration::from_secs(5);
+
+/// Reads and drops what a refused client may still be sending (within the upload
+/// limit and [`DRAIN_TIME`]), so it hears the refusal rather than a connection closed
+/// under its upload. Nothing is kept: clients refused before the request limit applies
+/// cannot make the server hold their bytes.
+async fn drain(body: Body) {
+    let mut chunks = body.into_data_stream();
+    let mut left = crate::MAX_UPLOAD_BYTES + 64 * 1024;
+    let read = async {
+        while let Some(Ok(chunk)) = chunks.next().await {
+            let Some(rest) = left.checked_sub(chunk.len()) else {
+                break;
+            };
+            left = rest;
+        }
+    };
+    let _ = tokio::time::timeout(DRAIN_TIME, read).await;
+}
+
+/// A refusal after which the connection is closed: whatever the client sends next is
+/// not read.
+fn closing(mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 fn with_cors(mut response: Response, origin: &str) -> Response {

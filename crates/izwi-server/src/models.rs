@@ -32,12 +32,7 @@ pub(crate) async fn retrieve(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let alias = id == WHISPER_1 || TTS_MODELS.contains(&id.as_str());
-    let installed = || {
-        state
-            .runtime
-            .model(&id)
-            .is_ok_and(|m| m.status == ModelStatus::Installed)
-    };
+    let installed = || listed(&state, &id).is_some_and(|m| m.status == ModelStatus::Installed);
     if alias || installed() {
         Ok(Json(entry(&id)))
     } else {
@@ -60,8 +55,15 @@ pub(crate) fn installed(
         ModelTask::Speak => "an installed voice model",
         ModelTask::Chat => "an installed chat model",
     };
-    match state.runtime.model(id) {
-        Ok(m) if m.status == ModelStatus::Installed && m.task == task => Ok(m),
+    match listed(state, id) {
+        Some(m) if m.status == ModelStatus::Installed && m.task == task => Ok(m),
         _ => Err(ApiError::model_not_found(id, what)),
     }
+}
+
+/// The model `id` among those the server lists (the catalog's and the imports, by id):
+/// never a file or folder path, which would let a client make the server open any
+/// model file on its disk.
+pub(crate) fn listed(state: &AppState, id: &str) -> Option<ModelInfo> {
+    state.runtime.models().into_iter().find(|m| m.id == id)
 }

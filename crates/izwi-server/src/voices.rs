@@ -88,6 +88,12 @@ pub(crate) async fn create(
              recording, a VoiceDesign model for a prompt; `GET /v1/models` lists them)",
         )
     })?;
+    if crate::models::listed(&state, &model).is_none() {
+        return Err(ApiError::model_not_found(
+            &model,
+            "an installed Qwen3-TTS model",
+        ));
+    }
     let voice = match form.kind.as_deref().unwrap_or("audio_sample") {
         "audio_sample" => {
             if form.prompt.is_some() {

@@ -42,6 +42,13 @@ impl EngineCore {
         let spec = executor.spec().clone();
         let bytes_per_block = spec.kv_cache.bytes_per_block(config.block_size);
         let max_seq_len = config.max_seq_len.min(spec.max_position_embeddings);
+        if spec.max_position_embeddings == 0 {
+            return Err(EngineError::Config(
+                "the model declares a context of 0 positions (its max_position_embeddings \
+                 or context_length)"
+                    .into(),
+            ));
+        }
         // Running sequences can never hold more than a full batch of full contexts;
         // memory beyond that would sit idle, so the byte limit is a ceiling, not a target.
         let useful_blocks = config.max_batch_size * max_seq_len.div_ceil(config.block_size);

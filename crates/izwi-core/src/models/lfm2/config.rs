@@ -75,7 +75,7 @@ fn yes() -> bool {
 
 impl Lfm2Config {
     pub fn head_dim(&self) -> usize {
-        self.hidden_size / self.num_attention_heads
+        self.hidden_size / self.num_attention_heads.max(1)
     }
 
     /// The kind of every layer, from `layer_types` or else `full_attn_idxs` (all

@@ -91,7 +91,7 @@ impl LlamaConfig {
 
     pub fn head_dim(&self) -> usize {
         self.head_dim
-            .unwrap_or(self.hidden_size / self.num_attention_heads)
+            .unwrap_or_else(|| self.hidden_size / self.num_attention_heads.max(1))
     }
 
     pub fn rope_theta(&self) -> f64 {
@@ -114,6 +114,15 @@ impl LlamaConfig {
         }
         if self.rope_scaling.as_ref().is_some_and(|v| !v.is_null()) {
             return Err("RoPE scaling is not supported".into());
+        }
+        if self.num_attention_heads == 0 || self.num_kv_heads() == 0 || self.head_dim() == 0 {
+            return Err(format!(
+                "{} attention heads of {} dimensions with {} key/value heads: a model needs \
+                 at least one of each",
+                self.num_attention_heads,
+                self.head_dim(),
+                self.num_kv_heads()
+            ));
         }
         if self.attention_bias || self.mlp_bias {
             return Err("attention or MLP biases are not supported".into());
@@ -180,5 +189,24 @@ impl LlamaConfig {
             tie_word_embeddings: true,
             eos_token_id: Some(EosTokens::One(0)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A config with no heads is refused by name, not divided by.
+    #[test]
+    fn zero_attention_heads_are_refused() {
+        let config: LlamaConfig = serde_json::from_str(
+            r#"{"model_type": "llama", "vocab_size": 32, "hidden_size": 64,
+                "intermediate_size": 128, "num_hidden_layers": 1,
+                "num_attention_heads": 0, "rms_norm_eps": 1e-6,
+                "max_position_embeddings": 64}"#,
+        )
+        .unwrap();
+        let why = config.check_supported().unwrap_err();
+        assert!(why.contains("at least one of each"), "{why}");
     }
 }

@@ -69,6 +69,13 @@ fn config_from_gguf(file: &GgufFile) -> Result<LlamaConfig> {
     let key = |name: &str| format!("{arch}.{name}");
     let int = |name: &str| -> Result<usize> { Ok(file.required_integer(&key(name))? as usize) };
     let heads = int("attention.head_count")?;
+    if heads == 0 {
+        candle_core::bail!(
+            "{}: {} is 0: a model needs at least one attention head",
+            file.path().display(),
+            key("attention.head_count")
+        );
+    }
     let hidden_size = int("embedding_length")?;
     let vocab_size = match file.integer(&key("vocab_size"))? {
         Some(n) => n as usize,

@@ -105,7 +105,7 @@ fn default_positions() -> usize {
 impl TalkerConfig {
     pub fn head_dim(&self) -> usize {
         self.head_dim
-            .unwrap_or(self.hidden_size / self.num_attention_heads)
+            .unwrap_or_else(|| self.hidden_size / self.num_attention_heads.max(1))
     }
 
     /// The talker's decoder layers are Qwen3's; this is their shape as the Llama
@@ -150,7 +150,7 @@ impl TalkerConfig {
 impl CodePredictorConfig {
     pub fn head_dim(&self) -> usize {
         self.head_dim
-            .unwrap_or(self.hidden_size / self.num_attention_heads)
+            .unwrap_or_else(|| self.hidden_size / self.num_attention_heads.max(1))
     }
 
     pub(crate) fn layers(&self) -> LlamaConfig {

@@ -3,6 +3,13 @@
 
 use candle_core::{DType, Device, Result, Tensor};
 
+/// The most positions rotation tables are built for: far beyond the contexts the engine
+/// runs (`EngineCoreConfig::max_seq_len`, 4096 by default; a position past the table is
+/// an error, not a crash), and few enough that a model file claiming a billion
+/// positions cannot make loading allocate gigabytes (a failed allocation aborts the
+/// process).
+pub const MAX_POSITIONS: usize = 1 << 17;
+
 /// Precomputed cos/sin tables, applied to tokens at arbitrary positions so that one
 /// batch can mix sequences at different offsets.
 #[derive(Debug, Clone)]
@@ -49,6 +56,9 @@ impl RotaryEmbedding {
             })
             .collect();
         let inv_freq = Tensor::from_vec(inv_freq, (1, head_dim / 2), device)?;
+        // A model file can declare any context length; the engine never runs longer
+        // sequences than its own limit, far below this.
+        let max_positions = max_positions.min(MAX_POSITIONS);
         let positions = Tensor::arange(0u32, max_positions as u32, device)?
             .to_dtype(DType::F32)?
             .reshape((max_positions, 1))?;
@@ -82,5 +92,20 @@ impl RotaryEmbedding {
             RotaryPairs::Interleaved => candle_nn::rotary_emb::rope_i(&x, &cos, &sin)?,
         }
         .reshape((tokens, heads, dim))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A model file may claim any context: the tables stop at [`MAX_POSITIONS`].
+    #[test]
+    fn a_claimed_billion_positions_builds_bounded_tables() -> Result<()> {
+        let rope =
+            RotaryEmbedding::new(64, 1_000_000_000, 10_000.0, None, DType::F32, &Device::Cpu)?;
+        assert_eq!(rope.cos.dims(), [MAX_POSITIONS, 32]);
+        assert_eq!(rope.sin.dims(), [MAX_POSITIONS, 32]);
+        Ok(())
     }
 }

@@ -91,7 +91,7 @@ pub struct CodecEncoderConfig {
 impl CodecEncoderConfig {
     pub fn head_dim(&self) -> usize {
         self.head_dim
-            .unwrap_or(self.hidden_size / self.num_attention_heads)
+            .unwrap_or_else(|| self.hidden_size / self.num_attention_heads.max(1))
     }
 
     /// Samples per step of the convolutions' output.
@@ -195,7 +195,7 @@ fn default_positions() -> usize {
 impl CodecDecoderConfig {
     pub fn head_dim(&self) -> usize {
         self.head_dim
-            .unwrap_or(self.hidden_size / self.num_attention_heads)
+            .unwrap_or_else(|| self.hidden_size / self.num_attention_heads.max(1))
     }
 
     /// Output samples per frame: every upsampling stage multiplied.
