@@ -209,6 +209,23 @@ pub fn write_new_atomically(path: &Path, bytes: &[u8]) -> Result<(), RuntimeErro
     })
 }
 
+/// Whether `path` is a file with nothing in it.
+pub(crate) fn is_empty_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0)
+}
+
+/// Removes its file when dropped, if the file is still empty: a reservation (a batch's
+/// manifest, made before its first line) that nothing was written into.
+pub(crate) struct RemoveIfEmpty(pub(crate) PathBuf);
+
+impl Drop for RemoveIfEmpty {
+    fn drop(&mut self) {
+        if is_empty_file(&self.0) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+}
+
 /// Refuses, before any work, an output file that could not or should not be written:
 /// its folder missing, a folder at its name, a place inside the data folder (the
 /// database and every job's files live there) or, unless `replace`, a file already

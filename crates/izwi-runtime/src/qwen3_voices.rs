@@ -193,6 +193,7 @@ impl Inner {
 
     async fn clone_voice(&self, request: CloneVoiceRequest) -> Result<ClonedVoice, RuntimeError> {
         let (model, _) = self.qwen3_model(&request.model_id, "base")?;
+        self.check_voice_name(&request.name, None).await?;
         if !request.audio.is_file() {
             return Err(RuntimeError::InvalidRequest(format!(
                 "no recording at {}",
@@ -328,6 +329,7 @@ impl Inner {
         description: &str,
     ) -> Result<VoiceInfo, RuntimeError> {
         let (model, _) = self.qwen3_model(model_id, "voice_design")?;
+        self.check_voice_name(name, None).await?;
         let description = description.trim();
         if !description.chars().any(char::is_alphanumeric) {
             return Err(RuntimeError::InvalidRequest(

@@ -1111,6 +1111,13 @@ impl Runtime {
             .create_new(true)
             .open(&manifest)
             .map_err(|source| match source.kind() {
+                std::io::ErrorKind::AlreadyExists if files::is_empty_file(&manifest) => {
+                    RuntimeError::InvalidRequest(format!(
+                        "{} holds an empty {MANIFEST_NAME}: a batch there is starting, or \
+                         one ended before its first line; delete it or choose another folder",
+                        dir.display()
+                    ))
+                }
                 std::io::ErrorKind::AlreadyExists => RuntimeError::InvalidRequest(format!(
                     "{} already holds a batch ({MANIFEST_NAME}); choose an empty folder",
                     dir.display()
@@ -1145,11 +1152,15 @@ impl Runtime {
         };
         let inner = self.inner.clone();
         let job_id = job.id;
+        // However the job ends (failed, or cancelled: its work dropped, started or
+        // not), a manifest still empty frees the folder again.
+        let reserved = files::RemoveIfEmpty(manifest);
         self.inner.jobs.spawn(
             self.inner.store.clone(),
             self.inner.events.clone(),
             &job,
             move || async move {
+                let _reserved = reserved;
                 let metrics = run_batch(&inner, job_id, &source, &request).await?;
                 Ok((Some(request.output_dir.display().to_string()), metrics))
             },

@@ -200,6 +200,34 @@ impl Inner {
             .collect())
     }
 
+    /// Refuses a name the user gives a voice that `--voice NAME` could not pick out: a
+    /// number (taken for a voice's id) or another voice's name, case aside (`voice`:
+    /// the voice being renamed, which may keep its own).
+    pub(crate) async fn check_voice_name(
+        &self,
+        name: &str,
+        voice: Option<i64>,
+    ) -> Result<(), RuntimeError> {
+        let name = name.trim();
+        if name.parse::<i64>().is_ok() {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "a voice cannot be named {name}: a number picks a voice by its id"
+            )));
+        }
+        let lower = name.to_lowercase();
+        let taken =
+            self.list_voices().await?.into_iter().find(|v| {
+                Some(v.id) != voice && !name.is_empty() && v.name.to_lowercase() == lower
+            });
+        if let Some(other) = taken {
+            return Err(RuntimeError::InvalidRequest(format!(
+                "there is a voice named {:?} already (id {}); choose another name",
+                other.name, other.id
+            )));
+        }
+        Ok(())
+    }
+
     pub(crate) async fn voice_info(&self, id: i64) -> Result<VoiceInfo, RuntimeError> {
         self.list_voices()
             .await?
@@ -227,9 +255,9 @@ impl Inner {
             return Err(izwi_hub::HubError::NotInstalled(model.id).into());
         }
         check_settings(&settings)?;
-        // The model's own voice is made first, so a variant sits beside it rather
-        // than taking its place.
-        self.list_voices().await?;
+        // The model's own voice is made first (by the listing the name check reads),
+        // so a variant sits beside it rather than taking its place.
+        self.check_voice_name(name, None).await?;
         let row = self
             .store
             .create_voice(NewVoice {
@@ -434,6 +462,7 @@ impl Runtime {
 
     pub async fn rename_voice(&self, id: i64, name: &str) -> Result<(), RuntimeError> {
         self.inner.voice_row(id).await?;
+        self.inner.check_voice_name(name, Some(id)).await?;
         Ok(self.inner.store.rename_voice(id, name).await?)
     }
 

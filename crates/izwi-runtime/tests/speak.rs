@@ -63,6 +63,20 @@ async fn the_library_has_a_voice_per_installed_model_and_keeps_edits() {
         .await
         .unwrap();
     runtime.rename_voice(slow.id, "Joe slow").await.unwrap();
+    // `--voice NAME` must pick out one voice: no name twice (case aside), no number.
+    let twice = runtime
+        .add_voice(&joe, "JOE SLOW", VoiceSettings::default())
+        .await
+        .unwrap_err();
+    assert!(twice.to_string().contains("already"), "{twice}");
+    let number = runtime.rename_voice(slow.id, " 3 ").await.unwrap_err();
+    assert!(
+        number.to_string().contains("picks a voice by its id"),
+        "{number}"
+    );
+    // A voice keeps its own name in another case.
+    runtime.rename_voice(slow.id, "joe slow").await.unwrap();
+    runtime.rename_voice(slow.id, "Joe slow").await.unwrap();
     let refused = runtime
         .update_voice_settings(
             slow.id,
@@ -386,12 +400,37 @@ async fn a_batch_never_overwrites_a_file_nor_shares_a_folder() {
     let shared = dir.path().join("shared");
     let first = runtime.speak_batch(batch(&shared)).await.unwrap();
     let second = runtime.speak_batch(batch(&shared)).await.unwrap_err();
+    let second = second.to_string();
     assert!(
-        second.to_string().contains("already holds a batch"),
+        second.contains("a batch there is starting") || second.contains("already holds a batch"),
         "{second}"
     );
     let first = runtime.wait_job(first.id).await.unwrap();
     assert_eq!(first.status, JobStatus::Done, "{:?}", first.error);
+}
+
+/// A batch stopped before its first line leaves its folder as it found it, free for the
+/// next batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_cancelled_at_once_leaves_no_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, _, _) = open_with_joe(dir.path()).await;
+    let out = dir.path().join("out");
+    let request = || SpeakBatchRequest {
+        voice: "joe".into(),
+        lines: vec!["One line.".into()],
+        output_dir: out.clone(),
+        speed: None,
+        max_wer: None,
+    };
+    let job = runtime.speak_batch(request()).await.unwrap();
+    runtime.cancel_job(job.id).await.unwrap();
+    let job = runtime.job(job.id).await.unwrap();
+    assert_eq!(job.status, JobStatus::Cancelled);
+    assert!(!out.join(MANIFEST_NAME).exists());
+    let again = runtime.speak_batch(request()).await.unwrap();
+    let again = runtime.wait_job(again.id).await.unwrap();
+    assert_eq!(again.status, JobStatus::Done, "{:?}", again.error);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
