@@ -278,6 +278,16 @@ fn the_api_answers_as_openai_does() {
         400,
         "invalid_request_error",
     );
+    // A field of the wrong type is a bad request too, as OpenAI answers it.
+    assert_error(
+        client()
+            .post(server.url("/v1/audio/speech"))
+            .json(&serde_json::json!({"model": "tts-1", "input": "Hi.", "voice": {"id": 1}}))
+            .send()
+            .unwrap(),
+        400,
+        "invalid_request_error",
+    );
     assert_error(
         client().get(server.url("/v1/nothing")).send().unwrap(),
         404,

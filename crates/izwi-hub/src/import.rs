@@ -75,7 +75,7 @@ pub fn import(
     if name.is_empty() {
         return Err(HubError::NotImportable {
             path: src.to_path_buf(),
-            reason: "give it a name made of letters, digits, '.', '-' or '_'".into(),
+            reason: "give it a name (--name) made of letters, digits, '.', '-' or '_'".into(),
         });
     }
     let target = models_dir.join(&name);
@@ -428,7 +428,8 @@ fn piper_config(onnx: &Path) -> PathBuf {
 fn default_name(src: &Path, layout: &Layout) -> String {
     let path = match layout {
         Layout::Piper(onnx) | Layout::Gguf(onnx) => onnx.with_extension(""),
-        _ => src.to_path_buf(),
+        // `.` or `foo/..` name no folder until resolved.
+        _ => src.canonicalize().unwrap_or_else(|_| src.to_path_buf()),
     };
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -149,6 +149,19 @@ fn what_cannot_be_imported_is_refused_with_the_reason() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// `.` or `x/..` name the folder they resolve to.
+#[test]
+fn a_folder_given_as_a_relative_step_is_named_after_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = hub(dir.path());
+    let src = whisper_folder(dir.path());
+    std::fs::create_dir_all(src.join("sub")).unwrap();
+    let info = hub
+        .import(&src.join("sub/.."), None, &no_converter)
+        .unwrap();
+    assert_eq!(info.name, "my-whisper");
+}
+
 #[test]
 fn a_folder_is_usable_in_place_and_never_deleted() {
     let dir = tempfile::tempdir().unwrap();

@@ -162,10 +162,16 @@ pub(crate) async fn method_not_allowed(
     )
 }
 
-/// A JSON body that could not be read, with the status axum gives it (400, 413, 415).
+/// A JSON body that could not be read, with the status axum gives it (400, 413, 415),
+/// but 400 where axum says 422 (a field of the wrong type, one not taken): OpenAI
+/// answers every malformed body with 400.
 pub(crate) fn bad_json(e: axum::extract::rejection::JsonRejection) -> ApiError {
+    let status = match e.status() {
+        StatusCode::UNPROCESSABLE_ENTITY => StatusCode::BAD_REQUEST,
+        other => other,
+    };
     ApiError {
-        status: e.status(),
+        status,
         ..ApiError::invalid(e.body_text())
     }
 }
