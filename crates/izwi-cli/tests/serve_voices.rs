@@ -70,7 +70,8 @@ fn speech(server: &Server, body: Value) -> Vec<i16> {
 /// The samples `izwi speak` writes for the same request.
 fn spoken(data: &Izwi, args: &[&str]) -> Vec<i16> {
     let out = data.path("spoken.wav");
-    let mut all = vec!["speak", "--output", out.to_str().unwrap()];
+    // Each call replaces the WAV the last one made.
+    let mut all = vec!["speak", "--force", "--output", out.to_str().unwrap()];
     all.extend(args);
     data.ok(&all);
     hound::WavReader::open(&out)

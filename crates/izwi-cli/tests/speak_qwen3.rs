@@ -164,7 +164,7 @@ fn speaks_with_a_preset_speaker_instructions_and_a_language() {
         out,
     ]);
     assert!(hound::WavReader::open(out).unwrap().duration() >= 2 * 1920);
-    // A designed voice: only a description.
+    // A designed voice: only a description (its WAV replacing the last).
     data.ok(&[
         "speak",
         "--voice",
@@ -175,6 +175,7 @@ fn speaks_with_a_preset_speaker_instructions_and_a_language() {
         "Hello.",
         "--output",
         out,
+        "--force",
     ]);
     for (flag, value, why) in [
         (
@@ -185,7 +186,7 @@ fn speaks_with_a_preset_speaker_instructions_and_a_language() {
         ("--language", "klingon", "not one of this model's"),
     ] {
         let stderr = data.fails(&[
-            "speak", "--voice", &voice, flag, value, "--text", "Hi.", "--output", out,
+            "speak", "--voice", &voice, flag, value, "--text", "Hi.", "--output", out, "--force",
         ]);
         assert!(stderr.contains(why), "{flag}: {stderr}");
     }

@@ -5,7 +5,7 @@ use candle_nn::{RmsNorm, VarBuilder};
 
 use super::config::LlamaConfig;
 use crate::engine::{ForwardBatch, KvCacheShape, LayerKvCache, ModelExecutor, ModelSpec};
-use crate::models::shared::decoder_weights::DecoderWeights;
+use crate::models::shared::decoder_weights::{DecoderWeights, KeptIn};
 use crate::models::shared::embedding::Embedding;
 use crate::models::shared::linear::Linear;
 use crate::models::shared::paged_attention::PagedAttentionMetadata;
@@ -31,6 +31,16 @@ impl LlamaWeights for VarBuilder<'_> {
         // Hugging Face configs describe scaling in `rope_scaling`, which
         // `LlamaConfig::check_supported` refuses.
         Ok(None)
+    }
+}
+
+impl LlamaWeights for KeptIn<'_> {
+    fn rotary_pairs(&self) -> RotaryPairs {
+        self.vb().rotary_pairs()
+    }
+
+    fn rope_freq_factors(&self, count: usize) -> Result<Option<Vec<f32>>> {
+        self.vb().rope_freq_factors(count)
     }
 }
 
@@ -146,46 +156,6 @@ impl DecoderLayer {
             mlp: Mlp::load(cfg, w, &format!("{prefix}.mlp"))?,
             input_layernorm: norm("input_layernorm")?,
             post_attention_layernorm: norm("post_attention_layernorm")?,
-        })
-    }
-
-    /// The same layer with its projections' weights kept in `half` (f16 or bf16) if
-    /// given: see [`Linear::with_half_weight`].
-    pub(crate) fn with_half_weights_to(self, half: Option<DType>) -> Result<Self> {
-        let Attention {
-            q_proj,
-            k_proj,
-            v_proj,
-            o_proj,
-            q_norm,
-            k_norm,
-            num_heads,
-            num_kv_heads,
-            head_dim,
-        } = self.self_attn;
-        let Mlp {
-            gate_proj,
-            up_proj,
-            down_proj,
-        } = self.mlp;
-        Ok(Self {
-            self_attn: Attention {
-                q_proj: q_proj.kept_in(half)?,
-                k_proj: k_proj.kept_in(half)?,
-                v_proj: v_proj.kept_in(half)?,
-                o_proj: o_proj.kept_in(half)?,
-                q_norm,
-                k_norm,
-                num_heads,
-                num_kv_heads,
-                head_dim,
-            },
-            mlp: Mlp {
-                gate_proj: gate_proj.kept_in(half)?,
-                up_proj: up_proj.kept_in(half)?,
-                down_proj: down_proj.kept_in(half)?,
-            },
-            ..self
         })
     }
 

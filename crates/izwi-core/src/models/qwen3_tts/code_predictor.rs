@@ -8,6 +8,7 @@ use candle_nn::{rms_norm, RmsNorm, VarBuilder};
 
 use super::config::CodePredictorConfig;
 use crate::models::llama::DecoderLayer;
+use crate::models::shared::decoder_weights::{DecoderWeights, KeptIn};
 use crate::models::shared::embedding::Embedding;
 use crate::models::shared::linear::Linear;
 use crate::models::shared::paged_attention::dense_attention;
@@ -47,45 +48,42 @@ impl CodePredictor {
         half: Option<DType>,
     ) -> Result<Self> {
         let layers_config = config.layers();
-        let model = vb.pp("model");
+        let weights = KeptIn::new(vb.clone(), half);
+        let model = weights.pp("model");
         let groups = config.num_code_groups - 1;
         let projection = (config.hidden_size != talker_hidden)
             .then(|| {
-                Linear::load(
+                weights.linear(
+                    "small_to_mtp_projection",
                     talker_hidden,
                     config.hidden_size,
-                    vb.pp("small_to_mtp_projection"),
-                )?
-                .kept_in(half)
+                    true,
+                )
             })
             .transpose()?;
         Ok(Self {
             projection,
             layers: (0..config.num_hidden_layers)
-                .map(|i| {
-                    DecoderLayer::load(&layers_config, &model, &format!("layers.{i}"))?
-                        .with_half_weights_to(half)
-                })
+                .map(|i| DecoderLayer::load(&layers_config, &model, &format!("layers.{i}")))
                 .collect::<Result<Vec<_>>>()?,
-            norm: rms_norm(config.hidden_size, config.rms_norm_eps, model.pp("norm"))?,
+            norm: rms_norm(config.hidden_size, config.rms_norm_eps, vb.pp("model.norm"))?,
             codec_embedding: (0..groups)
                 .map(|i| {
-                    Embedding::Dense(
-                        model
-                            .pp(format!("codec_embedding.{i}"))
-                            .get((config.vocab_size, talker_hidden), "weight")?,
+                    model.embedding(
+                        &format!("codec_embedding.{i}"),
+                        config.vocab_size,
+                        talker_hidden,
                     )
-                    .narrowed_to(half)
                 })
                 .collect::<Result<Vec<_>>>()?,
             lm_head: (0..groups)
                 .map(|i| {
-                    Linear::load_no_bias(
+                    weights.linear(
+                        &format!("lm_head.{i}"),
                         config.hidden_size,
                         config.vocab_size,
-                        vb.pp(format!("lm_head.{i}")),
-                    )?
-                    .kept_in(half)
+                        false,
+                    )
                 })
                 .collect::<Result<Vec<_>>>()?,
             rope: RotaryEmbedding::new(

@@ -7,6 +7,7 @@ use candle_nn::{rms_norm, RmsNorm, VarBuilder};
 use super::config::TalkerConfig;
 use crate::engine::{ForwardBatch, LayerKvCache};
 use crate::models::llama::DecoderLayer;
+use crate::models::shared::decoder_weights::{DecoderWeights, KeptIn};
 use crate::models::shared::embedding::Embedding;
 use crate::models::shared::linear::Linear;
 use crate::models::shared::paged_attention::PagedAttentionMetadata;
@@ -41,40 +42,33 @@ pub struct TalkerOutput {
 impl Talker {
     /// Loads the weights under `talker.` of a Qwen3-TTS checkpoint. With `half` (f16
     /// or bf16, as the checkpoint stores them) the weights a decode step reads stay in
-    /// it, each narrowed as it is loaded: see [`Linear::with_half_weight`]. The
-    /// embedding tables too; their rows are widened as they are looked up.
+    /// it, read as stored ([`KeptIn`], [`Linear::with_half_weight`]). The embedding
+    /// tables too; their rows are widened as they are looked up.
     pub fn load(config: &TalkerConfig, vb: VarBuilder, half: Option<DType>) -> Result<Self> {
         let layers_config = config.layers();
-        let model = vb.pp("model");
-        let dense = |vb: VarBuilder, rows: usize, cols: usize| -> Result<Embedding> {
-            Embedding::Dense(vb.get((rows, cols), "weight")?).narrowed_to(half)
-        };
+        let weights = KeptIn::new(vb.clone(), half);
+        let model = weights.pp("model");
         let (text_hidden, hidden) = (config.text_hidden_size, config.hidden_size);
         let layers = (0..config.num_hidden_layers)
-            .map(|i| {
-                let layer = DecoderLayer::load(&layers_config, &model, &format!("layers.{i}"))?;
-                layer.with_half_weights_to(half)
-            })
+            .map(|i| DecoderLayer::load(&layers_config, &model, &format!("layers.{i}")))
             .collect::<Result<Vec<_>>>()?;
         Ok(Self {
-            text_embedding: dense(
-                model.pp("text_embedding"),
+            text_embedding: model.embedding(
+                "text_embedding",
                 config.text_vocab_size,
                 text_hidden,
             )?,
-            text_fc1: Linear::load(
+            text_fc1: weights.linear(
+                "text_projection.linear_fc1",
                 text_hidden,
                 text_hidden,
-                vb.pp("text_projection.linear_fc1"),
-            )?
-            .kept_in(half)?,
-            text_fc2: Linear::load(text_hidden, hidden, vb.pp("text_projection.linear_fc2"))?
-                .kept_in(half)?,
-            codec_embedding: dense(model.pp("codec_embedding"), config.vocab_size, hidden)?,
+                true,
+            )?,
+            text_fc2: weights.linear("text_projection.linear_fc2", text_hidden, hidden, true)?,
+            codec_embedding: model.embedding("codec_embedding", config.vocab_size, hidden)?,
             layers,
-            norm: rms_norm(hidden, config.rms_norm_eps, model.pp("norm"))?,
-            codec_head: Linear::load_no_bias(hidden, config.vocab_size, vb.pp("codec_head"))?
-                .kept_in(half)?,
+            norm: rms_norm(hidden, config.rms_norm_eps, vb.pp("model.norm"))?,
+            codec_head: weights.linear("codec_head", hidden, config.vocab_size, false)?,
             rope: RotaryEmbedding::new(
                 config.head_dim(),
                 config.max_position_embeddings,

@@ -4,9 +4,8 @@
 use std::sync::Arc;
 
 use candle_core::quantized::QTensor;
-use candle_core::{DType, Module, Result, Tensor};
+use candle_core::{Module, Result, Tensor};
 
-use super::half_weights;
 use super::linear::Linear;
 
 #[derive(Debug, Clone)]
@@ -25,17 +24,6 @@ impl Embedding {
                 candle_nn::Embedding::new(table.clone(), table.dim(1)?).forward(ids)
             }
             Self::Quantized(table) => table.embedding(ids),
-        }
-    }
-
-    /// The same table kept in `half` (f16 or bf16) if given; a quantized one stays as
-    /// it is. Its rows are then looked up in that type: callers widen them.
-    pub fn narrowed_to(self, half: Option<DType>) -> Result<Self> {
-        match (self, half) {
-            (Self::Dense(table), Some(dtype)) => {
-                Ok(Self::Dense(half_weights::narrow(&table, dtype)?))
-            }
-            (table, _) => Ok(table),
         }
     }
 

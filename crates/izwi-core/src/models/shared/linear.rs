@@ -99,14 +99,6 @@ impl Linear {
     pub fn is_bf16_packed(&self) -> bool {
         matches!(self.weight, Weight::Bf16(_))
     }
-
-    /// [`Linear::with_half_weight`] in `half` if given; the layer as it is otherwise.
-    pub fn kept_in(self, half: Option<DType>) -> Result<Self> {
-        match half {
-            Some(dtype) => self.with_half_weight(dtype),
-            None => Ok(self),
-        }
-    }
 }
 
 impl Linear {
