@@ -23,7 +23,7 @@ use crate::files::{absolute, check_output_file};
 use crate::lfm2_audio_speak::{check_lfm2_speech, lfm2_voice, Lfm2Speaker};
 use crate::runtime::Inner;
 use crate::speak::{
-    blocking, check_text, create_wav, excerpt, metrics, nothing_to_say, script_sentences, Script,
+    blocking, check_text, excerpt, metrics, nothing_to_say, script_sentences, OutputWav, Script,
     SpeakParams, SENTENCE_GAP_SECONDS,
 };
 use crate::voices::{Lfm2Speech, Qwen3Voice, VoiceChoice};
@@ -450,18 +450,9 @@ impl Runtime {
             language: None,
             seed: None,
         };
-        let output = params.output.map(Path::to_path_buf);
+        let output = OutputWav::asked(params.output, params.replace);
         let sentences = script_sentences(script.clone());
-        let script = Some(script);
-        self.spawn_speaking(
-            &job,
-            utterance,
-            voice,
-            sentences,
-            script,
-            output,
-            params.replace,
-        );
+        self.spawn_speaking(&job, utterance, voice, sentences, Some(script), output);
         Ok(job)
     }
 
@@ -475,8 +466,7 @@ impl Runtime {
         voice: SampledVoice,
         texts: mpsc::Receiver<Result<String, RuntimeError>>,
         script: Option<Script>,
-        output: Option<PathBuf>,
-        replace: bool,
+        output: Option<OutputWav>,
     ) {
         let inner = self.inner.clone();
         let job_id = job.id;
@@ -485,16 +475,9 @@ impl Runtime {
             self.inner.events.clone(),
             job,
             move || async move {
-                let (output, replace) = match output {
-                    Some(path) => (path, replace),
-                    None => (
-                        inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
-                        true,
-                    ),
-                };
-                let metrics =
-                    run(&inner, &utterance, &voice, texts, script, &output, replace).await?;
-                Ok((Some(output.display().to_string()), metrics))
+                let output = OutputWav::of_job(output, &inner, job_id);
+                let metrics = run(&inner, &utterance, &voice, texts, script, &output).await?;
+                Ok((Some(output.path.display().to_string()), metrics))
             },
         );
     }
@@ -547,8 +530,8 @@ impl Runtime {
         // The channel has room for it: the send cannot fail.
         let _ = tx.try_send(Ok(request.text.clone()));
         drop(tx);
-        let (output, replace) = (request.output.clone(), request.replace);
-        self.spawn_speaking(&job, utterance, voice, texts, None, output, replace);
+        let output = OutputWav::asked(request.output.as_deref(), request.replace);
+        self.spawn_speaking(&job, utterance, voice, texts, None, output);
         Ok(job)
     }
 }
@@ -587,8 +570,7 @@ async fn run(
     voice: &SampledVoice,
     mut texts: mpsc::Receiver<Result<String, RuntimeError>>,
     script: Option<Script>,
-    output: &Path,
-    replace: bool,
+    output: &OutputWav,
 ) -> Result<JobMetrics, RuntimeError> {
     let started = Instant::now();
     let file_sentences = match script {
@@ -598,10 +580,10 @@ async fn run(
     let speaker = SampledSpeaker::load(inner, voice, utterance.language.clone()).await?;
     let rate = speaker.sample_rate();
     let audio_error = |source| RuntimeError::Audio {
-        path: output.to_path_buf(),
+        path: output.path.clone(),
         source,
     };
-    let mut wav = create_wav(output, rate, replace).map_err(audio_error)?;
+    let mut wav = output.create(rate).map_err(audio_error)?;
     let gap = vec![0f32; (SENTENCE_GAP_SECONDS * rate as f32) as usize];
     // Pieces are at most a second of audio: written as they come.
     let mut failed = None;

@@ -477,13 +477,39 @@ pub(crate) async fn preview(
     })
 }
 
-/// The WAV writer of a job's output: one the user did not ask to replace is never
-/// written over, even if it appears while the job runs.
-pub(crate) fn create_wav(path: &Path, rate: u32, replace: bool) -> Result<WavFile, AudioError> {
-    if replace {
-        WavFile::create(path, rate)
-    } else {
-        WavFile::create_new(path, rate)
+/// Where a speak job's WAV goes, and whether a file there may be replaced.
+#[derive(Debug, Clone)]
+pub(crate) struct OutputWav {
+    pub(crate) path: PathBuf,
+    pub(crate) replace: bool,
+}
+
+impl OutputWav {
+    /// The file a request asked for, replacing one there only if it said so.
+    pub(crate) fn asked(path: Option<&Path>, replace: bool) -> Option<OutputWav> {
+        path.map(|path| OutputWav {
+            path: path.to_path_buf(),
+            replace,
+        })
+    }
+
+    /// The job's WAV: the one asked for, else `<data dir>/audio/speech-<job id>.wav`,
+    /// Izwi's own.
+    pub(crate) fn of_job(asked: Option<OutputWav>, inner: &Inner, job_id: i64) -> OutputWav {
+        asked.unwrap_or_else(|| OutputWav {
+            path: inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
+            replace: true,
+        })
+    }
+
+    /// Its writer: a file the user did not ask to replace is never written over, even
+    /// one that appears while the job runs.
+    pub(crate) fn create(&self, rate: u32) -> Result<WavFile, AudioError> {
+        if self.replace {
+            WavFile::create(&self.path, rate)
+        } else {
+            WavFile::create_new(&self.path, rate)
+        }
     }
 }
 
@@ -495,8 +521,7 @@ async fn run(
     choice: &VoiceChoice,
     script: Script,
     speed: Option<f32>,
-    output: &Path,
-    replace: bool,
+    output: &OutputWav,
 ) -> Result<JobMetrics, RuntimeError> {
     let started = Instant::now();
     let speaker = Speaker::load(inner, choice, speed).await?;
@@ -507,11 +532,11 @@ async fn run(
     }
     let rate = speaker.sample_rate();
     let audio_error = |source| RuntimeError::Audio {
-        path: output.to_path_buf(),
+        path: output.path.clone(),
         source,
     };
-    let path = output.to_path_buf();
-    let mut wav = blocking(move || create_wav(&path, rate, replace))
+    let out = output.clone();
+    let mut wav = blocking(move || out.create(rate))
         .await?
         .map_err(audio_error)?;
     let gap: Arc<[f32]> = vec![0f32; (SENTENCE_GAP_SECONDS * rate as f32) as usize].into();
@@ -686,8 +711,7 @@ async fn run_remote(
     voice: &RemoteVoice,
     script: Script,
     speed: Option<f32>,
-    output: &Path,
-    replace: bool,
+    output: &OutputWav,
 ) -> Result<JobMetrics, RuntimeError> {
     let started = Instant::now();
     let counted = script.clone();
@@ -696,7 +720,7 @@ async fn run_remote(
         return Err(nothing_to_say());
     }
     let audio_error = |source| RuntimeError::Audio {
-        path: output.to_path_buf(),
+        path: output.path.clone(),
         source,
     };
     let mut sentences = script_sentences(script);
@@ -709,8 +733,8 @@ async fn run_remote(
         let (file, wav_rate) = match wav.take() {
             Some(open) => open,
             None => {
-                let path = output.to_path_buf();
-                let file = blocking(move || create_wav(&path, rate, replace))
+                let out = output.clone();
+                let file = blocking(move || out.create(rate))
                     .await?
                     .map_err(audio_error)?;
                 (file, rate)
@@ -979,22 +1003,16 @@ impl Runtime {
             .await?;
         let inner = self.inner.clone();
         let job_id = job.id;
-        let (output, speed) = (params.output.map(Path::to_path_buf), params.speed);
-        let replace = params.replace;
+        let output = OutputWav::asked(params.output, params.replace);
+        let speed = params.speed;
         self.inner.jobs.spawn(
             self.inner.store.clone(),
             self.inner.events.clone(),
             &job,
             move || async move {
-                let (output, replace) = match output {
-                    Some(path) => (path, replace),
-                    None => (
-                        inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
-                        true,
-                    ),
-                };
-                let metrics = run(&inner, job_id, &choice, script, speed, &output, replace).await?;
-                Ok((Some(output.display().to_string()), metrics))
+                let output = OutputWav::of_job(output, &inner, job_id);
+                let metrics = run(&inner, job_id, &choice, script, speed, &output).await?;
+                Ok((Some(output.path.display().to_string()), metrics))
             },
         );
         Ok(job)
@@ -1031,25 +1049,17 @@ impl Runtime {
             .emit(Event::JobQueued { job: job.clone() });
         let inner = self.inner.clone();
         let job_id = job.id;
-        let (output, speed) = (params.output.map(Path::to_path_buf), params.speed);
-        let replace = params.replace;
+        let output = OutputWav::asked(params.output, params.replace);
+        let speed = params.speed;
         self.inner.jobs.spawn(
             self.inner.store.clone(),
             self.inner.events.clone(),
             &job,
             move || async move {
-                let (output, replace) = match output {
-                    Some(path) => (path, replace),
-                    None => (
-                        inner.store.audio_dir().join(format!("speech-{job_id}.wav")),
-                        true,
-                    ),
-                };
-                let metrics = run_remote(
-                    &inner, &remote, job_id, &voice, script, speed, &output, replace,
-                )
-                .await?;
-                Ok((Some(output.display().to_string()), metrics))
+                let output = OutputWav::of_job(output, &inner, job_id);
+                let metrics =
+                    run_remote(&inner, &remote, job_id, &voice, script, speed, &output).await?;
+                Ok((Some(output.path.display().to_string()), metrics))
             },
         );
         Ok(job)
