@@ -12,6 +12,7 @@ use izwi_server::ServerEvents;
 
 use crate::chosen::ChosenPaths;
 use crate::commands::api_server::ApiServerSlot;
+use crate::error::{AppError, AppResult};
 
 /// Lets the webview load one file through the asset protocol (to play it).
 pub type AllowAsset = Box<dyn Fn(&Path) + Send + Sync>;
@@ -69,6 +70,28 @@ impl AppState {
             dictation: Arc::default(),
             voice_sample: Arc::default(),
         }
+    }
+
+    /// Whether `id` names a model Izwi lists (the catalog's, the imports'): model ids
+    /// from the page must, never a path, which would make the app load a model file the
+    /// user did not choose (the CLI may give paths; they are its user's own).
+    pub(crate) fn is_listed_model(&self, id: &str) -> bool {
+        self.runtime.models().iter().any(|m| m.id == id)
+    }
+
+    /// Refuses a model id from the page that is a file or folder rather than a model
+    /// [`AppState::is_listed_model`] knows; `what` says what the model was for. Other
+    /// ids go on, for the runtime to find or say it has no such model.
+    pub(crate) fn listed_model(&self, id: &str, what: &str) -> AppResult<()> {
+        let path = Path::new(id.trim());
+        let a_path = path.is_absolute() || path.exists();
+        if !a_path || self.is_listed_model(id) {
+            return Ok(());
+        }
+        Err(AppError::invalid(format!(
+            "the {what} {id:?} is a path, not a model Izwi lists: import it first (Models → \
+             Import)"
+        )))
     }
 
     /// Opens the runtime on `data_dir` (the Hugging Face cache from `HF_HOME` as usual).

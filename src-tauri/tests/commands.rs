@@ -8,7 +8,7 @@ use izwi_desktop::commands::settings::Theme;
 use izwi_desktop::commands::transcribe::TranscribeOptions;
 use izwi_desktop::error::ErrorKind;
 use izwi_desktop::state::AppState;
-use izwi_runtime::{NoEvents, Runtime, RuntimeConfig};
+use izwi_runtime::{NoEvents, Runtime, RuntimeConfig, VoiceSettings};
 
 async fn state(dir: &Path, opened: Vec<std::path::PathBuf>) -> (AppState, Arc<Mutex<Vec<String>>>) {
     let mut config = RuntimeConfig::new(dir.join("data"));
@@ -335,6 +335,27 @@ async fn paths_the_user_did_not_choose_are_refused() {
             .await
             .map(|_| ()),
         "speak with an .onnx path",
+    );
+    // A voice file the hub recognises (its .onnx.json beside it) is still a path the
+    // user did not choose.
+    let voice = d.join("elsewhere/other.onnx");
+    std::fs::write(&voice, b"not a model").unwrap();
+    std::fs::write(d.join("elsewhere/other.onnx.json"), b"{}").unwrap();
+    refused(
+        state
+            .speak(s(&voice), "Hello.".into(), None)
+            .await
+            .map(|_| ()),
+        "speak with a recognised voice file",
+    );
+    // Model ids from the page are the models Izwi lists, never paths.
+    let not_listed = state
+        .add_voice(s(&voice), "Other".into(), VoiceSettings::default())
+        .await
+        .unwrap_err();
+    assert!(
+        not_listed.message.contains("not a model Izwi lists"),
+        "{not_listed:?}"
     );
     refused(
         state

@@ -35,6 +35,9 @@ export function App() {
         const v = VIEWS.find((x) => x.key === key)
         if (v && !e.shiftKey) {
           e.preventDefault()
+          // A field being typed in is left first: a transcript's correction saves on
+          // blur, before its page goes.
+          if (isTyping(e.target)) (e.target as HTMLElement).blur()
           navigate(v.id)
         } else if (key === 'o') {
           e.preventDefault()

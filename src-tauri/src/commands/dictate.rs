@@ -73,7 +73,10 @@ impl AppState {
         };
         let slot = Slot(self.dictation.clone());
         let model_id = match model_id {
-            Some(id) => id,
+            Some(id) => {
+                self.listed_model(&id, "dictation model")?;
+                id
+            }
             None => self.runtime.default_transcribe_model().await?,
         };
         let settings = self.runtime.chat_settings().await;

@@ -63,6 +63,9 @@ impl AppState {
 
     /// Sets the model transcription uses when none is chosen; None clears it.
     pub async fn set_default_model(&self, id: Option<String>) -> AppResult<()> {
+        if let Some(id) = &id {
+            self.listed_model(id, "default transcription model")?;
+        }
         Ok(self
             .runtime
             .set_default_transcribe_model(id.as_deref())

@@ -81,13 +81,13 @@ impl AppState {
     }
 
     /// A voice given as a path must be one the user chose (the runtime would load any
-    /// `.onnx` it is given); it goes on resolved. Library voices and model ids pass as
-    /// they are.
+    /// voice or model folder it is given); it goes on resolved. Library voices and the
+    /// ids of listed models pass as they are.
     pub(crate) async fn checked_voice(&self, voice: String) -> AppResult<String> {
         let spec = voice.trim();
         let path = Path::new(spec);
         let looks_like_path = path.is_absolute() || spec.ends_with(".onnx") || path.exists();
-        if !looks_like_path || self.runtime.model(spec).is_ok() {
+        if !looks_like_path || self.is_listed_model(spec) {
             return Ok(voice);
         }
         let named = self

@@ -83,7 +83,10 @@ impl AppState {
             blocking(move || Ok(izwi_runtime::expand_media_paths(&paths, MAX_MEDIA_FILES)?))
                 .await?;
         let model_id = match non_empty(options.model_id) {
-            Some(id) => id,
+            Some(id) => {
+                self.listed_model(&id, "transcription model")?;
+                id
+            }
             None => self.runtime.default_job_transcribe_model().await?,
         };
         let mut jobs = Vec::with_capacity(found.files.len());

@@ -63,6 +63,7 @@ impl AppState {
         settings: VoiceSettings,
     ) -> AppResult<VoiceInfo> {
         let name = voice_name(&name)?;
+        self.listed_model(&model_id, "voice model")?;
         Ok(self.runtime.add_voice(&model_id, &name, settings).await?)
     }
 
@@ -111,6 +112,7 @@ impl AppState {
         text: Option<String>,
     ) -> AppResult<ClonedVoice> {
         let name = voice_name(&name)?;
+        self.listed_model(&model_id, "Qwen3-TTS model")?;
         let audio = self.chosen.readable(&audio, "the recording")?;
         let text = text.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
         let request = CloneVoiceRequest {
@@ -130,6 +132,7 @@ impl AppState {
         description: String,
     ) -> AppResult<VoiceInfo> {
         let name = voice_name(&name)?;
+        self.listed_model(&model_id, "Qwen3-TTS model")?;
         let description = description.trim();
         if description.is_empty() {
             return Err(AppError::invalid("describe the voice"));

@@ -37,10 +37,28 @@ describe('app', () => {
     await userEvent.keyboard('{Control>}2{/Control}')
     expect(navStore.get().view).toBe('models')
 
+    // The user went elsewhere: the finished transcript is offered, not forced on them.
     commands.getTranscript.mockResolvedValue(ok(transcript(7)))
     act(() => emitRuntime({ type: 'job_started', job_id: 7 }))
     act(() => emitRuntime({ type: 'job_finished', job_id: 7, status: 'done', error: null }))
+    expect(navStore.get().view).toBe('models')
+    await userEvent.click(await screen.findByRole('button', { name: 'Open' }))
     expect(navStore.get().view).toBe('transcribe')
+    expect(navStore.get().transcribe?.jobId).toBe(7)
+    expect(await screen.findByText('ask what you can do for your country.')).toBeInTheDocument()
+  })
+
+  it('opens the transcript of the file it was opened with where the user still waits for it', async () => {
+    commands.listModels.mockResolvedValue(
+      ok([model({ id: 'whisper-base.en', name: 'Whisper base (English)', status: 'installed', languages: ['en'] })]),
+    )
+    commands.getSettings.mockResolvedValue(ok(settings({ default_transcribe_model: 'whisper-base.en' })))
+    commands.takeOpenedFiles.mockResolvedValue(ok(['/home/ada/Audio/jfk.wav']))
+    commands.transcribeFiles.mockResolvedValue(ok(queued([job({ id: 7, model_id: 'whisper-base.en' })])))
+    commands.getTranscript.mockResolvedValue(ok(transcript(7)))
+    render(<App />)
+    await screen.findByRole('listitem', { name: 'jfk.wav' })
+    act(() => emitRuntime({ type: 'job_finished', job_id: 7, status: 'done', error: null }))
     expect(navStore.get().transcribe?.jobId).toBe(7)
     expect(await screen.findByText('ask what you can do for your country.')).toBeInTheDocument()
   })

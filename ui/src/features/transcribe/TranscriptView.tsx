@@ -78,7 +78,11 @@ export function TranscriptView({
   const texts = useMemo(() => rows.map((r) => r.text), [rows])
 
   const title = record?.title || (job ? basename(job.input) : `Job ${jobId}`)
-  const sourcePath = record?.source_path || job?.input || null
+  // A past session's file may be read once loading its transcript has allowed it (the
+  // app lets the page read only files the user chose, or whose transcripts it opened):
+  // asked for sooner, its waveform and audio would be refused.
+  const readable = !!item || !loading
+  const sourcePath = record?.source_path || (readable ? job?.input : null) || null
   const [useCopy, setUseCopy] = useState(false)
   const audioPath = useCopy && record?.audio_path && dataDir ? joinPath(dataDir, record.audio_path) : sourcePath
   const media = useMediaSrc(audioPath)

@@ -3,9 +3,10 @@
 import type { Job, JobStage, QueuedFiles, Segment, Task, TranscribeOptions } from '../../bindings'
 import { api } from '../../lib/api'
 import type { RuntimeEvent } from '../../lib/events'
-import { formatEta } from '../../lib/format'
-import { openTranscript } from '../../lib/nav'
+import { basename, formatEta } from '../../lib/format'
+import { navStore, openTranscript } from '../../lib/nav'
 import { createStore, useStore } from '../../lib/store'
+import { toast } from '../../lib/toast'
 
 export interface QueueItem {
   job: Job
@@ -157,12 +158,30 @@ export function handleJobEvent(e: RuntimeEvent): void {
         etaSeconds: null,
         cancelling: false,
       }))
-      if (item?.openWhenDone && e.status === 'done') openTranscript(e.job_id)
+      if (item?.openWhenDone && e.status === 'done') openWhenFree(e.job_id, item.job.input)
       break
     }
     default:
       break
   }
+}
+
+/**
+ * Opens a finished transcript the user asked to see (a file Izwi was opened with) where
+ * that takes nothing away: on the Transcribe page with no transcript open. Anywhere else
+ * (another page, a transcript being read or corrected, a dialog) it is offered instead.
+ */
+function openWhenFree(jobId: number, input: string): void {
+  const nav = navStore.get()
+  if (nav.view === 'transcribe' && nav.transcribe == null) {
+    openTranscript(jobId)
+    return
+  }
+  toast({
+    kind: 'success',
+    title: `Transcribed ${basename(input)}`,
+    action: { label: 'Open', run: () => openTranscript(jobId) },
+  })
 }
 
 /** Puts back the jobs still queued or running (after a reload of the window). */

@@ -98,7 +98,10 @@ function VoiceCard({ voice, origin, family }: { voice: VoiceInfo; origin: string
   const remove = async () => {
     const ok = await confirm({
       title: `Delete ${voice.name}?`,
-      body: 'Izwi forgets this voice and its settings. The voice model stays installed.',
+      body:
+        voice.source === 'cloned'
+          ? 'Izwi forgets this voice and deletes its copy of the recording it was cloned from: a file you chose stays where it was, but a recording made in Izwi is kept nowhere else. The voice model stays installed.'
+          : 'Izwi forgets this voice and its settings. The voice model stays installed.',
       confirmLabel: 'Delete',
       danger: true,
     })
