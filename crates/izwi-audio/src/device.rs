@@ -186,10 +186,21 @@ impl Failure {
     }
 }
 
+/// Captured blocks held for a reader at most: tens of seconds at the few milliseconds a
+/// block devices deliver. A reader that far behind, or a device delivering faster than
+/// real time (ALSA's `null`, which has no clock), loses blocks rather than memory.
+const CAPTURE_QUEUE_BLOCKS: usize = 4096;
+
 /// A capture device delivering 16 kHz mono.
 pub struct Microphone {
     name: String,
     chunks: mpsc::Receiver<Vec<f32>>,
+    /// Samples the device delivered that the queue had no room for.
+    lost: Arc<AtomicU64>,
+    /// The device's rate, the samples read from it, and since when.
+    rate: u32,
+    read: u64,
+    since: Option<std::time::Instant>,
     resampler: StreamResampler,
     failure: Failure,
     _stream: StreamThread,
@@ -203,7 +214,9 @@ impl Microphone {
         let supported = device.default_input_config().map_err(device_error)?;
         let format = supported.sample_format();
         let config: StreamConfig = supported.into();
-        let (tx, chunks) = mpsc::channel();
+        let (tx, chunks) = mpsc::sync_channel(CAPTURE_QUEUE_BLOCKS);
+        let lost = Arc::new(AtomicU64::new(0));
+        let dropped = lost.clone();
         let failure = Failure::default();
         let on_error = failure.clone();
         let channels = usize::from(config.channels.max(1));
@@ -215,7 +228,12 @@ impl Microphone {
                     device.build_input_stream::<$t, _, _>(
                         config,
                         move |data: &[$t], _| {
-                            let _ = tx.send(to_mono(data, channels));
+                            // Never blocks the device's thread.
+                            if let Err(mpsc::TrySendError::Full(block)) =
+                                tx.try_send(to_mono(data, channels))
+                            {
+                                dropped.fetch_add(block.len() as u64, Ordering::Relaxed);
+                            }
                         },
                         on_error,
                         None,
@@ -234,6 +252,10 @@ impl Microphone {
         Ok(Microphone {
             name,
             chunks,
+            lost,
+            rate,
+            read: 0,
+            since: None,
             resampler: StreamResampler::new(rate, ASR_SAMPLE_RATE)?,
             failure,
             _stream: stream,
@@ -245,24 +267,56 @@ impl Microphone {
     }
 
     /// The next samples captured (16 kHz mono), waiting up to `timeout` for them:
-    /// empty when none came in time. An error when the device failed or went away.
+    /// empty when none came in time. An error when the device failed or went away, or
+    /// when audio was lost (the reader fell far behind, or the device delivers faster
+    /// than real time): a recording with holes would be transcribed wrong.
     pub fn recv(&mut self, timeout: Duration) -> Result<Vec<f32>, AudioError> {
         self.failure.check()?;
         let mut out = Vec::new();
         match self.chunks.recv_timeout(timeout) {
-            Ok(chunk) => self.resampler.push(&chunk, &mut out)?,
+            Ok(chunk) => {
+                self.read += chunk.len() as u64;
+                self.resampler.push(&chunk, &mut out)?;
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => return Ok(out),
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 self.failure.check()?;
                 return Err(device_error("the microphone stopped"));
             }
         }
-        // Whatever else has arrived, so a slow caller catches up at once.
-        while let Ok(chunk) = self.chunks.try_recv() {
+        // What else has arrived, so a slow caller catches up at once; at most a queue's
+        // worth, so the caller gets its turn (to see a Stop) however fast blocks come.
+        for _ in 0..CAPTURE_QUEUE_BLOCKS {
+            let Ok(chunk) = self.chunks.try_recv() else {
+                break;
+            };
+            self.read += chunk.len() as u64;
             self.resampler.push(&chunk, &mut out)?;
+        }
+        // A real device delivers in time, after a first burst at most; twice as fast
+        // beyond a second of slack is a device without a clock.
+        let since = *self.since.get_or_insert_with(std::time::Instant::now);
+        let due = f64::from(self.rate) * (since.elapsed().as_secs_f64() + 1.0);
+        if self.read as f64 > 2.0 * due {
+            return Err(device_error(format!(
+                "{} delivers audio faster than real time: a device without a clock, such as \
+                 ALSA's null device, cannot be used",
+                self.name
+            )));
+        }
+        let lost = self.lost.load(Ordering::Relaxed);
+        if lost > 0 {
+            return Err(device_error(format!(
+                "{} captured {lost} samples that were not taken in time and are lost",
+                self.name
+            )));
         }
         Ok(out)
     }
+}
+
+fn poisoned() -> AudioError {
+    device_error("the playback queue was poisoned")
 }
 
 fn to_mono<T>(data: &[T], channels: usize) -> Vec<f32>
@@ -288,6 +342,10 @@ pub struct Playback {
     name: String,
     rate: u32,
     queue: Arc<PlayQueue>,
+    /// Audio at another rate than the device's goes through one resampler per stretch
+    /// of audio (a reply given piece by piece), so the pieces join without the dip a
+    /// resampler started afresh makes at each edge. With its source rate.
+    resampler: Mutex<Option<(u32, StreamResampler)>>,
     failure: Failure,
     _stream: StreamThread,
 }
@@ -331,6 +389,7 @@ impl Playback {
             name,
             rate,
             queue,
+            resampler: Mutex::default(),
             failure,
             _stream: stream,
         })
@@ -340,19 +399,55 @@ impl Playback {
         &self.name
     }
 
-    /// Queues `samples` (mono, `sample_rate` Hz) after what is already queued.
+    /// Queues `samples` (mono, `sample_rate` Hz) after what is already queued, as the
+    /// continuation of what was played before at that rate: call [`Playback::end`] when
+    /// the stretch of audio is whole, or the last milliseconds of one at another rate
+    /// than the device's stay in the resampler.
     pub fn play(&self, samples: &[f32], sample_rate: u32) -> Result<(), AudioError> {
         self.failure.check()?;
-        let samples = if sample_rate == self.rate {
-            samples.to_vec()
-        } else {
-            crate::resample(samples, sample_rate, self.rate)?
-        };
+        let mut out = Vec::new();
+        {
+            let mut resampler = self.resampler.lock().map_err(|_| poisoned())?;
+            if resampler
+                .as_ref()
+                .is_some_and(|(rate, _)| *rate != sample_rate)
+            {
+                if let Some((_, done)) = resampler.take() {
+                    done.finish(&mut out)?;
+                }
+            }
+            if sample_rate == self.rate {
+                out.extend_from_slice(samples);
+            } else {
+                let (_, stream) = match resampler.as_mut() {
+                    Some(open) => open,
+                    None => resampler
+                        .insert((sample_rate, StreamResampler::new(sample_rate, self.rate)?)),
+                };
+                stream.push(samples, &mut out)?;
+            }
+        }
         self.queue
             .samples
             .lock()
-            .map_err(|_| device_error("the playback queue was poisoned"))?
-            .extend(samples);
+            .map_err(|_| poisoned())?
+            .extend(out);
+        Ok(())
+    }
+
+    /// The stretch of audio given to [`Playback::play`] is whole: what the resampler
+    /// still holds of it is queued.
+    pub fn end(&self) -> Result<(), AudioError> {
+        let held = self.resampler.lock().map_err(|_| poisoned())?.take();
+        if let Some((_, stream)) = held {
+            let mut tail = Vec::new();
+            stream.finish(&mut tail)?;
+            self.queue
+                .samples
+                .lock()
+                .map_err(|_| poisoned())?
+                .extend(tail);
+        }
         Ok(())
     }
 
@@ -368,6 +463,9 @@ impl Playback {
 
     /// Drops what is queued, at once, and restarts the played count.
     pub fn stop(&self) {
+        if let Ok(mut resampler) = self.resampler.lock() {
+            *resampler = None;
+        }
         if let Ok(mut queue) = self.queue.samples.lock() {
             queue.clear();
         }

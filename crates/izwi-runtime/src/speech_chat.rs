@@ -179,7 +179,9 @@ impl Runtime {
             }
             let reply = reply.ok_or_else(|| RuntimeError::Speech("the speaker failed".into()))?;
             // The turn is over when the user has heard it all.
+            output.end()?;
             while !output.is_drained() {
+                output.check()?;
                 tokio::time::sleep(DRAIN_POLL).await;
             }
             Ok(reply)

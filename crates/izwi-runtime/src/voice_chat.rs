@@ -61,6 +61,16 @@ pub trait ReplyOutput: Sync {
     fn is_drained(&self) -> bool;
     /// Drops what is queued and not yet played, and restarts the played count.
     fn stop(&self);
+    /// An error once the device has failed (unplugged mid-reply): what is queued will
+    /// never drain.
+    fn check(&self) -> Result<(), RuntimeError> {
+        Ok(())
+    }
+    /// The reply is whole: what is held to join its pieces (a resampler's last
+    /// milliseconds) is queued too.
+    fn end(&self) -> Result<(), RuntimeError> {
+        Ok(())
+    }
 }
 
 /// A reply that is only recorded: counted as heard as soon as it is made.
@@ -108,6 +118,14 @@ impl ReplyOutput for izwi_audio::Playback {
 
     fn stop(&self) {
         izwi_audio::Playback::stop(self)
+    }
+
+    fn check(&self) -> Result<(), RuntimeError> {
+        izwi_audio::Playback::check(self).map_err(|e| RuntimeError::InvalidRequest(e.to_string()))
+    }
+
+    fn end(&self) -> Result<(), RuntimeError> {
+        izwi_audio::Playback::end(self).map_err(|e| RuntimeError::InvalidRequest(e.to_string()))
     }
 }
 
@@ -310,7 +328,9 @@ impl Runtime {
                 on_event(TurnEvent::ReplySpoken(&text_of_last(&spoken)?));
             }
             // The turn is over when the user has heard it all.
+            output.end()?;
             while !output.is_drained() {
+                output.check()?;
                 tokio::time::sleep(DRAIN_POLL).await;
             }
             Ok::<_, RuntimeError>(())
