@@ -361,6 +361,12 @@ impl Dictation {
             let left_behind: Vec<Word> = self.hypothesis.drain(..left).collect();
             self.confirm(&left_behind, on_event);
             self.speech_from = Some(moved);
+            // No pass hears what the window left behind again: speech with no pause in
+            // it (a meeting, a television) keeps a window's audio, not all of it.
+            if self.context_from.is_some_and(|c| c < moved) {
+                self.context_from = None;
+            }
+            self.forget_before(moved);
         }
         let from = self.speech_from?;
         (to > from).then_some(from..to)

@@ -139,6 +139,8 @@ impl Runtime {
         let mut talk = options.talk.clone();
         // Where the key went down, while it is held.
         let mut talking_from: Option<usize> = None;
+        // Where the last stretch of speech the detector ended was taken up to.
+        let mut taken_until = 0usize;
         let mut turns = 0;
         let on_event = &on_event;
         loop {
@@ -267,6 +269,7 @@ impl Runtime {
                                 let from = speech.start.saturating_sub(pad).max(buffer_start);
                                 let to = (speech.end + pad).min(heard);
                                 let said = buffer[from - buffer_start..to - buffer_start].to_vec();
+                                taken_until = speech.end;
                                 let ago = (heard - speech.end) as f64 / rate as f64;
                                 let ended = Instant::now() - Duration::from_secs_f64(ago);
                                 waiting.push((said, ended));
@@ -284,14 +287,16 @@ impl Runtime {
                             on_event(LiveEvent::BargeIn);
                         }
                     }
-                    // Keep only what speech may still need.
-                    if !detector.in_speech() && talking_from.is_none() {
+                    // Keep only what speech may still need: the last moments, or in speech
+                    // what came after the last stretch taken (the detector ends one at
+                    // its longest and goes on, so speech without a pause is not all kept).
+                    if talking_from.is_none() {
                         let keep = (PRE_ROLL_SECONDS * rate as f64) as usize + rate / 5;
-                        if buffer.len() > keep {
-                            let drop = buffer.len() - keep;
-                            buffer.drain(..drop);
-                            buffer_start += drop;
-                        }
+                        let needed = if detector.in_speech() { taken_until } else { heard };
+                        let keep_from = needed.saturating_sub(keep).max(buffer_start);
+                        let drop = (keep_from - buffer_start).min(buffer.len());
+                        buffer.drain(..drop);
+                        buffer_start += drop;
                     }
                 }
             }
