@@ -92,7 +92,18 @@ impl AtomicFile {
         let persisted = if self.replaces {
             self.temp.persist(&self.target)
         } else {
-            self.temp.persist_noclobber(&self.target)
+            match self.temp.persist_noclobber(&self.target) {
+                // Some filesystems (FAT, exFAT, network shares) can neither rename
+                // without replacing nor link: there a plain rename puts a new file in
+                // place, once the target is seen still missing.
+                Err(e)
+                    if e.error.kind() != io::ErrorKind::AlreadyExists
+                        && self.target.symlink_metadata().is_err() =>
+                {
+                    e.file.persist(&self.target)
+                }
+                done => done,
+            }
         };
         persisted.map_err(|e| match e.error.kind() {
             io::ErrorKind::AlreadyExists => io::Error::new(
@@ -104,7 +115,12 @@ impl AtomicFile {
             ),
             _ => e.error,
         })?;
-        sync_folder(&self.target)
+        // The file is in place: a folder that cannot be flushed (not readable, an odd
+        // filesystem) does not make the write a failure.
+        if let Err(error) = sync_folder(&self.target) {
+            tracing::warn!(path = %self.target.display(), %error, "could not flush the folder");
+        }
+        Ok(())
     }
 }
 

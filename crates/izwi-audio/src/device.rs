@@ -197,10 +197,11 @@ pub struct Microphone {
     chunks: mpsc::Receiver<Vec<f32>>,
     /// Samples the device delivered that the queue had no room for.
     lost: Arc<AtomicU64>,
-    /// The device's rate, the samples read from it, and since when.
+    /// The device's rate, the samples read from it, and since when (its opening: what
+    /// it delivered before the first read is counted against that time).
     rate: u32,
     read: u64,
-    since: Option<std::time::Instant>,
+    since: std::time::Instant,
     resampler: StreamResampler,
     failure: Failure,
     _stream: StreamThread,
@@ -255,7 +256,7 @@ impl Microphone {
             lost,
             rate,
             read: 0,
-            since: None,
+            since: std::time::Instant::now(),
             resampler: StreamResampler::new(rate, ASR_SAMPLE_RATE)?,
             failure,
             _stream: stream,
@@ -295,8 +296,7 @@ impl Microphone {
         }
         // A real device delivers in time, after a first burst at most; twice as fast
         // beyond a second of slack is a device without a clock.
-        let since = *self.since.get_or_insert_with(std::time::Instant::now);
-        let due = f64::from(self.rate) * (since.elapsed().as_secs_f64() + 1.0);
+        let due = f64::from(self.rate) * (self.since.elapsed().as_secs_f64() + 1.0);
         if self.read as f64 > 2.0 * due {
             return Err(device_error(format!(
                 "{} delivers audio faster than real time: a device without a clock, such as \

@@ -98,7 +98,15 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    if !matches!(cli.command, Command::Serve(_)) {
+    if matches!(
+        cli.command,
+        Command::Models(_)
+            | Command::Voices { .. }
+            | Command::History(_)
+            | Command::Chats(_)
+            | Command::Devices(_)
+            | Command::Backend { .. }
+    ) {
         end_quietly_on_closed_pipe();
     }
     let data_dir = cli.data_dir;
@@ -140,8 +148,8 @@ fn main() -> ExitCode {
 
 /// A listing piped into `head` ends when the reader has seen enough, as other Unix
 /// tools do, instead of failing on its next line (Rust ignores SIGPIPE, so printing
-/// would panic). The server keeps ignoring it: its writes go to sockets, which report
-/// a closed peer as an error.
+/// would panic). Only listings: a dictation, a chat, a transcription or the server goes
+/// on when its reader stops (their jobs and recordings are saved whatever is printed).
 fn end_quietly_on_closed_pipe() {
     #[cfg(unix)]
     // SAFETY: restores the signal's default action before any thread is started.

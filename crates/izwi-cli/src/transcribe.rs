@@ -145,8 +145,26 @@ fn targets(runtime: &Runtime, args: &TranscribeArgs) -> Result<Vec<Option<PathBu
     let Some(out) = &args.output else {
         return Ok(vec![None; args.files.len()]);
     };
-    let targets: Vec<PathBuf> = if args.files.len() > 1 || out.is_dir() {
+    let folder = args.files.len() > 1 || out.is_dir();
+    // The checks need the folder; one made for a run that is refused goes again.
+    let made = folder && !out.exists();
+    if folder {
         std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    }
+    let checked = check_targets(runtime, args, out, folder);
+    if checked.is_err() && made {
+        let _ = std::fs::remove_dir(out);
+    }
+    Ok(checked?.into_iter().map(Some).collect())
+}
+
+fn check_targets(
+    runtime: &Runtime,
+    args: &TranscribeArgs,
+    out: &Path,
+    folder: bool,
+) -> Result<Vec<PathBuf>> {
+    let targets: Vec<PathBuf> = if folder {
         args.files
             .iter()
             .map(|file| {
@@ -159,17 +177,23 @@ fn targets(runtime: &Runtime, args: &TranscribeArgs) -> Result<Vec<Option<PathBu
             })
             .collect()
     } else {
-        vec![out.clone()]
+        vec![out.to_path_buf()]
     };
     let inputs: Vec<PathBuf> = args
         .files
         .iter()
         .filter_map(|f| f.canonicalize().ok())
         .collect();
-    let mut seen: Vec<(PathBuf, &Path)> = Vec::new();
+    let mut seen: Vec<(String, &Path)> = Vec::new();
     for (target, file) in targets.iter().zip(&args.files) {
-        let absolute = std::path::absolute(target)?;
-        if let Some((_, first)) = seen.iter().find(|(t, _)| *t == absolute) {
+        // One name to the filesystem: case aside where it ignores case.
+        let name = std::path::absolute(target)?.to_string_lossy().into_owned();
+        let name = if cfg!(any(target_os = "macos", target_os = "windows")) {
+            name.to_lowercase()
+        } else {
+            name
+        };
+        if let Some((_, first)) = seen.iter().find(|(t, _)| *t == name) {
             bail!(
                 "{} and {} would both be written to {}: transcribe them into separate folders",
                 first.display(),
@@ -181,9 +205,9 @@ fn targets(runtime: &Runtime, args: &TranscribeArgs) -> Result<Vec<Option<PathBu
             bail!("{} is one of the files to transcribe", target.display());
         }
         runtime.check_output_file(target, args.force)?;
-        seen.push((absolute, file));
+        seen.push((name, file));
     }
-    Ok(targets.into_iter().map(Some).collect())
+    Ok(targets)
 }
 
 fn write_output(

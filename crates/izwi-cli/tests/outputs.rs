@@ -100,6 +100,8 @@ fn transcripts_are_checked_before_any_work_and_named_after_each_file() {
         &s(&out),
     ]);
     assert!(refused.contains("would both be written to"), "{refused}");
+    // The folder made to check them went with the refusal.
+    assert!(!out.exists());
 
     // A transcript already there is kept; forced, it still never replaces its input.
     let notes = izwi.path("notes.txt");

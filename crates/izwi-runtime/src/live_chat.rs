@@ -108,6 +108,9 @@ impl Runtime {
         stop: &CancellationToken,
         on_event: impl Fn(LiveEvent<'_>) + Sync,
     ) -> Result<Conversation, RuntimeError> {
+        // Read from the start: the device's blocks wait in this channel while the models
+        // load, not in the device's own bounded queue.
+        let mut audio = read_microphone(microphone, stop.clone());
         let vad = self.inner.vad.get(self.data_dir()).await.ok_or_else(|| {
             RuntimeError::InvalidRequest(
                 "voice chat needs the voice activity detector: install it with \
@@ -118,7 +121,6 @@ impl Runtime {
         if let VoiceChat::Cascade { setup, .. } = chat {
             self.prepare_voice_chat(setup).await?;
         }
-        let mut audio = read_microphone(microphone, stop.clone());
         let mut detector = VadStream::new(
             &vad,
             VadOptions {

@@ -153,14 +153,14 @@ pub(crate) async fn check(
         }
     }
     if !access.has_key(headers) {
-        drain(request.into_body()).await;
+        drain(request).await;
         return closing(
             ApiError::unauthorized("a valid API key is needed: Authorization: Bearer KEY")
                 .into_response(),
         );
     }
     let Ok(permit) = limits.busy.try_acquire_owned() else {
-        drain(request.into_body()).await;
+        drain(request).await;
         return closing(ApiError::busy().into_response());
     };
     let deadline = Deadline::starting_now(limits.timeout);
@@ -198,8 +198,18 @@ const DRAIN_TIME: Duration = Duration::from_secs(5);
 /// Reads and drops what a refused client may still be sending (within the upload
 /// limit and [`DRAIN_TIME`]), so it hears the refusal rather than a connection closed
 /// under its upload. Nothing is kept: clients refused before the request limit applies
-/// cannot make the server hold their bytes.
-async fn drain(body: Body) {
+/// cannot make the server hold their bytes. A client that waits to be told to send
+/// (`Expect: 100-continue`) is not: reading would ask it for the upload.
+async fn drain(request: Request) {
+    let waits = request
+        .headers()
+        .get(header::EXPECT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("100-continue"));
+    if waits {
+        return;
+    }
+    let body = request.into_body();
     let mut chunks = body.into_data_stream();
     let mut left = crate::MAX_UPLOAD_BYTES + 64 * 1024;
     let read = async {

@@ -169,7 +169,7 @@ export function handleJobEvent(e: RuntimeEvent): void {
 /**
  * Opens a finished transcript the user asked to see (a file Izwi was opened with) where
  * that takes nothing away: on the Transcribe page with no transcript open. Anywhere else
- * (another page, a transcript being read or corrected, a dialog) it is offered instead.
+ * (another page, a transcript being read or corrected) it is offered instead.
  */
 function openWhenFree(jobId: number, input: string): void {
   const nav = navStore.get()
