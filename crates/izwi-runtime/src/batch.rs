@@ -523,12 +523,7 @@ impl Runtime {
     /// the next seed, checked again, its WAV and manifest row replaced.
     pub async fn retake_flagged(&self, request: RetakeRequest) -> Result<Job, RuntimeError> {
         let request = RetakeRequest {
-            output_dir: std::path::absolute(&request.output_dir).map_err(|source| {
-                RuntimeError::Io {
-                    path: request.output_dir.clone(),
-                    source,
-                }
-            })?,
+            output_dir: crate::files::absolute_path(&request.output_dir)?,
             ..request
         };
         let manifest = request.output_dir.join(MANIFEST_NAME);

@@ -270,14 +270,16 @@ pub(crate) fn check_output_file(
 
 /// `path` made absolute against the working folder, as a job's row keeps it: a
 /// relative one would mean another file to a process started elsewhere.
-pub(crate) fn absolute(path: Option<&Path>) -> Result<Option<PathBuf>, RuntimeError> {
-    path.map(|p| {
-        std::path::absolute(p).map_err(|source| RuntimeError::Io {
-            path: p.to_path_buf(),
-            source,
-        })
+pub(crate) fn absolute_path(path: &Path) -> Result<PathBuf, RuntimeError> {
+    std::path::absolute(path).map_err(|source| RuntimeError::Io {
+        path: path.to_path_buf(),
+        source,
     })
-    .transpose()
+}
+
+/// [`absolute_path`] of a path a request may leave out.
+pub(crate) fn absolute(path: Option<&Path>) -> Result<Option<PathBuf>, RuntimeError> {
+    path.map(absolute_path).transpose()
 }
 
 /// The most peaks [`Runtime::audio_peaks`] returns: more than any screen is wide.

@@ -944,10 +944,7 @@ impl Runtime {
     pub async fn speak_file(&self, request: SpeakFileRequest) -> Result<Job, RuntimeError> {
         let request = SpeakFileRequest {
             output: absolute(request.output.as_deref())?,
-            file: std::path::absolute(&request.file).map_err(|source| RuntimeError::Io {
-                path: request.file.clone(),
-                source,
-            })?,
+            file: files::absolute_path(&request.file)?,
             ..request
         };
         let meta = std::fs::metadata(&request.file).map_err(|source| RuntimeError::Io {
@@ -1069,12 +1066,7 @@ impl Runtime {
     /// line is checked first; a folder that already holds a batch is refused.
     pub async fn speak_batch(&self, request: SpeakBatchRequest) -> Result<Job, RuntimeError> {
         let request = SpeakBatchRequest {
-            output_dir: std::path::absolute(&request.output_dir).map_err(|source| {
-                RuntimeError::Io {
-                    path: request.output_dir.clone(),
-                    source,
-                }
-            })?,
+            output_dir: files::absolute_path(&request.output_dir)?,
             ..request
         };
         if request.lines.is_empty() {

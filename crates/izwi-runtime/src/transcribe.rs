@@ -447,10 +447,7 @@ impl Runtime {
     /// its reason.
     pub async fn transcribe(&self, request: TranscribeRequest) -> Result<Job, RuntimeError> {
         let request = TranscribeRequest {
-            path: std::path::absolute(&request.path).map_err(|source| RuntimeError::Io {
-                path: request.path.clone(),
-                source,
-            })?,
+            path: crate::files::absolute_path(&request.path)?,
             ..request
         };
         if let Some(remote) = self.inner.remote() {
