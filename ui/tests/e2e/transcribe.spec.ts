@@ -56,14 +56,15 @@ test('open a file → queue with progress → transcript with the recorded segme
   await shot(page, 'transcribe-done')
 })
 
-test('files Izwi was opened with are queued at launch and their transcript opens when done', async ({ page }) => {
+test('files Izwi was opened with are queued at launch and their transcript is offered when done', async ({ page }) => {
   await start(page, { jobStepMs: 120, openedFiles: ['/home/user/Audio/jfk.wav'] })
   await expect.poll(async () => (await calls(page, 'transcribeFiles')).length).toBe(1)
   expect((await calls(page, 'transcribeFiles'))[0].args[0]).toEqual(['/home/user/Audio/jfk.wav'])
   await page.keyboard.press('Control+2')
   await expect(page.getByRole('heading', { name: 'Models' })).toBeVisible()
-  // When it finishes, Izwi comes back to its transcript.
-  await expect(page.getByRole('list', { name: 'Segments' })).toBeVisible({ timeout: 15_000 })
+  // The user went elsewhere: when it finishes, a notice offers the transcript; they stay.
+  await page.getByRole('button', { name: 'Open' }).click({ timeout: 15_000 })
+  await expect(page.getByRole('list', { name: 'Segments' })).toBeVisible()
   await expect(page.getByRole('heading', { name: 'Transcribe' })).toBeVisible()
 })
 
