@@ -76,7 +76,7 @@ impl AppState {
     /// from the page must, never a path, which would make the app load a model file the
     /// user did not choose (the CLI may give paths; they are its user's own).
     pub(crate) fn is_listed_model(&self, id: &str) -> bool {
-        self.runtime.models().iter().any(|m| m.id == id)
+        self.runtime.listed_model(id).is_ok()
     }
 
     /// Refuses a model id from the page that is a file or folder rather than a model

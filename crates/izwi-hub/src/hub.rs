@@ -172,16 +172,24 @@ impl Hub {
     /// A catalog id, `local/<name>` of an import, or the path of a model folder (or
     /// Piper .onnx file) used where it is.
     pub fn info(&self, id: &str) -> Result<ModelInfo, HubError> {
+        let listed = self.listed_info(id);
+        let path = Path::new(id);
+        // `local/…` names imports only, never a folder that happens to be there.
+        if listed.is_err() && !id.starts_with(LOCAL_PREFIX) && path.exists() {
+            return path_info(path);
+        }
+        listed
+    }
+
+    /// A model the hub lists, by its id (a catalog model or an import): never a path
+    /// used in place, for callers that must not open files their requester names (the
+    /// HTTP API's clients, the app's page).
+    pub fn listed_info(&self, id: &str) -> Result<ModelInfo, HubError> {
         if let Some(entry) = self.entry(id) {
             return Ok(self.catalog_info(entry));
         }
         if let Some((path, manifest)) = self.imported(id) {
             return Ok(self.local_info(path, manifest));
-        }
-        let path = Path::new(id);
-        // `local/…` names imports only, never a folder that happens to be there.
-        if !id.starts_with(LOCAL_PREFIX) && path.exists() {
-            return path_info(path);
         }
         Err(HubError::UnknownModel(id.to_string()))
     }

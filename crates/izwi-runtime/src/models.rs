@@ -604,6 +604,12 @@ impl Runtime {
         Ok(self.inner.hub.info(id)?)
     }
 
+    /// The model `id` among those [`Runtime::models`] lists, never a path used in place:
+    /// for shells whose requests must not make Izwi open a model file they name.
+    pub fn listed_model(&self, id: &str) -> Result<ModelInfo, RuntimeError> {
+        Ok(self.inner.hub.listed_info(id)?)
+    }
+
     /// Downloads a catalog model, reporting `Event::Download`.
     pub async fn download_model(
         &self,

@@ -65,5 +65,5 @@ pub(crate) fn installed(
 /// never a file or folder path, which would let a client make the server open any
 /// model file on its disk.
 pub(crate) fn listed(state: &AppState, id: &str) -> Option<ModelInfo> {
-    state.runtime.models().into_iter().find(|m| m.id == id)
+    state.runtime.listed_model(id).ok()
 }
